@@ -1,0 +1,318 @@
+/*
+ * tg/plugin.h - the tgcore plugin SDK.
+ *
+ * A backend is a loadable module that exports exactly one symbol,
+ * tg_plugin_entry, written for you by TG_PLUGIN_DEFINE at the bottom of the
+ * plugin's main file.  Plugins do NOT link libtgcore: every service they
+ * use (logging, errors, memory, configuration) arrives through the
+ * struct tg_host table handed to the entry point.  Build against this
+ * header with `pkg-config --cflags tgcore-plugin`; install into
+ * `pkg-config --variable=plugindir tgcore-plugin`.
+ *
+ * Versioning (PJRT's rules):
+ *  - removing, reordering or retyping a field bumps TG_PLUGIN_ABI_MAJOR;
+ *  - appending a field bumps TG_PLUGIN_ABI_MINOR; renaming is free;
+ *  - until 1.0 the major stays 0 and every change bumps the minor.
+ * Every struct crossing the boundary starts with `size_t struct_size`,
+ * filled with TG_STRUCT_SIZE(type, last_field) by whoever creates it.  A
+ * reader uses fields added after 0.1 only when TG_HAS() says they are
+ * there; an absent or NULL optional entry gets the core's default.
+ *
+ * Ownership: strings a plugin returns are borrowed for the lifetime of the
+ * object they describe (the core copies what it keeps).  Blobs and logs
+ * handed to the core are allocated with host->alloc, so nothing is freed
+ * across libraries.  Functions return 0 or a negative tg_status and give
+ * the detail with host->set_error (which names the operation and values).
+ *
+ * Good behaviour (a plugin that breaks these is a bug): never exit, abort
+ * or print to stdout; leave signal handlers, locale and environment alone;
+ * survive zero devices; keep probe cheap, re-entrant and free of contexts;
+ * keep the entry point free of side effects; join every thread in close.
+ */
+#ifndef TG_PLUGIN_H
+#define TG_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <tg/tg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_PLUGIN_ABI_MAJOR 0
+#define TG_PLUGIN_ABI_MINOR 1
+/* Oldest plugin minor this core still accepts. */
+#define TG_PLUGIN_ABI_MIN_MINOR 1
+
+/* Bytes of `type` up to and including `last`: the struct_size value. */
+#define TG_STRUCT_SIZE(type, last) \
+	(offsetof(type, last) + sizeof(((type *)0)->last))
+/* Whether `ptr` (a `type *`) is big enough to contain `field`. */
+#define TG_HAS(ptr, type, field) \
+	((ptr)->struct_size >= TG_STRUCT_SIZE(type, field))
+
+struct tg_device;
+
+/* Message levels for host->log; shown when DEBUG >= level. */
+enum tg_log_level {
+	TG_LOG_ERROR = 0, /* always shown (stderr) */
+	TG_LOG_INFO = 1,
+	TG_LOG_DEBUG = 2,
+	TG_LOG_TRACE = 4
+};
+
+/* ------------------------------------------------------------------ */
+/* Host services (core -> plugin)                                      */
+/* ------------------------------------------------------------------ */
+
+/* Filled by the core, one per plugin, alive until the plugin is unloaded.
+ * Every function takes the table itself first so the core knows which
+ * plugin is calling. */
+struct tg_host {
+	size_t struct_size;
+	int abi_major; /* the core's TG_PLUGIN_ABI_MAJOR (since 0.1) */
+	int abi_minor; /* the core's TG_PLUGIN_ABI_MINOR (since 0.1) */
+	/* Logs a line (no trailing newline needed), prefixed with the plugin
+	 * name, when DEBUG >= level.  Since 0.1. */
+	void (*log)(const struct tg_host *host, int level, const char *fmt, ...)
+		TG_PRINTF(3, 4);
+	/* Sets the calling thread's error (what tg_last_error() returns) and
+	 * returns `status`, so `return host->set_error(host, TG_EINVAL, ...)`
+	 * reads naturally.  Name the operation and the values.  Since 0.1. */
+	int (*set_error)(const struct tg_host *host, int status,
+	                 const char *fmt, ...) TG_PRINTF(3, 4);
+	/* Host memory for anything handed to the core (blobs, logs).
+	 * alloc(0) returns a unique pointer; free(NULL) is a no-op.  Since 0.1. */
+	void *(*alloc)(const struct tg_host *host, size_t size);
+	void (*free)(const struct tg_host *host, void *ptr);
+	/* Value of `key` in the plugin's own config section ("[cpu] cc=...",
+	 * overridable by the environment as TG_CPU_CC and by the API as
+	 * "cpu.cc"); NULL when unset.  Borrowed until the plugin is unloaded.
+	 * Since 0.1. */
+	const char *(*config_get)(const struct tg_host *host, const char *key);
+	/* Directory for the plugin's scratch and cache files (exists, is
+	 * writable, per user), e.g. ~/.cache/tgcore.  Since 0.1. */
+	const char *cache_dir;
+	/* The DEBUG level, to skip formatting work nobody will see. Since 0.1. */
+	int debug;
+	/* The core's private data; plugins must not touch it.  Since 0.1. */
+	void *core_private;
+};
+
+/* ------------------------------------------------------------------ */
+/* Device description and tables (plugin -> core)                      */
+/* ------------------------------------------------------------------ */
+
+enum tg_device_type {
+	TG_DEVICE_CPU = 0,
+	TG_DEVICE_GPU = 1,  /* discrete GPU */
+	TG_DEVICE_IGPU = 2, /* integrated GPU sharing host memory */
+	TG_DEVICE_ACCEL = 3 /* other accelerators */
+};
+
+/* How the core's C-family renderer writes kernels for this device. */
+enum tg_dialect {
+	/* C.  A kernel is a function
+	 *   void name(void *const *bufs, const int64_t *vals,
+	 *             const size_t *global, size_t lo, size_t hi);
+	 * that computes work-items [lo, hi) of the global range flattened
+	 * with axis 0 fastest (item i is gidx0 = i % global[0],
+	 * gidx1 = i / global[0] % global[1], gidx2 = i / (global[0] *
+	 * global[1])), so a runtime may split [0, total) across threads. */
+	TG_DIALECT_C = 0,
+	TG_DIALECT_OPENCL = 1, /* OpenCL C */
+	TG_DIALECT_CUDA = 2,   /* CUDA C (NVRTC) */
+	TG_DIALECT_GLSL = 3,   /* GLSL compute, for SPIR-V */
+	TG_DIALECT_CUSTOM = 4  /* the plugin renders (reserved) */
+};
+
+/* Memory: opaque handles (`void *`) the plugin interprets.  The core keeps
+ * a cache of freed memory in front of `alloc`; a plugin never sees the
+ * same handle twice without a free in between. */
+struct tg_allocator_iface {
+	size_t struct_size;
+	/* Allocates `size` bytes (size > 0) into *out.  Return TG_ENOMEM when
+	 * the device is out of memory: the core then empties its cache and
+	 * retries once.  Required, since 0.1. */
+	int (*alloc)(struct tg_device *dev, size_t size, void **out);
+	/* Frees memory from alloc (never a view).  Required, since 0.1. */
+	void (*free)(struct tg_device *dev, void *mem, size_t size);
+	/* Host -> device: n bytes from `src` to `dst` at byte `offset`.
+	 * Returns after `src` may be reused.  Required, since 0.1. */
+	int (*copy_in)(struct tg_device *dev, void *dst, size_t offset,
+	               const void *src, size_t n);
+	/* Device -> host, after all queued work that writes `src` is done.
+	 * Required, since 0.1. */
+	int (*copy_out)(struct tg_device *dev, void *dst, const void *src,
+	                size_t offset, size_t n);
+	/* A handle for bytes [offset, offset+size) of `mem`, usable wherever
+	 * a handle is.  Optional (NULL: no sub-buffer views), since 0.1. */
+	int (*view)(struct tg_device *dev, void *mem, size_t offset,
+	            size_t size, void **out);
+	/* Releases a handle from `view`.  Optional, since 0.1. */
+	void (*view_free)(struct tg_device *dev, void *view);
+	/* Free and total device memory in bytes.  Optional, since 0.1. */
+	int (*mem_info)(struct tg_device *dev, uint64_t *free_bytes,
+	                uint64_t *total_bytes);
+};
+
+/* Turns kernel source into a binary blob the runtime can load. */
+struct tg_compiler_iface {
+	size_t struct_size;
+	/* A string that changes whenever the same source would compile to a
+	 * different blob (compiler path and version, flags, target).  Part
+	 * of the compile cache key.  Borrowed.  Required, since 0.1. */
+	const char *(*identity)(struct tg_device *dev);
+	/* Compiles NUL-terminated `src`.  On success *blob (host->alloc'd,
+	 * *blob_len bytes) is handed to the core.  On failure returns
+	 * TG_ECOMPILE, calls set_error with the compiler's message and may set
+	 * *log (host->alloc'd, NUL-terminated) to the full output.  *log may
+	 * also carry warnings on success.  Required, since 0.1. */
+	int (*compile)(struct tg_device *dev, const char *src, void **blob,
+	               size_t *blob_len, char **log);
+};
+
+/* What the renderer may use on this device.  Static data. */
+struct tg_renderer_caps {
+	size_t struct_size;
+	int dialect;        /* enum tg_dialect.  Since 0.1. */
+	int has_local;      /* work-groups with local ids.  Since 0.1. */
+	int has_shared;     /* work-group shared memory.  Since 0.1. */
+	int max_upcast;     /* widest float vector type (1 = none).  Since 0.1. */
+	size_t global_max[3]; /* largest global size per axis.  Since 0.1. */
+	size_t local_max[3];  /* largest local size per axis.  Since 0.1. */
+	size_t local_max_total; /* largest work-group (product).  Since 0.1. */
+	size_t shared_max;  /* bytes of shared memory.  Since 0.1. */
+	uint32_t dtype_mask; /* bit (1u << tg_dtype) per usable dtype.  0.1. */
+	int needs_transcendental_fallback; /* no native exp2/log2/sin. 0.1. */
+	int tensor_cores;   /* number of tensor core shapes (0).  Since 0.1. */
+};
+
+/* Arguments of one launch.  Created by the core; a plugin reads fields
+ * added after 0.1 only when TG_HAS says they are present. */
+struct tg_launch {
+	size_t struct_size;
+	void *const *bufs;    /* buffer handles, in kernel argument order */
+	size_t nbufs;
+	const int64_t *vals;  /* symbolic variable values */
+	size_t nvals;
+	size_t global[3];     /* global size (total work-items per axis) */
+	size_t local[3];      /* work-group size */
+	int wait;             /* 1: return after the kernel finished and
+	                         store its run time in `elapsed_s` */
+	double elapsed_s;     /* out: seconds, when wait was set */
+};
+
+/* Loads blobs and runs them. */
+struct tg_runtime_iface {
+	size_t struct_size;
+	/* Loads function `name` from `blob` into *prog.  Required, 0.1. */
+	int (*load)(struct tg_device *dev, const char *name, const void *blob,
+	            size_t blob_len, void **prog);
+	/* Queues (or runs) the program.  Required, since 0.1. */
+	int (*launch)(struct tg_device *dev, void *prog,
+	              struct tg_launch *args);
+	/* Waits for all queued work.  Required, since 0.1. */
+	int (*synchronize)(struct tg_device *dev);
+	/* Releases a program from load.  Required, since 0.1. */
+	void (*program_free)(struct tg_device *dev, void *prog);
+};
+
+/* Static facts about one opened device. */
+struct tg_device_info {
+	size_t struct_size;
+	const char *name;        /* canonical, "CPU" or "OPENCL:1".  0.1. */
+	const char *description; /* model / driver, one line.  0.1. */
+	int type;                /* enum tg_device_type.  0.1. */
+	uint64_t total_memory;   /* bytes, 0 when unknown.  0.1. */
+};
+
+/* An opened device: created by the plugin's open, owned by the plugin,
+ * released by its close.  Shaped {tables, ctx} like ggml's backends. */
+struct tg_device {
+	size_t struct_size;
+	void *ctx;                          /* the plugin's state */
+	const struct tg_device_info *info;  /* required */
+	const struct tg_allocator_iface *allocator; /* required */
+	const struct tg_compiler_iface *compiler;   /* required */
+	const struct tg_renderer_caps *renderer;    /* required */
+	const struct tg_runtime_iface *runtime;     /* required */
+	/* Frees the device and joins every thread it started. Required. */
+	void (*close)(struct tg_device *dev);
+};
+
+/* ------------------------------------------------------------------ */
+/* The plugin descriptor                                               */
+/* ------------------------------------------------------------------ */
+
+/* Result of a probe; the core fills struct_size, the plugin the rest. */
+struct tg_probe {
+	size_t struct_size;
+	int ndevices;        /* usable devices (0 when unusable) */
+	char reason[256];    /* when 0: one line saying why */
+};
+
+struct tg_plugin {
+	size_t struct_size;
+	int abi_major; /* TG_PLUGIN_ABI_MAJOR the plugin was built with */
+	int abi_minor; /* TG_PLUGIN_ABI_MINOR the plugin was built with */
+	const char *name;    /* canonical device name, upper case: "CPU" */
+	const char *const *aliases; /* NULL-terminated, or NULL: {"CLANG",0} */
+	const char *version; /* the plugin's own version, "1.2.0" */
+	const char *vendor;
+	const char *description;
+	int priority; /* tie-breaker among devices of one type; higher wins */
+	/* Cheap: is the driver present, how many devices?  No contexts, no
+	 * threads.  Return 0 with out->ndevices = 0 and out->reason for
+	 * "present but unusable".  Required, since 0.1. */
+	int (*probe)(const struct tg_host *host, struct tg_probe *out);
+	/* Opens device `index` (0 <= index < ndevices).  Required, 0.1. */
+	int (*open)(const struct tg_host *host, int index,
+	            struct tg_device **out);
+	/* Vendor extras: a versioned struct or NULL.  Optional, since 0.1. */
+	const void *(*query_extension)(const char *name, int min_version);
+	/* Called once before the module is unloaded.  Optional, since 0.1. */
+	void (*unload)(const struct tg_host *host);
+};
+
+/* The entry point's type.  Returns the plugin's static descriptor, or
+ * NULL to refuse (after saying why with host->log).  Cheap, no side
+ * effects. */
+typedef const struct tg_plugin *(*tg_plugin_entry_fn)(
+	const struct tg_host *host);
+
+#define TG_PLUGIN_ENTRY_SYMBOL "tg_plugin_entry"
+
+#if defined(__GNUC__)
+#define TG_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define TG_PLUGIN_EXPORT
+#endif
+
+/* Emits the entry point for a plugin whose descriptor is `desc` (a static
+ * const struct tg_plugin).  Put it at the bottom of the plugin's main
+ * file. */
+#define TG_PLUGIN_DEFINE(desc)                                              \
+	TG_PLUGIN_EXPORT const struct tg_plugin *tg_plugin_entry(           \
+		const struct tg_host *host);                                \
+	TG_PLUGIN_EXPORT const struct tg_plugin *tg_plugin_entry(           \
+		const struct tg_host *host)                                 \
+	{                                                                   \
+		(void)host;                                                 \
+		return &(desc);                                             \
+	}
+
+/* ------------------------------------------------------------------ */
+/* Pure helpers                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Bit for `dt` in tg_renderer_caps.dtype_mask. */
+#define TG_DTYPE_BIT(dt) (1u << (unsigned)(dt))
+/* Every dtype. */
+#define TG_DTYPE_ALL ((1u << TG_NDTYPES) - 1u)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TG_PLUGIN_H */

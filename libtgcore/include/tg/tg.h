@@ -1,0 +1,247 @@
+/*
+ * tg/tg.h - the tgcore application API.
+ *
+ * tgcore is a lazy tensor compiler whose accelerator backends are plugins
+ * loaded at run time.  This header is everything an application may use;
+ * backend authors read tg/plugin.h.
+ *
+ * Conventions (they hold for every function below):
+ *  - Functions that can fail return NULL or a negative tg_status.  Then
+ *    tg_last_error() says what went wrong, naming the operation and the
+ *    values, e.g. "buffer_copyin: 64 bytes into a buffer of 16 bytes".
+ *    The error is per thread and stays until the next failing call or
+ *    tg_clear_error().
+ *  - Every function that returns a pointer says who owns it:
+ *    "New reference" (release it with the matching _unref/_free),
+ *    "Borrowed" (valid as long as the object it came from).
+ *  - The library initializes itself on first use (reading the config files
+ *    and the environment); tg_shutdown() releases everything.
+ */
+#ifndef TG_TG_H
+#define TG_TG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TG_BUILDING_LIBRARY) && defined(__GNUC__)
+#define TG_API __attribute__((visibility("default")))
+#else
+#define TG_API
+#endif
+
+#if defined(__GNUC__)
+#define TG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TG_PRINTF(f, a)
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                        */
+/* ------------------------------------------------------------------ */
+
+typedef enum tg_status {
+	TG_OK = 0,
+	TG_EINVAL = -1,       /* bad argument from the caller */
+	TG_ENOMEM = -2,       /* host or device memory exhausted */
+	TG_ENODEV = -3,       /* no such device, or no usable device */
+	TG_ECOMPILE = -4,     /* kernel source did not compile */
+	TG_EPLUGIN = -5,      /* a plugin refused, misbehaved or is unusable */
+	TG_ECONFIG = -6,      /* bad configuration file or value */
+	TG_EIO = -7,          /* file or cache I/O failed */
+	TG_EUNSUPPORTED = -8, /* the device cannot do this */
+	TG_ERUNTIME = -9,     /* a device runtime call failed */
+	TG_EINTERNAL = -10    /* an internal invariant broke (a bug) */
+} tg_status;
+
+/* Static name of a status, e.g. "TG_ENOMEM". */
+TG_API const char *tg_status_name(int status);
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The calling thread's last error message; never NULL ("" when none).
+ * Borrowed: valid until the next tgcore call on this thread. */
+TG_API const char *tg_last_error(void);
+/* The status that went with tg_last_error(), TG_OK when none. */
+TG_API int tg_last_status(void);
+TG_API void tg_clear_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Data types                                                          */
+/* ------------------------------------------------------------------ */
+
+typedef enum tg_dtype {
+	TG_BOOL,
+	TG_INT8,
+	TG_UINT8,
+	TG_INT16,
+	TG_UINT16,
+	TG_INT32,
+	TG_UINT32,
+	TG_INT64,
+	TG_UINT64,
+	TG_FLOAT16,
+	TG_BFLOAT16,
+	TG_FLOAT32,
+	TG_FLOAT64,
+	TG_NDTYPES
+} tg_dtype;
+
+/* Bytes per element; 0 for a value outside the enum. */
+TG_API size_t tg_dtype_size(tg_dtype dt);
+/* Static name ("float32"); "invalid" for a value outside the enum. */
+TG_API const char *tg_dtype_name(tg_dtype dt);
+
+/* ------------------------------------------------------------------ */
+/* Library lifetime and configuration                                  */
+/* ------------------------------------------------------------------ */
+
+/* Reads the config files and environment once.  Called implicitly by the
+ * first function that needs it; call it to see config errors early.
+ * Returns TG_OK or the status of the failure (also on later calls). */
+TG_API int tg_init(void);
+/* Closes every device, unloads every plugin and frees all caches.  The
+ * library may be used again afterwards (it re-reads the configuration).
+ * No tgcore object may be used across a shutdown. */
+TG_API void tg_shutdown(void);
+
+/* Value of a setting: API override, else environment, else the config
+ * files.  `key` is "KEY" for the [core] section or "section.key".
+ * Borrowed (valid until the value is set again or tg_shutdown); NULL when
+ * unset. */
+TG_API const char *tg_config_get(const char *key);
+/* Overrides a setting for this process (beats files and environment).
+ * A NULL value removes the override.  Affects what is read afterwards:
+ * settings read at start-up (plugin path, DEBUG) need a tg_shutdown(). */
+TG_API int tg_config_set(const char *key, const char *value);
+/* Integer value of a setting, `def` when unset. */
+TG_API long tg_config_int(const char *key, long def);
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct tg_dev tg_dev;
+
+/* Opens (once) and returns a device by name: "CPU", "cuda:1", "OPENCL:0".
+ * Names are canonicalized (upper case, ":0" dropped, aliases resolved:
+ * CLANG -> CPU, GPU -> OPENCL).  NULL or "" gives the default device.
+ * Borrowed: the library keeps devices open until tg_shutdown(). */
+TG_API tg_dev *tg_dev_get(const char *name);
+/* The canonical name of the default device and a sentence saying which
+ * rule chose it ("CPU=1 is set").  Borrowed; NULL (with an error) when no
+ * device is usable. */
+TG_API const char *tg_dev_default_name(const char **why);
+/* Canonical name, "CPU" or "CUDA:1".  Borrowed. */
+TG_API const char *tg_dev_name(const tg_dev *dev);
+/* The plugin's description of the device ("pthreads x2, cc 12.2.0").
+ * Borrowed. */
+TG_API const char *tg_dev_description(const tg_dev *dev);
+/* Waits for all work queued on the device. */
+TG_API int tg_dev_synchronize(tg_dev *dev);
+
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct tg_buffer tg_buffer;
+
+/* A buffer of `count` elements of `dt` on `dev`.  Device memory is
+ * allocated lazily, on first copy or launch.  New reference. */
+TG_API tg_buffer *tg_buffer_new(tg_dev *dev, size_t count, tg_dtype dt);
+/* A view of `count` elements of `dt` starting `byte_offset` bytes into
+ * `base` (which is kept alive by the view).  Needs a device whose
+ * allocator supports offset views.  New reference. */
+TG_API tg_buffer *tg_buffer_view(tg_buffer *base, size_t byte_offset,
+                                 size_t count, tg_dtype dt);
+/* Adds a reference; returns `buf`. */
+TG_API tg_buffer *tg_buffer_ref(tg_buffer *buf);
+/* Drops a reference; the last one frees the device memory (into the
+ * device's memory cache).  NULL is allowed. */
+TG_API void tg_buffer_unref(tg_buffer *buf);
+TG_API size_t tg_buffer_nbytes(const tg_buffer *buf);
+TG_API size_t tg_buffer_count(const tg_buffer *buf);
+TG_API tg_dtype tg_buffer_dtype(const tg_buffer *buf);
+/* Borrowed. */
+TG_API tg_dev *tg_buffer_dev(const tg_buffer *buf);
+/* Whether device memory exists yet. */
+TG_API int tg_buffer_is_allocated(const tg_buffer *buf);
+/* Allocates device memory now (no-op when it exists). */
+TG_API int tg_buffer_allocate(tg_buffer *buf);
+/* Copies `nbytes` (at most the buffer's size) from host memory. */
+TG_API int tg_buffer_copyin(tg_buffer *buf, const void *src, size_t nbytes);
+/* Copies `nbytes` (at most the buffer's size) to host memory, after all
+ * work queued on the device has finished. */
+TG_API int tg_buffer_copyout(tg_buffer *buf, void *dst, size_t nbytes);
+
+/* ------------------------------------------------------------------ */
+/* Programs (compiled kernels)                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct tg_program tg_program;
+
+/* Compiles `source` for `dev` (through the on-disk compile cache) and
+ * loads the function `name` from it.  On a compile error returns NULL and
+ * tg_last_error() holds the compiler's message.  New reference. */
+TG_API tg_program *tg_program_new(tg_dev *dev, const char *name,
+                                  const char *source);
+TG_API void tg_program_free(tg_program *prog);
+
+/* Launch geometry and arguments of one kernel run. */
+typedef struct tg_launch_args {
+	tg_buffer *const *bufs; /* kernel buffer arguments, in order */
+	size_t nbufs;
+	const int64_t *vals; /* symbolic variable values, in order */
+	size_t nvals;
+	size_t global[3]; /* global size (work-groups x local on GPUs) */
+	size_t local[3];  /* work-group size; {1,1,1} when unused */
+} tg_launch_args;
+
+/* Runs the program.  When `elapsed_s` is not NULL, waits for the kernel
+ * and stores its run time in seconds.  Allocates any unallocated buffer. */
+TG_API int tg_program_launch(tg_program *prog, const tg_launch_args *args,
+                             double *elapsed_s);
+
+/* ------------------------------------------------------------------ */
+/* Plugin introspection (what tg-info prints)                          */
+/* ------------------------------------------------------------------ */
+
+typedef enum tg_plugin_state {
+	TG_PLUGIN_LOADED,   /* entry accepted; see probe fields */
+	TG_PLUGIN_REFUSED,  /* could not be used; see `message` */
+	TG_PLUGIN_SHADOWED, /* same name found earlier in the search path */
+	TG_PLUGIN_DISABLED  /* excluded by TG_PLUGINS_DISABLE */
+} tg_plugin_state;
+
+typedef struct tg_plugin_info {
+	const char *file;        /* path tried */
+	tg_plugin_state state;
+	const char *message;     /* why refused/shadowed/disabled, or "" */
+	const char *name;        /* canonical device name; NULL if unknown */
+	const char *version;     /* plugin's version; NULL if unknown */
+	const char *vendor;
+	const char *description;
+	int abi_major, abi_minor;
+	int ndevices;            /* probe result; -1 when not probed */
+	const char *probe_reason; /* why 0 devices; "" otherwise */
+} tg_plugin_info;
+
+/* Number of plugin files the search found (loads them on first call). */
+TG_API size_t tg_plugin_count(void);
+/* Fills `info` for file `i`; strings are borrowed until tg_shutdown(). */
+TG_API int tg_plugin_get(size_t i, tg_plugin_info *info);
+
+/* Search path entries in order, with where each came from ("TG_PLUGIN_PATH",
+ * "config", "default").  Borrowed until tg_shutdown(). */
+TG_API size_t tg_plugin_path_count(void);
+TG_API const char *tg_plugin_path_get(size_t i, const char **origin);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TG_TG_H */
