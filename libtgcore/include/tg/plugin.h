@@ -250,6 +250,9 @@ struct tg_device {
 struct tg_probe {
 	size_t struct_size;
 	int ndevices;        /* usable devices (0 when unusable) */
+	int type;            /* enum tg_device_type of device 0, so auto
+	                        selection can rank GPUs first without
+	                        opening anything (0 = CPU if unset) */
 	char reason[256];    /* when 0: one line saying why */
 };
 
