@@ -306,6 +306,28 @@ typedef const struct tg_plugin *(*tg_plugin_entry_fn)(
 		return &(desc);                                             \
 	}
 
+/* Each struct's last field, pinned: appending a field without updating
+ * the struct_size a producer fills in fails to compile here. */
+#ifdef __cplusplus
+#define TG_ASSERT_LAST(type, last)                                          \
+	static_assert(sizeof(type) - TG_STRUCT_SIZE(type, last) <           \
+	              alignof(type), #type " must end with " #last)
+#else
+#define TG_ASSERT_LAST(type, last)                                          \
+	_Static_assert(sizeof(type) - TG_STRUCT_SIZE(type, last) <          \
+	               _Alignof(type), #type " must end with " #last)
+#endif
+TG_ASSERT_LAST(struct tg_host, core_private);
+TG_ASSERT_LAST(struct tg_allocator_iface, mem_info);
+TG_ASSERT_LAST(struct tg_compiler_iface, compile);
+TG_ASSERT_LAST(struct tg_renderer_caps, tensor_cores);
+TG_ASSERT_LAST(struct tg_launch, elapsed_s);
+TG_ASSERT_LAST(struct tg_runtime_iface, program_free);
+TG_ASSERT_LAST(struct tg_device_info, total_memory);
+TG_ASSERT_LAST(struct tg_device, close);
+TG_ASSERT_LAST(struct tg_probe, reason);
+TG_ASSERT_LAST(struct tg_plugin, unload);
+
 /* ------------------------------------------------------------------ */
 /* Pure helpers                                                        */
 /* ------------------------------------------------------------------ */

@@ -142,6 +142,22 @@ TG_API const char *tg_dev_name(const tg_dev *dev);
 /* The plugin's description of the device ("pthreads x2, cc 12.2.0").
  * Borrowed. */
 TG_API const char *tg_dev_description(const tg_dev *dev);
+/* What a device is and can do (tg-info prints it). */
+typedef struct tg_dev_info {
+	const char *name;         /* "CPU", "OPENCL:1" */
+	const char *description;  /* model and driver, one line */
+	const char *type;         /* "CPU", "GPU", "IGPU" or "ACCEL" */
+	const char *dialect;      /* "c", "opencl", "cuda", "glsl", "custom" */
+	uint64_t total_memory;    /* bytes; 0 when unknown */
+	uint64_t free_memory;     /* bytes; 0 when unknown */
+	int has_local, has_shared;
+	size_t local_max_total;   /* largest work-group */
+	size_t shared_max;        /* bytes of shared memory per group */
+	uint32_t dtype_mask;      /* bit (1u << tg_dtype) per usable dtype */
+} tg_dev_info;
+
+/* Fills `info`; strings are borrowed from the device. */
+TG_API int tg_dev_get_info(tg_dev *dev, tg_dev_info *info);
 /* Waits for all work queued on the device. */
 TG_API int tg_dev_synchronize(tg_dev *dev);
 

@@ -1,0 +1,167 @@
+/*
+ * diskcache.c - the on-disk cache (tinygrad's diskcache): a sqlite
+ * database of (key TEXT -> value BLOB) tables, at CACHEDB (default
+ * ~/.cache/tgcore/cache.db), off when CACHELEVEL is 0.
+ *
+ * Several processes may share it: the database is in WAL mode with a
+ * busy timeout, and writes are single INSERT OR REPLACE statements, so a
+ * reader sees either no entry or a whole one.  Any failure is logged and
+ * treated as a miss: a broken cache slows a program down, never breaks
+ * it.  A connection is never used across fork(): the child opens its own.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "core.h"
+
+/* Bump when the meaning of cached values changes; old tables are left
+ * alone (tinygrad's VERSION suffix). */
+#define CACHE_VERSION 1
+
+static pthread_mutex_t db_lock = PTHREAD_MUTEX_INITIALIZER;
+static sqlite3 *db;
+static pid_t db_pid;
+static int db_failed;
+
+static void db_warn(const char *what)
+{
+	tg_log(1, "compile cache: %s: %s (continuing without it)", what,
+	       db ? sqlite3_errmsg(db) : "cannot open");
+}
+
+static char *db_path(void)
+{
+	const char *p = tg_cfg_get("core", "CACHEDB");
+
+	if (p && p[0])
+		return strdup(p);
+	return tg_path_join(tg_cache_dir(), "cache.db");
+}
+
+static int db_open(void)
+{
+	char *path;
+	int rc;
+
+	if (db && db_pid == getpid())
+		return 0;
+	db = NULL;  /* a parent's connection is abandoned, not closed */
+	if (db_failed)
+		return -1;
+	if (!(path = db_path()))
+		return -1;
+	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
+	                     SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+	free(path);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(db, 30000);
+		rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", 0, 0, 0);
+	}
+	if (rc != SQLITE_OK) {
+		db_warn("open");
+		sqlite3_close(db);
+		db = NULL;
+		db_failed = 1;
+		return -1;
+	}
+	db_pid = getpid();
+	return 0;
+}
+
+/* Prepares `sql` with %s replaced by the versioned table name, creating
+ * the table on first use. */
+static sqlite3_stmt *prepare(const char *table, const char *sql)
+{
+	char q[512], create[256];
+	sqlite3_stmt *st = NULL;
+
+	snprintf(create, sizeof create, "CREATE TABLE IF NOT EXISTS "
+	         "\"%s_v%d\" (key TEXT PRIMARY KEY, val BLOB NOT NULL)",
+	         table, CACHE_VERSION);
+	snprintf(q, sizeof q, sql, table, CACHE_VERSION);
+	if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK)
+		return st;
+	if (sqlite3_exec(db, create, 0, 0, 0) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+		db_warn("prepare");
+		return NULL;
+	}
+	return st;
+}
+
+static int enabled(void)
+{
+	return tg_cfg_int("core", "CACHELEVEL", 2) > 0;
+}
+
+/* Copies the value of the current row into *val; 1 on success. */
+static int fetch(sqlite3_stmt *st, void **val, size_t *len)
+{
+	const void *p = sqlite3_column_blob(st, 0);
+	int n = sqlite3_column_bytes(st, 0);
+
+	if (!(*val = malloc(n > 0 ? (size_t)n : 1)))
+		return 0;
+	if (n > 0)
+		memcpy(*val, p, (size_t)n);
+	*len = (size_t)n;
+	return 1;
+}
+
+int tg_diskcache_get(const char *table, const char *key, void **val,
+                     size_t *len)
+{
+	sqlite3_stmt *st;
+	int hit = 0;
+
+	*val = NULL;
+	*len = 0;
+	if (!enabled())
+		return 0;
+	pthread_mutex_lock(&db_lock);
+	if (db_open() == 0 &&
+	    (st = prepare(table, "SELECT val FROM \"%s_v%d\" WHERE key = ?"))) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			hit = fetch(st, val, len);
+		sqlite3_finalize(st);
+	}
+	pthread_mutex_unlock(&db_lock);
+	tg_log(3, "cache %s: %s", table, hit ? "hit" : "miss");
+	return hit;
+}
+
+void tg_diskcache_put(const char *table, const char *key, const void *val,
+                      size_t len)
+{
+	sqlite3_stmt *st;
+
+	if (!enabled() || len > INT32_MAX)
+		return;
+	pthread_mutex_lock(&db_lock);
+	if (db_open() == 0 && (st = prepare(table, "INSERT OR REPLACE INTO "
+	                                    "\"%s_v%d\" VALUES (?, ?)"))) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(st, 2, val, (int)len, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			db_warn("write");
+		sqlite3_finalize(st);
+	}
+	pthread_mutex_unlock(&db_lock);
+}
+
+void tg_diskcache_close(void)
+{
+	pthread_mutex_lock(&db_lock);
+	if (db && db_pid == getpid())
+		sqlite3_close(db);
+	db = NULL;
+	db_failed = 0;
+	pthread_mutex_unlock(&db_lock);
+}

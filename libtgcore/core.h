@@ -1,0 +1,270 @@
+/*
+ * core.h - libtgcore's internal header, one section per .c file (QBE's
+ * all.h).  Never installed; tests link the core's convenience library and
+ * may use everything here.
+ */
+#ifndef TG_CORE_H
+#define TG_CORE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include <tg/tg.h>
+#include <tg/plugin.h>
+
+#define TG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---------------------------------------------------------- util/error.c */
+
+/* Sets the thread's error to the formatted message and returns `status`.
+ * Never fails: messages are truncated to TG_ERROR_MAX bytes. */
+#define TG_ERROR_MAX 1024
+int tg_error(int status, const char *fmt, ...) TG_PRINTF(2, 3);
+int tg_verror(int status, const char *fmt, va_list ap) TG_PRINTF(2, 0);
+/* Prefixes the current message with the formatted text ("ctx: old") and
+ * returns the current status. */
+int tg_error_prefix(const char *fmt, ...) TG_PRINTF(1, 2);
+/* Reports host memory exhaustion in `op` (static text; cannot fail). */
+int tg_error_oom(const char *op);
+
+/* --------------------------------------------------------- util/strbuf.c */
+
+/* A growing string whose `s` is never NULL; the first failed append
+ * sticks, so a writer can append freely and check once at the end. */
+typedef struct tg_strbuf {
+	char *s;
+	size_t len, cap;
+	int failed;
+} tg_strbuf;
+
+void tg_strbuf_init(tg_strbuf *sb);
+void tg_strbuf_add(tg_strbuf *sb, const char *str);
+void tg_strbuf_addn(tg_strbuf *sb, const char *str, size_t n);
+void tg_strbuf_addf(tg_strbuf *sb, const char *fmt, ...) TG_PRINTF(2, 3);
+/* The string, now owned by the caller (free()), or NULL after any failed
+ * append.  The buffer is reset either way. */
+char *tg_strbuf_finish(tg_strbuf *sb);
+void tg_strbuf_release(tg_strbuf *sb);
+
+/* ------------------------------------------------------------ util/vec.c */
+
+/* A growable array: TG_VEC(int) v = {0}; if (TG_VEC_PUSH(&v, 3)) ... */
+#define TG_VEC(T) struct { T *v; size_t n, cap; }
+/* Makes room for `need` elements of `elem` bytes, doubling from 8.
+ * Returns 0 or TG_ENOMEM (the array is unchanged then). */
+int tg_vec_grow_(void **v, size_t *cap, size_t need, size_t elem);
+/* `vec` is evaluated more than once: pass a plain pointer expression. */
+#define TG_VEC_RESERVE(vec, need) \
+	tg_vec_grow_((void **)&(vec)->v, &(vec)->cap, (need), sizeof *(vec)->v)
+#define TG_VEC_PUSH(vec, x) \
+	(TG_VEC_RESERVE(vec, (vec)->n + 1) ? TG_ENOMEM \
+	                                   : ((vec)->v[(vec)->n++] = (x), 0))
+#define TG_VEC_FREE(vec) (free((vec)->v), (vec)->v = NULL, \
+	(vec)->n = (vec)->cap = 0)
+
+/* ---------------------------------------------------------- util/paths.c */
+
+/* strdup that reports OOM through tg_error (op names the caller). */
+char *tg_strdup(const char *s, const char *op);
+/* "a/b" (new string) or NULL on OOM. */
+char *tg_path_join(const char *dir, const char *name);
+/* mkdir -p with mode 0700 for new directories; 0 or TG_EIO. */
+int tg_mkdir_p(const char *path);
+/* Environment variable through secure_getenv (NULL under setuid). */
+const char *tg_getenv(const char *name);
+/* The per-user base directories (XDG), new strings or NULL on OOM. */
+char *tg_user_dir(const char *xdg_var, const char *home_rel);
+/* Whether `path` is an existing directory / regular file. */
+int tg_is_dir(const char *path);
+int tg_is_file(const char *path);
+/* Parses a whole decimal integer; 0 or TG_EINVAL. */
+int tg_parse_long(const char *s, long *out);
+/* Parses yes/no/true/false/on/off/1/0; 0 or TG_EINVAL. */
+int tg_parse_bool(const char *s, int *out);
+/* Case-insensitive string equality. */
+int tg_streq_ci(const char *a, const char *b);
+
+/* --------------------------------------------------------------- dtype.c */
+/* (public: tg_dtype_size, tg_dtype_name) */
+
+/* -------------------------------------------------------------- config.c */
+
+/* Reads the files and the environment into the global configuration.
+ * 0 or TG_ECONFIG with a message naming file, line and key. */
+int tg_config_load(void);
+void tg_config_unload(void);
+/* Merged value of section.key (section "core" for core keys): API
+ * override, environment, files.  Borrowed. */
+const char *tg_cfg_get(const char *section, const char *key);
+/* Integer (or boolean as 0/1) value of section.key; `def` when unset. */
+long tg_cfg_int(const char *section, const char *key, long def);
+/* Where the value came from: "environment (TG_CPU_CC)", "file:line". */
+const char *tg_cfg_origin(const char *section, const char *key);
+/* The files that were looked for, with whether each was read. */
+size_t tg_cfg_file_count(void);
+const char *tg_cfg_file(size_t i, int *was_read);
+
+/* Settings read once at load (tinygrad's global helpers). */
+extern int tg_debug;
+
+/* ------------------------------------------------------------ plugin/dl.c */
+
+/* The libltdl shim: the only file that talks to libltdl. */
+typedef struct tg_dl tg_dl;
+/* Opens a module; `exact` 0 tries the .la/.so extensions (lt_dlopenext).
+ * NULL with the loader's message copied into *err (free()). */
+tg_dl *tg_dl_open(const char *path, int exact, char **err);
+void *tg_dl_sym(tg_dl *dl, const char *name);
+void tg_dl_close(tg_dl *dl);
+
+/* ---------------------------------------------------------- plugin/host.c */
+
+struct tg_plugin_rec;
+/* Fills the host table a plugin's entry receives. */
+void tg_host_init(struct tg_host *host, struct tg_plugin_rec *rec);
+/* The cache directory for plugins and the compile cache (created). */
+const char *tg_cache_dir(void);
+/* Forgets the cache directory (tg_shutdown). */
+void tg_host_reset(void);
+
+/* ------------------------------------------------------ plugin/registry.c */
+
+/* One plugin file found by the search, loaded or not. */
+typedef struct tg_plugin_rec {
+	char *file;                 /* path as found (dir/stem.la or .so) */
+	char *origin;               /* which search entry found it */
+	tg_plugin_state state;
+	char *message;              /* why refused/shadowed/disabled */
+	char *last_log;             /* the plugin's last error-level log */
+	tg_dl *dl;
+	const struct tg_plugin *desc; /* NULL unless loaded */
+	struct tg_host host;
+	char *section;              /* lower-case name, the config section */
+	int probed;
+	struct tg_probe probe;
+} tg_plugin_rec;
+
+/* Scans the search path and loads every plugin once (idempotent).
+ * Callers hold tg_lock. */
+int tg_registry_scan(void);
+size_t tg_registry_count(void);
+tg_plugin_rec *tg_registry_at(size_t i);
+/* Loaded plugin whose name or alias equals `name` (case-insensitive). */
+tg_plugin_rec *tg_registry_find(const char *name);
+/* Runs the plugin's probe once; returns the device count (>= 0). */
+int tg_registry_probe(tg_plugin_rec *rec);
+/* Unloads everything (after the devices are closed). */
+void tg_registry_unload(void);
+/* Search path entries, in order. */
+size_t tg_registry_path_count(void);
+const char *tg_registry_path(size_t i, const char **origin);
+/* "dir1, dir2 (missing)" for messages; new string or NULL. */
+char *tg_registry_path_summary(void);
+
+/* ---------------------------------------------------------- device/lru.c */
+
+/* Freed device memory kept for reuse, per device (tinygrad's
+ * LRUAllocator).  All calls take the device's own lock. */
+typedef struct tg_lru_entry {
+	size_t size;
+	void *mem;
+} tg_lru_entry;
+
+typedef struct tg_lru {
+	pthread_mutex_t lock;
+	TG_VEC(tg_lru_entry) free_list;
+	int enabled;
+	size_t cached_bytes;
+	/* statistics, for tests and DEBUG */
+	unsigned long n_alloc, n_reused, n_flush, n_plugin_alloc;
+} tg_lru;
+
+struct tg_dev;
+void tg_lru_init(tg_lru *lru, int enabled);
+/* Reuses cached memory of exactly `size` bytes or asks the plugin; when
+ * the plugin runs out, empties the cache and retries once. */
+int tg_lru_alloc(struct tg_dev *dev, size_t size, void **out);
+/* Keeps `mem` for reuse (or frees it when the cache is disabled). */
+void tg_lru_free(struct tg_dev *dev, void *mem, size_t size);
+/* Returns every cached block to the plugin. */
+void tg_lru_flush(struct tg_dev *dev);
+void tg_lru_destroy(struct tg_dev *dev);
+
+/* ------------------------------------------------------- device/device.c */
+
+struct tg_dev {
+	char *name;              /* canonical, "CPU" or "MOCK:1" */
+	int index;
+	tg_plugin_rec *plugin;
+	struct tg_device *impl;  /* the plugin's object */
+	/* the plugin's tables, copied with defaults for absent fields */
+	struct tg_allocator_iface alloc;
+	struct tg_compiler_iface comp;
+	struct tg_runtime_iface rt;
+	struct tg_renderer_caps caps;
+	tg_lru lru;
+};
+
+/* The global lock for the registry and the device list. */
+extern pthread_mutex_t tg_lock;
+/* Opens device `index` of `rec` or returns the one already open.
+ * Callers hold tg_lock. */
+int tg_devices_open(tg_plugin_rec *rec, int index, struct tg_dev **out);
+/* Closes every device (tg_shutdown). */
+void tg_devices_close_all(void);
+/* Renderer capabilities with defaults for absent fields. */
+const struct tg_renderer_caps *tg_dev_caps(const struct tg_dev *dev);
+
+/* ------------------------------------------------------- device/select.c */
+
+/* A parsed device name: canonical plugin name and index. */
+typedef struct tg_devname {
+	tg_plugin_rec *plugin;
+	int index;
+} tg_devname;
+
+/* Resolves "cuda:1" / "CLANG" / "CPU:0" to a plugin and index.
+ * `what` names the request in messages ("DEVICE=cuda:7"). */
+int tg_devname_parse(const char *name, const char *what, tg_devname *out);
+/* Canonical text for a parsed name ("CPU", "CUDA:1") into buf. */
+void tg_devname_format(const tg_devname *dn, char *buf, size_t n);
+/* Probes and opens a parsed device for an explicit request; on failure
+ * the message names `what` (the request) and how to undo it (`var`, the
+ * variable that made the request, may be NULL).  Callers hold tg_lock. */
+int tg_select_open(const tg_devname *dn, const char *what, const char *var,
+                   struct tg_dev **out);
+/* Picks and opens the default device (once; later calls return it).
+ * `why`, if not NULL, gets a sentence valid until tg_shutdown().
+ * Callers hold tg_lock. */
+int tg_select_default(struct tg_dev **out, const char **why);
+/* Forgets the default (tg_shutdown). */
+void tg_select_reset(void);
+
+/* ------------------------------------------------------- device/buffer.c */
+/* (public: tg_buffer_*) */
+
+/* Device handle of the buffer, allocating it first.  Borrowed. */
+int tg_buffer_handle(tg_buffer *buf, void **out);
+
+/* ----------------------------------------------------- cache/diskcache.c */
+
+/* The on-disk cache (tinygrad's diskcache): table/key -> blob, in sqlite.
+ * Off when CACHELEVEL is 0.  Failures are logged and behave as misses:
+ * a broken cache never breaks a computation. */
+/* 1 and *val (malloc'd) on a hit, 0 on a miss. */
+int tg_diskcache_get(const char *table, const char *key, void **val,
+                     size_t *len);
+void tg_diskcache_put(const char *table, const char *key, const void *val,
+                      size_t len);
+void tg_diskcache_close(void);
+
+/* ------------------------------------------------------------------ lib.c */
+
+/* Ensures tg_init ran; returns its status. */
+int tg_ensure_init(void);
+/* Logs to stderr when DEBUG >= level (level 0: always). */
+void tg_log(int level, const char *fmt, ...) TG_PRINTF(2, 3);
+
+#endif /* TG_CORE_H */

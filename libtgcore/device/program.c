@@ -1,0 +1,184 @@
+/*
+ * program.c - compiled kernels: compile through the on-disk cache, load,
+ * launch over buffers.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+struct tg_program {
+	struct tg_dev *dev;
+	void *impl;
+	char *name;
+};
+
+/* The compile cache key: plugin, compiler identity and source, so a new
+ * compiler or new flags never reuse an old binary. */
+static char *cache_key(struct tg_dev *dev, const char *src)
+{
+	const char *id = dev->comp.identity(dev->impl);
+	tg_strbuf sb;
+
+	tg_strbuf_init(&sb);
+	tg_strbuf_addf(&sb, "%s\n%s\n", dev->plugin->desc->name,
+	               id ? id : "");
+	tg_strbuf_add(&sb, src);
+	return tg_strbuf_finish(&sb);
+}
+
+/* Compiles `src`; *blob is malloc'd (the plugin's host->alloc is
+ * malloc, so cached and fresh blobs are freed alike). */
+static int compile(struct tg_dev *dev, const char *name, const char *src,
+                   void **blob, size_t *len)
+{
+	char *key = cache_key(dev, src), *log = NULL;
+	int rc;
+
+	if (!key)
+		return tg_error_oom("program_new");
+	if (tg_diskcache_get("compile", key, blob, len) == 1) {
+		free(key);
+		return 0;
+	}
+	tg_clear_error();
+	rc = dev->comp.compile(dev->impl, src, blob, len, &log);
+	if (rc < 0 || !*blob) {
+		if (!tg_last_error()[0])
+			tg_error(TG_ECOMPILE, "%s", log ? log : "no message");
+		rc = tg_error_prefix("program_new '%s' on %s", name, dev->name);
+	} else {
+		tg_diskcache_put("compile", key, *blob, *len);
+	}
+	if (log && log[0] && tg_debug >= 4)
+		tg_log(4, "compiler output for '%s':\n%s", name, log);
+	free(log);
+	free(key);
+	return rc < 0 ? rc : 0;
+}
+
+tg_program *tg_program_new(tg_dev *dev, const char *name, const char *src)
+{
+	tg_program *p;
+	void *blob = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!dev || !name || !src)
+		return tg_error(TG_EINVAL, "program_new: %s is NULL", !dev ?
+		                "device" : !name ? "name" : "source"), NULL;
+	if (compile(dev, name, src, &blob, &len))
+		return NULL;
+	p = calloc(1, sizeof *p);
+	if (!p || !(p->name = strdup(name))) {
+		free(p);
+		free(blob);
+		return tg_error_oom("program_new"), NULL;
+	}
+	p->dev = dev;
+	rc = dev->rt.load(dev->impl, name, blob, len, &p->impl);
+	free(blob);
+	if (rc < 0) {
+		tg_error_prefix("program_new '%s' on %s", name, dev->name);
+		free(p->name);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void tg_program_free(tg_program *p)
+{
+	if (!p)
+		return;
+	p->dev->rt.program_free(p->dev->impl, p->impl);
+	free(p->name);
+	free(p);
+}
+
+/* Collects the device handles of the arguments into `h`. */
+static int gather(tg_program *p, const tg_launch_args *a, void **h)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < a->nbufs; i++) {
+		tg_buffer *b = a->bufs[i];
+
+		if (!b)
+			return tg_error(TG_EINVAL, "program_launch '%s': buffer "
+			                "%zu is NULL", p->name, i);
+		if (tg_buffer_dev(b) != p->dev)
+			return tg_error(TG_EINVAL, "program_launch '%s': buffer "
+			                "%zu is on %s, the program on %s",
+			                p->name, i, tg_buffer_dev(b)->name,
+			                p->dev->name);
+		if ((rc = tg_buffer_handle(b, &h[i])))
+			return rc;
+	}
+	return 0;
+}
+
+static int check_geometry(tg_program *p, const tg_launch_args *a)
+{
+	const struct tg_renderer_caps *c = &p->dev->caps;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (!a->global[i] || !a->local[i])
+			return tg_error(TG_EINVAL, "program_launch '%s': global "
+			                "(%zu,%zu,%zu) and local (%zu,%zu,%zu) "
+			                "must be positive", p->name,
+			                a->global[0], a->global[1], a->global[2],
+			                a->local[0], a->local[1], a->local[2]);
+		if (a->local[i] > c->local_max[i] ||
+		    a->global[i] > c->global_max[i])
+			return tg_error(TG_EINVAL, "program_launch '%s': axis %d "
+			                "global %zu / local %zu exceed %s's "
+			                "limits %zu / %zu", p->name, i,
+			                a->global[i], a->local[i], p->dev->name,
+			                c->global_max[i], c->local_max[i]);
+	}
+	return 0;
+}
+
+int tg_program_launch(tg_program *p, const tg_launch_args *a,
+                      double *elapsed_s)
+{
+	struct tg_launch l;
+	void **h;
+	int rc;
+
+	if (!p || !a)
+		return tg_error(TG_EINVAL, "program_launch: %s is NULL",
+		                p ? "args" : "program");
+	if ((a->nbufs && !a->bufs) || (a->nvals && !a->vals))
+		return tg_error(TG_EINVAL, "program_launch '%s': %zu buffers/"
+		                "%zu values but no array", p->name, a->nbufs,
+		                a->nvals);
+	if ((rc = check_geometry(p, a)))
+		return rc;
+	if (!(h = calloc(a->nbufs + 1, sizeof *h)))
+		return tg_error_oom("program_launch");
+	if (!(rc = gather(p, a, h))) {
+		l = (struct tg_launch){
+			.struct_size = TG_STRUCT_SIZE(struct tg_launch, elapsed_s),
+			.bufs = h, .nbufs = a->nbufs,
+			.vals = a->vals, .nvals = a->nvals,
+			.global = { a->global[0], a->global[1], a->global[2] },
+			.local = { a->local[0], a->local[1], a->local[2] },
+			.wait = elapsed_s != NULL,
+		};
+		rc = p->dev->rt.launch(p->dev->impl, p->impl, &l);
+		if (rc < 0)
+			tg_error_prefix("program_launch '%s' on %s", p->name,
+			                p->dev->name);
+		else if (elapsed_s)
+			*elapsed_s = l.elapsed_s;
+	}
+	free(h);
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,311 @@
+/*
+ * select.c - device names and the choice of the default device.
+ *
+ * An explicit request (DEVICE=, a CPU=1-style flag) fails loudly with
+ * everything needed to fix it; the config's list and auto mode skip
+ * unusable devices quietly and only fail when nothing at all is usable,
+ * listing every reason (PLUGINS.md section 5).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+/* Flags tinygrad users know, checked even when no plugin provides them
+ * so that CUDA=1 without a CUDA plugin is an error, not silence. */
+static const char *const known_flags[] = {
+	"CPU", "CLANG", "OPENCL", "GPU", "VULKAN", "CUDA", "METAL", "AMD",
+	"NV", "HIP",
+};
+
+static struct tg_dev *default_dev;
+static char default_why[512];
+
+/* ------------------------------------------------------------- names */
+
+int tg_devname_parse(const char *name, const char *what, tg_devname *out)
+{
+	char base[64], *paths;
+	const char *colon = strchr(name, ':');
+	size_t n = colon ? (size_t)(colon - name) : strlen(name);
+	long idx = 0;
+
+	if (!n || n >= sizeof base ||
+	    (colon && (tg_parse_long(colon + 1, &idx) || idx < 0 ||
+	               idx > 4096 || !isdigit((unsigned char)colon[1]))))
+		return tg_error(TG_EINVAL, "%s: bad device name '%s' (expected "
+		                "NAME or NAME:N, e.g. CPU or CUDA:1)", what,
+		                name);
+	memcpy(base, name, n);
+	base[n] = '\0';
+	out->index = (int)idx;
+	if ((out->plugin = tg_registry_find(base)))
+		return 0;
+	paths = tg_registry_path_summary();
+	tg_error(TG_ENODEV, "%s: no plugin provides device %s (searched: %s;"
+	         " run tg-info for details)", what, base,
+	         paths ? paths : "?");
+	free(paths);
+	return TG_ENODEV;
+}
+
+void tg_devname_format(const tg_devname *dn, char *buf, size_t n)
+{
+	if (dn->index > 0)
+		snprintf(buf, n, "%s:%d", dn->plugin->desc->name, dn->index);
+	else
+		snprintf(buf, n, "%s", dn->plugin->desc->name);
+}
+
+/* ----------------------------------------------------- explicit choice */
+
+int tg_select_open(const tg_devname *dn, const char *what, const char *var,
+                   struct tg_dev **out)
+{
+	tg_plugin_rec *r = dn->plugin;
+	int nd = tg_registry_probe(r);
+	char fix[160] = "";
+
+	if (var)
+		snprintf(fix, sizeof fix, "; unset %s or choose another device "
+		         "with DEVICE=NAME (tg-info lists them)", var);
+	if (nd == 0)
+		return tg_error(TG_ENODEV, "%s: plugin %s (%s) is unusable: "
+		                "%s%s", what, r->desc->name, r->file,
+		                r->probe.reason, fix);
+	if (dn->index >= nd)
+		return tg_error(TG_ENODEV, "%s: plugin %s has %d device%s "
+		                "(%s:0 to %s:%d)%s", what, r->desc->name, nd,
+		                nd == 1 ? "" : "s", r->desc->name,
+		                r->desc->name, nd - 1, fix);
+	if (tg_devices_open(r, dn->index, out))
+		return tg_error_prefix("%s: plugin %s (%s) could not open "
+		                       "device %d%s", what, r->desc->name,
+		                       r->file, dn->index, fix);
+	return 0;
+}
+
+static int flag_set(const char *name)
+{
+	const char *v = tg_getenv(name);
+
+	return v && v[0] && strcmp(v, "0") != 0;
+}
+
+/* Checks one flag name; collects the first set one in *first. */
+static int check_flag(const char *name, const char **first,
+                      tg_plugin_rec **first_rec)
+{
+	tg_plugin_rec *r;
+
+	if (!flag_set(name))
+		return 0;
+	r = tg_registry_find(name);
+	if (*first && (r != *first_rec || !r))
+		return tg_error(TG_EINVAL, "%s=%s and %s=%s are both set: "
+		                "choose one device", *first,
+		                tg_getenv(*first), name, tg_getenv(name));
+	*first = name;
+	*first_rec = r;
+	return 0;
+}
+
+/* The one device flag that is set, NULL name when none. */
+static int find_flag(const char **flag, tg_plugin_rec **rec)
+{
+	size_t i, j;
+	int rc = 0;
+
+	*flag = NULL;
+	*rec = NULL;
+	for (i = 0; !rc && i < TG_ARRAY_LEN(known_flags); i++)
+		rc = check_flag(known_flags[i], flag, rec);
+	for (i = 0; !rc && i < tg_registry_count(); i++) {
+		const struct tg_plugin *d = tg_registry_at(i)->desc;
+
+		if (!d)
+			continue;
+		rc = check_flag(d->name, flag, rec);
+		for (j = 0; !rc && d->aliases && d->aliases[j]; j++)
+			rc = check_flag(d->aliases[j], flag, rec);
+	}
+	return rc;
+}
+
+static int select_flag(const char *flag, struct tg_dev **out)
+{
+	char what[96], var[64];
+	tg_devname dn;
+
+	snprintf(what, sizeof what, "%s=%s", flag, tg_getenv(flag));
+	snprintf(var, sizeof var, "%s", flag);
+	if (tg_devname_parse(flag, what, &dn))
+		return TG_ENODEV;
+	snprintf(default_why, sizeof default_why, "%s is set", what);
+	return tg_select_open(&dn, what, var, out);
+}
+
+static int select_device_var(const char *name, struct tg_dev **out)
+{
+	char what[160];
+	tg_devname dn;
+
+	snprintf(what, sizeof what, "DEVICE=%s (%s)", name,
+	         tg_cfg_origin("core", "DEVICE"));
+	if (tg_devname_parse(name, what, &dn))
+		return TG_ENODEV;
+	snprintf(default_why, sizeof default_why, "%s", what);
+	return tg_select_open(&dn, what, "DEVICE", out);
+}
+
+/* ----------------------------------------------------- quiet choices */
+
+/* Tries `dn`; on failure appends the reason to `why` and returns < 0. */
+static int try_quietly(const tg_devname *dn, tg_strbuf *why,
+                       struct tg_dev **out)
+{
+	char name[96];
+
+	tg_devname_format(dn, name, sizeof name);
+	if (tg_select_open(dn, name, NULL, out) == 0)
+		return 0;
+	tg_strbuf_addf(why, "\n  %s", tg_last_error());
+	return TG_ENODEV;
+}
+
+static int select_list(const char *list, tg_strbuf *why,
+                       struct tg_dev **out)
+{
+	char name[64];
+	tg_devname dn;
+	size_t n;
+
+	while (*list) {
+		n = strcspn(list, ", \t");
+		if (n && n < sizeof name) {
+			memcpy(name, list, n);
+			name[n] = '\0';
+			if (tg_devname_parse(name, name, &dn))
+				tg_strbuf_addf(why, "\n  %s", tg_last_error());
+			else if (try_quietly(&dn, why, out) == 0)
+				return 0;
+		}
+		list += n + (list[n] != '\0');
+	}
+	return TG_ENODEV;
+}
+
+/* Auto mode's order: GPU, IGPU, ACCEL, CPU; then priority; then the
+ * search order (the record index). */
+static int rank(const tg_plugin_rec *r)
+{
+	static const int by_type[] = { 3, 0, 1, 2 };
+	int t = r->probe.type;
+
+	return t >= 0 && t < 4 ? by_type[t] : 4;
+}
+
+static int better(const tg_plugin_rec *a, const tg_plugin_rec *b)
+{
+	if (rank(a) != rank(b))
+		return rank(a) < rank(b);
+	return a->desc->priority > b->desc->priority;
+}
+
+static int select_auto(tg_strbuf *why, struct tg_dev **out)
+{
+	TG_VEC(tg_plugin_rec *) cand = { 0 };
+	size_t i, j;
+	int rc = TG_ENODEV;
+
+	for (i = 0; i < tg_registry_count(); i++) {
+		tg_plugin_rec *r = tg_registry_at(i);
+
+		if (r->state != TG_PLUGIN_LOADED)
+			continue;
+		if (tg_registry_probe(r) == 0)
+			tg_strbuf_addf(why, "\n  %s (%s): %s", r->desc->name,
+			               r->file, r->probe.reason);
+		else if (TG_VEC_PUSH(&cand, r))
+			return tg_error_oom("device selection");
+	}
+	for (i = 1; i < cand.n; i++)  /* stable insertion sort */
+		for (j = i; j > 0 && better(cand.v[j], cand.v[j - 1]); j--) {
+			tg_plugin_rec *t = cand.v[j];
+			cand.v[j] = cand.v[j - 1];
+			cand.v[j - 1] = t;
+		}
+	for (i = 0; i < cand.n && rc; i++)
+		rc = try_quietly(&(tg_devname){ cand.v[i], 0 }, why, out);
+	TG_VEC_FREE(&cand);
+	return rc;
+}
+
+/* Config list or auto; fails listing every reason. */
+static int select_quietly(struct tg_dev **out)
+{
+	const char *list = tg_cfg_get("core", "devices");
+	char *paths, *reasons;
+	tg_strbuf why;
+	int rc;
+
+	tg_strbuf_init(&why);
+	if (list && list[0]) {
+		snprintf(default_why, sizeof default_why, "first usable "
+		         "entry of 'devices = %s' (%s)", list,
+		         tg_cfg_origin("core", "devices"));
+		rc = select_list(list, &why, out);
+	} else {
+		snprintf(default_why, sizeof default_why, "auto: the best "
+		         "usable device (GPU > IGPU > ACCEL > CPU, then "
+		         "priority)");
+		rc = select_auto(&why, out);
+	}
+	if (rc == 0 || tg_last_status() == TG_ENOMEM) {
+		tg_strbuf_release(&why);
+		return rc;
+	}
+	reasons = tg_strbuf_finish(&why);
+	paths = tg_registry_path_summary();
+	tg_error(TG_ENODEV, "no usable device (%s; searched: %s)%s",
+	         list && list[0] ? "none in the config's devices list"
+	                         : "every plugin was tried",
+	         paths ? paths : "?", reasons && reasons[0] ? reasons
+	         : "\n  no plugins were found");
+	free(paths);
+	free(reasons);
+	return TG_ENODEV;
+}
+
+int tg_select_default(struct tg_dev **out, const char **why)
+{
+	const char *dev = tg_cfg_get("core", "DEVICE"), *flag;
+	tg_plugin_rec *rec;
+	int rc;
+
+	if (default_dev || (rc = tg_registry_scan()))
+		goto done;
+	if (dev && dev[0])
+		rc = select_device_var(dev, &default_dev);
+	else if (!(rc = find_flag(&flag, &rec)))
+		rc = flag ? select_flag(flag, &default_dev)
+		          : select_quietly(&default_dev);
+	if (!rc)
+		tg_log(1, "default device %s: %s", default_dev->name,
+		       default_why);
+done:
+	*out = default_dev;
+	if (why)
+		*why = default_dev ? default_why : NULL;
+	return default_dev ? 0 : tg_last_status();
+}
+
+void tg_select_reset(void)
+{
+	default_dev = NULL;
+	default_why[0] = '\0';
+}

@@ -1,0 +1,133 @@
+/*
+ * lib.c - library start-up and shutdown, and the core's log.
+ *
+ * Start-up reads the configuration once; its status sticks, so that a
+ * malformed config file is reported by every call, not just the first.
+ * Plugins are scanned later, on first need (a device, or tg-info).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int init_done;
+static int init_status;
+static char init_msg[TG_ERROR_MAX];
+
+int tg_ensure_init(void)
+{
+	pthread_mutex_lock(&init_lock);
+	if (!init_done) {
+		tg_clear_error();
+		init_status = tg_config_load();
+		snprintf(init_msg, sizeof init_msg, "%s", tg_last_error());
+		init_done = 1;
+	}
+	pthread_mutex_unlock(&init_lock);
+	if (init_status)
+		tg_error(init_status, "%s", init_msg);
+	return init_status;
+}
+
+int tg_init(void)
+{
+	return tg_ensure_init();
+}
+
+void tg_shutdown(void)
+{
+	pthread_mutex_lock(&init_lock);
+	pthread_mutex_lock(&tg_lock);
+	tg_select_reset();
+	tg_devices_close_all();
+	tg_registry_unload();
+	tg_diskcache_close();
+	tg_config_unload();
+	tg_host_reset();
+	init_done = 0;
+	init_status = 0;
+	pthread_mutex_unlock(&tg_lock);
+	pthread_mutex_unlock(&init_lock);
+}
+
+void tg_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > 0 && tg_debug < level)
+		return;
+	va_start(ap, fmt);
+	fputs("tgcore: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------- introspection */
+
+size_t tg_plugin_count(void)
+{
+	size_t n = 0;
+
+	if (tg_ensure_init())
+		return 0;
+	pthread_mutex_lock(&tg_lock);
+	if (tg_registry_scan() == 0)
+		n = tg_registry_count();
+	pthread_mutex_unlock(&tg_lock);
+	return n;
+}
+
+int tg_plugin_get(size_t i, tg_plugin_info *info)
+{
+	tg_plugin_rec *r;
+	const struct tg_plugin *d;
+
+	if (!info || tg_ensure_init())
+		return tg_error(TG_EINVAL, "plugin_get: info is NULL");
+	pthread_mutex_lock(&tg_lock);
+	r = tg_registry_scan() == 0 ? tg_registry_at(i) : NULL;
+	if (r && (d = r->desc) != NULL)
+		tg_registry_probe(r);
+	pthread_mutex_unlock(&tg_lock);
+	if (!r)
+		return tg_error(TG_EINVAL, "plugin_get: index %zu out of range"
+		                " (%zu plugins)", i, tg_registry_count());
+	d = r->desc;
+	*info = (tg_plugin_info){
+		.file = r->file, .state = r->state,
+		.message = r->message ? r->message : "",
+		.name = d ? d->name : NULL, .version = d ? d->version : NULL,
+		.vendor = d ? d->vendor : NULL,
+		.description = d ? d->description : NULL,
+		.abi_major = d ? d->abi_major : -1,
+		.abi_minor = d ? d->abi_minor : -1,
+		.ndevices = d ? r->probe.ndevices : -1,
+		.probe_reason = r->probe.reason,
+	};
+	return 0;
+}
+
+size_t tg_plugin_path_count(void)
+{
+	size_t n;
+
+	if (tg_ensure_init())
+		return 0;
+	pthread_mutex_lock(&tg_lock);
+	n = tg_registry_scan() == 0 ? tg_registry_path_count() : 0;
+	pthread_mutex_unlock(&tg_lock);
+	return n;
+}
+
+const char *tg_plugin_path_get(size_t i, const char **origin)
+{
+	const char *o, *p = tg_registry_path(i, &o);
+
+	if (origin)
+		*origin = o;
+	return p;
+}

@@ -1,0 +1,108 @@
+/*
+ * host.c - the services table handed to each plugin (ONNX Runtime's
+ * OrtApiBase idea): logging, errors, memory and configuration, so that
+ * plugins never link libtgcore.  Each plugin gets its own table, whose
+ * core_private points back at the plugin's record.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+static char *cache_dir;
+
+static tg_plugin_rec *rec_of(const struct tg_host *host)
+{
+	return host->core_private;
+}
+
+static void host_log(const struct tg_host *host, int level,
+                     const char *fmt, ...)
+{
+	tg_plugin_rec *rec = rec_of(host);
+	char msg[TG_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (level <= TG_LOG_ERROR) {  /* kept to explain a refusal */
+		free(rec->last_log);
+		rec->last_log = strdup(msg);
+	}
+	tg_log(level, "%s: %s", rec->desc ? rec->desc->name : rec->file, msg);
+}
+
+static int host_set_error(const struct tg_host *host, int status,
+                          const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)host;
+	if (status >= 0 || status < TG_EINTERNAL)
+		status = TG_EPLUGIN;  /* a plugin may not report success */
+	va_start(ap, fmt);
+	tg_verror(status, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+static void *host_alloc(const struct tg_host *host, size_t size)
+{
+	(void)host;
+	return malloc(size ? size : 1);
+}
+
+static void host_free(const struct tg_host *host, void *ptr)
+{
+	(void)host;
+	free(ptr);
+}
+
+static const char *host_config_get(const struct tg_host *host,
+                                   const char *key)
+{
+	tg_plugin_rec *rec = rec_of(host);
+
+	return rec->section && key ? tg_cfg_get(rec->section, key) : NULL;
+}
+
+const char *tg_cache_dir(void)
+{
+	if (!cache_dir) {
+		char *base = tg_user_dir("XDG_CACHE_HOME", ".cache");
+
+		cache_dir = base ? tg_path_join(base, "tgcore") : NULL;
+		free(base);
+		if (cache_dir && tg_mkdir_p(cache_dir))
+			tg_log(1, "cache directory %s: %s", cache_dir,
+			       tg_last_error());
+	}
+	return cache_dir ? cache_dir : "/tmp";
+}
+
+void tg_host_reset(void)
+{
+	free(cache_dir);
+	cache_dir = NULL;
+}
+
+void tg_host_init(struct tg_host *host, tg_plugin_rec *rec)
+{
+	*host = (struct tg_host){
+		.struct_size = TG_STRUCT_SIZE(struct tg_host, core_private),
+		.abi_major = TG_PLUGIN_ABI_MAJOR,
+		.abi_minor = TG_PLUGIN_ABI_MINOR,
+		.log = host_log,
+		.set_error = host_set_error,
+		.alloc = host_alloc,
+		.free = host_free,
+		.config_get = host_config_get,
+		.cache_dir = tg_cache_dir(),
+		.debug = tg_debug,
+		.core_private = rec,
+	};
+}

@@ -1,0 +1,414 @@
+/*
+ * registry.c - finding, loading and vetting plugins.
+ *
+ * The search path is $TG_PLUGIN_PATH, then the config's plugin_path, then
+ * the installed plugin directory (unless default_plugin_path = no); never
+ * the current or the executable's directory.  In a directory every *.so
+ * and *.la is a candidate, sorted by name because readdir order is random.
+ * A candidate that fails any check is kept as a REFUSED record with the
+ * reason, so tg-info can explain it; it never takes the process down.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+struct path_entry {
+	char *path;
+	const char *origin;  /* static text */
+};
+
+static TG_VEC(struct path_entry) paths;
+static TG_VEC(tg_plugin_rec *) recs;
+static int scanned;
+
+/* ---------------------------------------------------------- search path */
+
+static int add_path(const char *p, size_t n, const char *origin)
+{
+	struct path_entry e = { strndup(p, n), origin };
+
+	if (!e.path || TG_VEC_PUSH(&paths, e)) {
+		free(e.path);
+		return tg_error_oom("plugin search path");
+	}
+	return 0;
+}
+
+/* Appends the entries of a colon-separated list. */
+static int add_path_list(const char *list, const char *origin)
+{
+	const char *p = list, *colon;
+	int rc = 0;
+
+	while (list && *p && !rc) {
+		colon = strchr(p, ':');
+		if (!colon)
+			colon = p + strlen(p);
+		if (colon > p)
+			rc = add_path(p, (size_t)(colon - p), origin);
+		p = *colon ? colon + 1 : colon;
+	}
+	return rc;
+}
+
+static int build_path(void)
+{
+	int rc = add_path_list(tg_getenv("TG_PLUGIN_PATH"), "TG_PLUGIN_PATH");
+
+	if (!rc)
+		rc = add_path_list(tg_cfg_get("core", "plugin_path"), "config");
+	if (!rc && tg_cfg_int("core", "default_plugin_path", 1))
+		rc = add_path(TG_PLUGINDIR, strlen(TG_PLUGINDIR), "default");
+	return rc;
+}
+
+size_t tg_registry_path_count(void)
+{
+	return paths.n;
+}
+
+const char *tg_registry_path(size_t i, const char **origin)
+{
+	*origin = i < paths.n ? paths.v[i].origin : NULL;
+	return i < paths.n ? paths.v[i].path : NULL;
+}
+
+char *tg_registry_path_summary(void)
+{
+	tg_strbuf sb;
+	size_t i;
+
+	tg_strbuf_init(&sb);
+	for (i = 0; i < paths.n; i++)
+		tg_strbuf_addf(&sb, "%s%s%s", i ? ", " : "", paths.v[i].path,
+		               tg_is_dir(paths.v[i].path) ||
+		               tg_is_file(paths.v[i].path) ? "" : " (missing)");
+	if (!paths.n)
+		tg_strbuf_add(&sb, "nothing (the search path is empty)");
+	return tg_strbuf_finish(&sb);
+}
+
+/* ------------------------------------------------------------- records */
+
+static void rec_free(tg_plugin_rec *r)
+{
+	if (!r)
+		return;
+	if (r->desc && r->desc->struct_size >=
+	    TG_STRUCT_SIZE(struct tg_plugin, unload) && r->desc->unload)
+		r->desc->unload(&r->host);
+	tg_dl_close(r->dl);
+	free(r->file);
+	free(r->origin);
+	free(r->message);
+	free(r->last_log);
+	free(r->section);
+	free(r);
+}
+
+/* Puts `r` in state `st` (not loaded) with a formatted reason and
+ * unloads its module. */
+static void set_state(tg_plugin_rec *r, tg_plugin_state st,
+                      const char *fmt, ...) TG_PRINTF(3, 4);
+static void set_state(tg_plugin_rec *r, tg_plugin_state st,
+                      const char *fmt, ...)
+{
+	tg_strbuf sb;
+	char msg[TG_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	tg_strbuf_init(&sb);
+	tg_strbuf_add(&sb, msg);
+	free(r->message);
+	r->message = tg_strbuf_finish(&sb);
+	r->state = st;
+	r->desc = NULL;
+	tg_dl_close(r->dl);
+	r->dl = NULL;
+	tg_log(1, "plugin %s: %s", r->file, msg);
+}
+
+/* ---------------------------------------------------------- validation */
+
+static int valid_name(const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_'))
+			return 0;
+	return 1;
+}
+
+/* Checks a descriptor; returns NULL or the reason (static text). */
+static const char *check_desc(const struct tg_plugin *d)
+{
+	if (d->struct_size < TG_STRUCT_SIZE(struct tg_plugin, open))
+		return "descriptor too small";
+	if (!valid_name(d->name))
+		return "name must be non-empty upper-case letters, digits or _";
+	if (!d->probe)
+		return "required entry 'probe' is NULL";
+	if (!d->open)
+		return "required entry 'open' is NULL";
+	return NULL;
+}
+
+/* Whether TG_PLUGINS_DISABLE / plugins_disable matches name or file. */
+static int disabled(const char *name, const char *file)
+{
+	const char *list = tg_cfg_get("core", "plugins_disable");
+	const char *base = strrchr(file, '/');
+	char glob[128];
+	size_t n;
+
+	base = base ? base + 1 : file;
+	while (list && *list) {
+		n = strcspn(list, ", ");
+		if (n && n < sizeof glob) {
+			memcpy(glob, list, n);
+			glob[n] = '\0';
+			if (!fnmatch(glob, name, FNM_CASEFOLD) ||
+			    !fnmatch(glob, base, FNM_CASEFOLD))
+				return 1;
+		}
+		list += n + (list[n] != '\0');
+	}
+	return 0;
+}
+
+static tg_plugin_rec *find_loaded(const char *name)
+{
+	size_t i;
+	const char *const *a;
+
+	for (i = 0; i < recs.n; i++) {
+		const struct tg_plugin *d = recs.v[i]->desc;
+
+		if (!d || recs.v[i]->state != TG_PLUGIN_LOADED)
+			continue;
+		if (tg_streq_ci(d->name, name))
+			return recs.v[i];
+		for (a = d->aliases; a && *a; a++)
+			if (tg_streq_ci(*a, name))
+				return recs.v[i];
+	}
+	return NULL;
+}
+
+/* Version and name checks after the entry returned a descriptor;
+ * returns 0 or the state to refuse with, the reason in `why`. */
+static int vet(const struct tg_plugin *d, const char *file, char *why,
+               size_t n)
+{
+	const char *bad = check_desc(d);
+	tg_plugin_rec *other;
+
+	if (d->struct_size >= TG_STRUCT_SIZE(struct tg_plugin, abi_minor) &&
+	    (d->abi_major != TG_PLUGIN_ABI_MAJOR ||
+	     d->abi_minor < TG_PLUGIN_ABI_MIN_MINOR))
+		snprintf(why, n, "built for plugin ABI %d.%d, this tgcore %s "
+		         "accepts %d.%d to %d.x: rebuild the plugin against "
+		         "this tgcore's tg/plugin.h", d->abi_major,
+		         d->abi_minor, PACKAGE_VERSION, TG_PLUGIN_ABI_MAJOR,
+		         TG_PLUGIN_ABI_MIN_MINOR, TG_PLUGIN_ABI_MAJOR);
+	else if (bad)
+		snprintf(why, n, "invalid descriptor (struct_size %zu, need at "
+		         "least %zu): %s", d->struct_size,
+		         TG_STRUCT_SIZE(struct tg_plugin, open), bad);
+	else if ((other = find_loaded(d->name)))
+		return snprintf(why, n, "%s shadowed by %s", d->name,
+		                other->file), TG_PLUGIN_SHADOWED;
+	else if (disabled(d->name, file))
+		return snprintf(why, n, "%s disabled by TG_PLUGINS_DISABLE or "
+		                "plugins_disable", d->name), TG_PLUGIN_DISABLED;
+	else
+		return 0;
+	return TG_PLUGIN_REFUSED;
+}
+
+static char *lower_dup(const char *s)
+{
+	char *d = strdup(s), *p;
+
+	for (p = d; p && *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	return d;
+}
+
+/* Loads a candidate into `r`, leaving the reason when it fails. */
+static void load(tg_plugin_rec *r, const char *open_path, int exact)
+{
+	tg_plugin_entry_fn entry;
+	const struct tg_plugin *d;
+	char *err = NULL, why[TG_ERROR_MAX];
+	int st;
+
+	if (!(r->dl = tg_dl_open(open_path, exact, &err))) {
+		set_state(r, TG_PLUGIN_REFUSED, "cannot load: %s (is it a "
+		          "shared object for this machine? check its "
+		          "dependencies with ldd)", err ? err : "?");
+		free(err);
+	} else if (!(*(void **)&entry = tg_dl_sym(r->dl,
+	                                          TG_PLUGIN_ENTRY_SYMBOL))) {
+		set_state(r, TG_PLUGIN_REFUSED, "not a tgcore plugin (no %s "
+		          "symbol)", TG_PLUGIN_ENTRY_SYMBOL);
+	} else if (tg_host_init(&r->host, r), !(d = entry(&r->host))) {
+		set_state(r, TG_PLUGIN_REFUSED, "the plugin refused to load: "
+		          "%s", r->last_log ? r->last_log : "(no reason given)");
+	} else if ((st = vet(d, r->file, why, sizeof why))) {
+		set_state(r, (tg_plugin_state)st, "%s", why);
+	} else if (!(r->section = lower_dup(d->name))) {
+		set_state(r, TG_PLUGIN_REFUSED, "out of host memory");
+	} else {
+		r->desc = d;
+		r->state = TG_PLUGIN_LOADED;
+	}
+}
+
+static int add_candidate(const char *file, const char *open_path,
+                         int exact, const char *origin)
+{
+	tg_plugin_rec *r = calloc(1, sizeof *r);
+
+	if (!r || !(r->file = strdup(file)) || !(r->origin = strdup(origin)) ||
+	    TG_VEC_PUSH(&recs, r)) {
+		rec_free(r);
+		return tg_error_oom("plugin scan");
+	}
+	r->probe.ndevices = -1;
+	if (open_path)
+		load(r, open_path, exact);
+	else
+		set_state(r, TG_PLUGIN_REFUSED, "no such file or directory "
+		          "(listed in %s)", origin);
+	return 0;
+}
+
+/* ------------------------------------------------------------ scanning */
+
+static int is_module(const struct dirent *e)
+{
+	size_t n = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && n > 3 &&
+	       (!strcmp(e->d_name + n - 3, ".so") ||
+	        !strcmp(e->d_name + n - 3, ".la"));
+}
+
+/* Adds each module of `dir` once: "x.la" and "x.so" are one plugin,
+ * opened by stem so libltdl prefers the .la of a build tree. */
+static int scan_dir(const char *dir, const char *origin)
+{
+	struct dirent **ents;
+	int n = scandir(dir, &ents, is_module, alphasort), i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		char *file = tg_path_join(dir, ents[i]->d_name);
+		size_t len = strlen(ents[i]->d_name) - 3;
+		int dup = i > 0 && !strncmp(ents[i - 1]->d_name,
+		                           ents[i]->d_name, len + 1);
+
+		if (!file)
+			rc = tg_error_oom("plugin scan");
+		else if (!dup && !rc) {
+			char *stem = strndup(file, strlen(file) - 3);
+
+			rc = stem ? add_candidate(file, stem, 0, origin)
+			          : tg_error_oom("plugin scan");
+			free(stem);
+		}
+		free(file);
+	}
+	for (i = 0; i < n; i++)
+		free(ents[i]);
+	free(n >= 0 ? ents : NULL);
+	return rc;
+}
+
+static int scan_entry(const struct path_entry *e)
+{
+	if (tg_is_dir(e->path))
+		return scan_dir(e->path, e->origin);
+	if (tg_is_file(e->path))
+		return add_candidate(e->path, e->path, 1, e->origin);
+	if (strcmp(e->origin, "default") != 0)  /* named explicitly */
+		return add_candidate(e->path, NULL, 1, e->origin);
+	return 0;
+}
+
+int tg_registry_scan(void)
+{
+	size_t i;
+	int rc;
+
+	if (scanned)
+		return 0;
+	rc = build_path();
+	for (i = 0; !rc && i < paths.n; i++)
+		rc = scan_entry(&paths.v[i]);
+	scanned = rc == 0;
+	return rc;
+}
+
+size_t tg_registry_count(void)
+{
+	return recs.n;
+}
+
+tg_plugin_rec *tg_registry_at(size_t i)
+{
+	return i < recs.n ? recs.v[i] : NULL;
+}
+
+tg_plugin_rec *tg_registry_find(const char *name)
+{
+	return find_loaded(name);
+}
+
+int tg_registry_probe(tg_plugin_rec *r)
+{
+	int rc;
+
+	if (r->probed)
+		return r->probe.ndevices;
+	r->probe = (struct tg_probe){
+		.struct_size = TG_STRUCT_SIZE(struct tg_probe, reason),
+	};
+	rc = r->desc->probe(&r->host, &r->probe);
+	r->probe.reason[sizeof r->probe.reason - 1] = '\0';
+	if (rc < 0 || r->probe.ndevices < 0) {
+		snprintf(r->probe.reason, sizeof r->probe.reason,
+		         "probe failed: %s", tg_last_error());
+		r->probe.ndevices = 0;
+	}
+	if (r->probe.ndevices == 0 && !r->probe.reason[0])
+		snprintf(r->probe.reason, sizeof r->probe.reason,
+		         "the probe found no devices and gave no reason");
+	r->probed = 1;
+	return r->probe.ndevices;
+}
+
+void tg_registry_unload(void)
+{
+	size_t i;
+
+	for (i = recs.n; i-- > 0;)
+		rec_free(recs.v[i]);
+	for (i = 0; i < paths.n; i++)
+		free(paths.v[i].path);
+	TG_VEC_FREE(&recs);
+	TG_VEC_FREE(&paths);
+	scanned = 0;
+}

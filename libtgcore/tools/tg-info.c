@@ -1,0 +1,125 @@
+/*
+ * tg-info - what tgcore sees on this machine: the configuration files,
+ * the plugin search path with where each entry came from, every plugin
+ * file with its result, each probe, each device, and the default device
+ * with the rule that chose it.  Exits 1 when no device is usable.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <tg/plugin.h>
+
+static const char *const state_names[] = {
+	"loaded", "refused", "shadowed", "disabled",
+};
+
+static void print_config(void)
+{
+	const char *debug = tg_config_get("DEBUG");
+	const char *level = tg_config_get("CACHELEVEL");
+
+	printf("config: DEBUG=%s, CACHELEVEL=%s\n", debug ? debug : "0",
+	       level ? level : "2 (default)");
+}
+
+static void print_paths(void)
+{
+	size_t i, n = tg_plugin_path_count();
+	const char *origin;
+
+	printf("plugin search path:\n");
+	for (i = 0; i < n; i++) {
+		const char *p = tg_plugin_path_get(i, &origin);
+
+		printf("  %s  (%s)\n", p, origin);
+	}
+	if (!n)
+		printf("  (empty)\n");
+}
+
+static void print_mem(const char *label, unsigned long long bytes)
+{
+	if (bytes)
+		printf(", %s %.1f GiB", label, (double)bytes / (1 << 30));
+}
+
+static void print_devices(const tg_plugin_info *pi)
+{
+	char name[96];
+	tg_dev_info di;
+	tg_dev *dev;
+	int i;
+
+	for (i = 0; i < pi->ndevices; i++) {
+		snprintf(name, sizeof name, i ? "%s:%d" : "%s", pi->name, i);
+		if (!(dev = tg_dev_get(name)) || tg_dev_get_info(dev, &di)) {
+			printf("    %s: cannot open: %s\n", name, tg_last_error());
+			continue;
+		}
+		printf("    %s: %s [%s, %s kernels", di.name, di.description,
+		       di.type, di.dialect);
+		print_mem("memory", di.total_memory);
+		print_mem("free", di.free_memory);
+		if (di.has_local)
+			printf(", work-group %zu", di.local_max_total);
+		if (di.has_shared)
+			printf(", shared %zu B", di.shared_max);
+		printf("]\n");
+	}
+}
+
+static void print_plugin(size_t i)
+{
+	tg_plugin_info pi;
+
+	if (tg_plugin_get(i, &pi)) {
+		printf("  ?: %s\n", tg_last_error());
+		return;
+	}
+	printf("  %s\n", pi.file);
+	if (pi.state != 0 || !pi.name) {
+		printf("    %s: %s\n", state_names[pi.state], pi.message);
+		return;
+	}
+	printf("    %s %s (%s), ABI %d.%d: loaded, ", pi.name,
+	       pi.version ? pi.version : "?", pi.vendor ? pi.vendor : "?",
+	       pi.abi_major, pi.abi_minor);
+	if (pi.ndevices > 0)
+		printf("%d device%s\n", pi.ndevices, pi.ndevices > 1 ? "s" : "");
+	else
+		printf("present, no devices: %s\n", pi.probe_reason);
+	print_devices(&pi);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name, *why;
+	size_t i, n;
+
+	if (argc > 1) {
+		fprintf(stderr, "usage: %s\n(prints what tgcore finds; set "
+		        "DEBUG=2 for more)\n", argv[0]);
+		return strcmp(argv[1], "--help") ? 2 : 0;
+	}
+	printf("tgcore %s, plugin ABI %d.%d\n", PACKAGE_VERSION,
+	       TG_PLUGIN_ABI_MAJOR, TG_PLUGIN_ABI_MINOR);
+	if (tg_init()) {
+		printf("configuration error: %s\n", tg_last_error());
+		return 1;
+	}
+	print_config();
+	print_paths();
+	n = tg_plugin_count();
+	printf("plugins (%zu found):\n", n);
+	for (i = 0; i < n; i++)
+		print_plugin(i);
+	name = tg_dev_default_name(&why);
+	if (name)
+		printf("default device: %s (%s)\n", name, why);
+	else
+		printf("default device: none: %s\n", tg_last_error());
+	tg_shutdown();
+	return name ? 0 : 1;
+}

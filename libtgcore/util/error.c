@@ -1,0 +1,82 @@
+/*
+ * error.c - the per-thread last error (SQLite's sqlite3_errmsg model):
+ * a fixed buffer per thread, so reporting an error never allocates and
+ * can never fail, and the message is never NULL.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+static _Thread_local char err_msg[TG_ERROR_MAX];
+static _Thread_local int err_status;
+
+int tg_verror(int status, const char *fmt, va_list ap)
+{
+	vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+	err_status = status;
+	return status;
+}
+
+int tg_error(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tg_verror(status, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+int tg_error_prefix(const char *fmt, ...)
+{
+	char old[TG_ERROR_MAX];
+	size_t n;
+	va_list ap;
+
+	memcpy(old, err_msg, sizeof old);
+	va_start(ap, fmt);
+	vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+	va_end(ap);
+	n = strlen(err_msg);
+	snprintf(err_msg + n, sizeof err_msg - n, ": %s", old);
+	return err_status;
+}
+
+int tg_error_oom(const char *op)
+{
+	return tg_error(TG_ENOMEM, "%s: out of host memory", op);
+}
+
+const char *tg_last_error(void)
+{
+	return err_msg;
+}
+
+int tg_last_status(void)
+{
+	return err_status;
+}
+
+void tg_clear_error(void)
+{
+	err_msg[0] = '\0';
+	err_status = TG_OK;
+}
+
+const char *tg_status_name(int status)
+{
+	static const char *const names[] = {
+		"TG_OK", "TG_EINVAL", "TG_ENOMEM", "TG_ENODEV", "TG_ECOMPILE",
+		"TG_EPLUGIN", "TG_ECONFIG", "TG_EIO", "TG_EUNSUPPORTED",
+		"TG_ERUNTIME", "TG_EINTERNAL",
+	};
+	_Static_assert(TG_ARRAY_LEN(names) == 1 - TG_EINTERNAL,
+	               "one name per status");
+
+	if (status > 0 || status < TG_EINTERNAL)
+		return "TG_E?";
+	return names[-status];
+}

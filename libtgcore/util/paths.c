@@ -1,0 +1,137 @@
+/*
+ * paths.c - small helpers for files, directories, the environment and
+ * parsing setting values.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core.h"
+
+char *tg_strdup(const char *s, const char *op)
+{
+	char *d = strdup(s ? s : "");
+
+	if (!d)
+		tg_error_oom(op);
+	return d;
+}
+
+char *tg_path_join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *p = malloc(a + b + 2);
+
+	if (!p)
+		return NULL;
+	memcpy(p, dir, a);
+	p[a] = '/';
+	memcpy(p + a + 1, name, b + 1);
+	return p;
+}
+
+int tg_mkdir_p(const char *path)
+{
+	char *p = tg_strdup(path, "mkdir"), *s;
+	int rc = 0;
+
+	if (!p)
+		return TG_ENOMEM;
+	for (s = p + 1; ; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0700) && errno != EEXIST) {
+			rc = tg_error(TG_EIO, "mkdir %s: %s", p, strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+const char *tg_getenv(const char *name)
+{
+	return secure_getenv(name);
+}
+
+char *tg_user_dir(const char *xdg_var, const char *home_rel)
+{
+	const char *xdg = tg_getenv(xdg_var), *home;
+
+	if (xdg && xdg[0] == '/')
+		return strdup(xdg);
+	home = tg_getenv("HOME");
+	if (!home || !home[0])
+		home = "/tmp";
+	return tg_path_join(home, home_rel);
+}
+
+int tg_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int tg_is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int tg_parse_long(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s)
+		return TG_EINVAL;
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!*s)
+		return TG_EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (errno || *end)
+		return TG_EINVAL;
+	*out = v;
+	return 0;
+}
+
+int tg_streq_ci(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+	return *a == *b;
+}
+
+int tg_parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off", "" };
+	size_t i;
+
+	for (i = 0; s && i < TG_ARRAY_LEN(yes); i++)
+		if (tg_streq_ci(s, yes[i]))
+			return *out = 1, 0;
+	for (i = 0; s && i < TG_ARRAY_LEN(no); i++)
+		if (tg_streq_ci(s, no[i]))
+			return *out = 0, 0;
+	return TG_EINVAL;
+}

@@ -1,0 +1,135 @@
+/*
+ * test_abi.c - pins the layout of every struct in tg/plugin.h against
+ * tests/plugin-abi.txt, so that inserting, removing or retyping a field
+ * fails `make check` until somebody bumps TG_PLUGIN_ABI_* and the table
+ * on purpose (PLUGINS.md section 2).  Regenerate the table with
+ * `tests/test_abi --print > tests/plugin-abi.txt` after such a bump.
+ */
+#include "config.h"
+
+#include "testlib.h"
+
+#define F(T, f) { #T, #f, offsetof(struct T, f), \
+	sizeof(((struct T *)0)->f) }
+#define S(T) { #T, "(sizeof)", 0, sizeof(struct T) }
+
+static const struct field {
+	const char *type, *field;
+	size_t offset, size;
+} fields[] = {
+	F(tg_host, struct_size), F(tg_host, abi_major), F(tg_host, abi_minor),
+	F(tg_host, log), F(tg_host, set_error), F(tg_host, alloc),
+	F(tg_host, free), F(tg_host, config_get), F(tg_host, cache_dir),
+	F(tg_host, debug), F(tg_host, core_private), S(tg_host),
+
+	F(tg_allocator_iface, struct_size), F(tg_allocator_iface, alloc),
+	F(tg_allocator_iface, free), F(tg_allocator_iface, copy_in),
+	F(tg_allocator_iface, copy_out), F(tg_allocator_iface, view),
+	F(tg_allocator_iface, view_free), F(tg_allocator_iface, mem_info),
+	S(tg_allocator_iface),
+
+	F(tg_compiler_iface, struct_size), F(tg_compiler_iface, identity),
+	F(tg_compiler_iface, compile), S(tg_compiler_iface),
+
+	F(tg_renderer_caps, struct_size), F(tg_renderer_caps, dialect),
+	F(tg_renderer_caps, has_local), F(tg_renderer_caps, has_shared),
+	F(tg_renderer_caps, max_upcast), F(tg_renderer_caps, global_max),
+	F(tg_renderer_caps, local_max), F(tg_renderer_caps, local_max_total),
+	F(tg_renderer_caps, shared_max), F(tg_renderer_caps, dtype_mask),
+	F(tg_renderer_caps, needs_transcendental_fallback),
+	F(tg_renderer_caps, tensor_cores), S(tg_renderer_caps),
+
+	F(tg_launch, struct_size), F(tg_launch, bufs), F(tg_launch, nbufs),
+	F(tg_launch, vals), F(tg_launch, nvals), F(tg_launch, global),
+	F(tg_launch, local), F(tg_launch, wait), F(tg_launch, elapsed_s),
+	S(tg_launch),
+
+	F(tg_runtime_iface, struct_size), F(tg_runtime_iface, load),
+	F(tg_runtime_iface, launch), F(tg_runtime_iface, synchronize),
+	F(tg_runtime_iface, program_free), S(tg_runtime_iface),
+
+	F(tg_device_info, struct_size), F(tg_device_info, name),
+	F(tg_device_info, description), F(tg_device_info, type),
+	F(tg_device_info, total_memory), S(tg_device_info),
+
+	F(tg_device, struct_size), F(tg_device, ctx), F(tg_device, info),
+	F(tg_device, allocator), F(tg_device, compiler),
+	F(tg_device, renderer), F(tg_device, runtime), F(tg_device, close),
+	S(tg_device),
+
+	F(tg_probe, struct_size), F(tg_probe, ndevices), F(tg_probe, type),
+	F(tg_probe, reason), S(tg_probe),
+
+	F(tg_plugin, struct_size), F(tg_plugin, abi_major),
+	F(tg_plugin, abi_minor), F(tg_plugin, name), F(tg_plugin, aliases),
+	F(tg_plugin, version), F(tg_plugin, vendor),
+	F(tg_plugin, description), F(tg_plugin, priority),
+	F(tg_plugin, probe), F(tg_plugin, open),
+	F(tg_plugin, query_extension), F(tg_plugin, unload), S(tg_plugin),
+};
+
+static void format(char *buf, size_t n, const struct field *f)
+{
+	snprintf(buf, n, "%s.%s %zu %zu", f->type, f->field, f->offset,
+	         f->size);
+}
+
+START_TEST(layout_matches_the_committed_table)
+{
+	char path[512], line[256], want[256];
+	size_t i = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/plugin-abi.txt",
+	         getenv("TG_TEST_SRCDIR"));
+	ck_assert_msg((f = fopen(path, "r")) != NULL, "cannot open %s", path);
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+	snprintf(want, sizeof want, "abi %d.%d\n", TG_PLUGIN_ABI_MAJOR,
+	         TG_PLUGIN_ABI_MINOR);
+	ck_assert_str_eq(line, want);
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		ck_assert_msg(i < TG_ARRAY_LEN(fields), "extra line '%s'", line);
+		format(want, sizeof want, &fields[i++]);
+		ck_assert_str_eq(line, want);
+	}
+	fclose(f);
+	ck_assert_uint_eq(i, TG_ARRAY_LEN(fields));
+}
+END_TEST
+
+START_TEST(struct_size_macros_cover_whole_structs)
+{
+	/* every struct's struct_size as producers fill it covers up to and
+	 * including its last field, and TG_HAS agrees */
+	struct tg_plugin d = { .struct_size =
+	                       TG_STRUCT_SIZE(struct tg_plugin, open) };
+
+	ck_assert(TG_HAS(&d, struct tg_plugin, open));
+	ck_assert(!TG_HAS(&d, struct tg_plugin, query_extension));
+	ck_assert(!TG_HAS(&d, struct tg_plugin, unload));
+	ck_assert_uint_eq(TG_STRUCT_SIZE(struct tg_probe, reason),
+	                  sizeof(struct tg_probe));
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	Suite *s = suite_create("abi");
+	TCase *tc = tcase_create("layout");
+	char line[256];
+	size_t i;
+
+	if (argc > 1 && !strcmp(argv[1], "--print")) {
+		printf("abi %d.%d\n", TG_PLUGIN_ABI_MAJOR, TG_PLUGIN_ABI_MINOR);
+		for (i = 0; i < TG_ARRAY_LEN(fields); i++) {
+			format(line, sizeof line, &fields[i]);
+			puts(line);
+		}
+		return 0;
+	}
+	tcase_add_test(tc, layout_matches_the_committed_table);
+	tcase_add_test(tc, struct_size_macros_cover_whole_structs);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}

@@ -1,0 +1,163 @@
+/*
+ * test_cache.c - the on-disk cache: round trips, CACHELEVEL=0, CACHEDB,
+ * an unusable location, and several processes writing at once.
+ */
+#include "config.h"
+
+#include <sys/wait.h>
+
+#include "testlib.h"
+
+static void use_db(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/%d-%s", getenv("TG_TEST_TMP"),
+	         (int)getpid(), name);
+	unlink(path);
+	setenv("CACHEDB", path, 1);
+	ck_assert_int_eq(tg_init(), 0);
+}
+
+static int get_str(const char *key, char *out, size_t n)
+{
+	void *val;
+	size_t len;
+	int hit = tg_diskcache_get("test", key, &val, &len);
+
+	if (hit) {
+		snprintf(out, n, "%.*s", (int)len, (char *)val);
+		free(val);
+	}
+	return hit;
+}
+
+START_TEST(round_trip_and_miss)
+{
+	char buf[64];
+
+	use_db("a.db");
+	ck_assert_int_eq(get_str("k1", buf, sizeof buf), 0);
+	tg_diskcache_put("test", "k1", "value one", 9);
+	tg_diskcache_put("test", "k2", "", 0);
+	ck_assert_int_eq(get_str("k1", buf, sizeof buf), 1);
+	ck_assert_str_eq(buf, "value one");
+	ck_assert_int_eq(get_str("k2", buf, sizeof buf), 1);
+	ck_assert_str_eq(buf, "");
+	tg_diskcache_put("test", "k1", "replaced", 8);
+	ck_assert_int_eq(get_str("k1", buf, sizeof buf), 1);
+	ck_assert_str_eq(buf, "replaced");
+}
+END_TEST
+
+START_TEST(entries_survive_a_restart)
+{
+	char buf[64];
+
+	use_db("b.db");
+	tg_diskcache_put("test", "persist", "yes", 3);
+	tg_shutdown();
+	ck_assert_int_eq(tg_init(), 0);
+	ck_assert_int_eq(get_str("persist", buf, sizeof buf), 1);
+	ck_assert_str_eq(buf, "yes");
+}
+END_TEST
+
+START_TEST(cachelevel_zero_disables_it)
+{
+	char buf[64];
+
+	use_db("c.db");
+	tg_diskcache_put("test", "k", "v", 1);
+	setenv("CACHELEVEL", "0", 1);
+	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
+	tg_diskcache_put("test", "k2", "v", 1);
+	unsetenv("CACHELEVEL");
+	ck_assert_int_eq(get_str("k2", buf, sizeof buf), 0);
+	ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
+}
+END_TEST
+
+START_TEST(unusable_location_behaves_as_a_miss)
+{
+	char buf[64];
+
+	setenv("CACHEDB", "/nonexistent/dir/cache.db", 1);
+	tg_diskcache_put("test", "k", "v", 1);
+	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
+}
+END_TEST
+
+START_TEST(keys_may_hold_any_text)
+{
+	const char *key = "CPU\ncc -O2\nvoid f(void) { \"quoted\" '; }";
+	char buf[64];
+
+	use_db("d.db");
+	tg_diskcache_put("test", key, "blob", 4);
+	ck_assert_int_eq(get_str(key, buf, sizeof buf), 1);
+	ck_assert_int_eq(get_str("CPU", buf, sizeof buf), 0);
+}
+END_TEST
+
+/* One writer process: puts and reads back `n` keys of its own. */
+static int writer(int id, int n)
+{
+	char key[64], val[64], got[64];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(key, sizeof key, "w%d-%d", id, i);
+		snprintf(val, sizeof val, "value %d of %d", i, id);
+		tg_diskcache_put("test", key, val, strlen(val));
+		if (!get_str(key, got, sizeof got) || strcmp(got, val))
+			return 1;
+	}
+	return 0;
+}
+
+START_TEST(several_processes_at_once)
+{
+	enum { NPROC = 4, NKEYS = 150 };
+	char key[64], got[64], want[64];
+	pid_t pids[NPROC];
+	int i, j, status;
+
+	use_db("shared.db");
+	for (i = 0; i < NPROC; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0)
+			_exit(writer(i, NKEYS));
+	}
+	for (i = 0; i < NPROC; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		              "writer %d failed", i);
+	}
+	for (i = 0; i < NPROC; i++)
+		for (j = 0; j < NKEYS; j++) {
+			snprintf(key, sizeof key, "w%d-%d", i, j);
+			snprintf(want, sizeof want, "value %d of %d", j, i);
+			ck_assert_int_eq(get_str(key, got, sizeof got), 1);
+			ck_assert_str_eq(got, want);
+		}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cache");
+	TCase *tc = tcase_create("diskcache");
+
+	tcase_add_checked_fixture(tc, NULL, tg_shutdown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, round_trip_and_miss);
+	tcase_add_test(tc, entries_survive_a_restart);
+	tcase_add_test(tc, cachelevel_zero_disables_it);
+	tcase_add_test(tc, unusable_location_behaves_as_a_miss);
+	tcase_add_test(tc, keys_may_hold_any_text);
+	tcase_add_test(tc, several_processes_at_once);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}

@@ -1,0 +1,280 @@
+/*
+ * test_cpu.c - the CPU plugin end to end through the public API: C
+ * kernels compiled by the system compiler, run on the thread pool, and
+ * checked against plain C loops in double precision.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <math.h>
+
+#include "testlib.h"
+
+#define HEADER "#include <stddef.h>\n#include <stdint.h>\n"
+
+static const char saxpy_src[] = HEADER
+	"void saxpy(void *const *b, const int64_t *v, const size_t *g,\n"
+	"           size_t lo, size_t hi)\n"
+	"{\n"
+	"	float *y = b[0];\n"
+	"	const float *x = b[1];\n"
+	"	float a = (float)v[0] / 4.0f;\n"
+	"	for (size_t i = lo; i < hi; i++)\n"
+	"		y[i] = a * x[i] + y[i];\n"
+	"	(void)g;\n"
+	"}\n";
+
+/* Writes each work-item's (gidx0, gidx1, gidx2) and counts visits. */
+static const char ids_src[] = HEADER
+	"void ids(void *const *b, const int64_t *v, const size_t *g,\n"
+	"         size_t lo, size_t hi)\n"
+	"{\n"
+	"	int32_t *out = b[0];\n"
+	"	for (size_t i = lo; i < hi; i++) {\n"
+	"		size_t x = i % g[0], y = i / g[0] % g[1],\n"
+	"		       z = i / (g[0] * g[1]);\n"
+	"		out[4 * i] = (int32_t)x; out[4 * i + 1] = (int32_t)y;\n"
+	"		out[4 * i + 2] = (int32_t)z; out[4 * i + 3] += 1;\n"
+	"	}\n"
+	"	(void)v;\n"
+	"}\n";
+
+static tg_dev *cpu(void)
+{
+	tg_dev *dev = tg_dev_get("CPU");
+
+	ck_assert_msg(dev != NULL, "%s", tg_last_error());
+	return dev;
+}
+
+static void run_saxpy(size_t n)
+{
+	tg_dev *dev = cpu();
+	tg_program *p = tg_program_new(dev, "saxpy", saxpy_src);
+	tg_buffer *y = tg_buffer_new(dev, n, TG_FLOAT32);
+	tg_buffer *x = tg_buffer_new(dev, n, TG_FLOAT32);
+	float *hx = malloc(n * 4 + 4), *hy = malloc(n * 4 + 4);
+	float *out = malloc(n * 4 + 4);
+	tg_buffer *bufs[2] = { y, x };
+	int64_t a = 10;  /* a = 2.5 */
+	tg_launch_args args = { .bufs = bufs, .nbufs = 2, .vals = &a,
+	                        .nvals = 1, .global = { n, 1, 1 },
+	                        .local = { 1, 1, 1 } };
+	size_t i;
+
+	ck_assert_msg(p != NULL, "%s", tg_last_error());
+	for (i = 0; i < n; i++) {
+		hx[i] = (float)i * 0.25f - 3.0f;
+		hy[i] = (float)(i % 17);
+	}
+	ck_assert_int_eq(tg_buffer_copyin(x, hx, n * 4), 0);
+	ck_assert_int_eq(tg_buffer_copyin(y, hy, n * 4), 0);
+	ck_assert_int_eq(tg_program_launch(p, &args, NULL), 0);
+	ck_assert_int_eq(tg_buffer_copyout(y, out, n * 4), 0);
+	for (i = 0; i < n; i++) {
+		double want = 2.5 * (double)hx[i] + (double)hy[i];
+
+		ck_assert_msg(fabs(out[i] - want) <= 1e-6 * fabs(want) + 1e-6,
+		              "item %zu: %g vs %g", i, out[i], want);
+	}
+	free(hx), free(hy), free(out);
+	tg_buffer_unref(x), tg_buffer_unref(y);
+	tg_program_free(p);
+}
+
+START_TEST(saxpy_matches_a_c_loop)
+{
+	run_saxpy(1000003);
+}
+END_TEST
+
+START_TEST(one_item_and_odd_sizes)
+{
+	run_saxpy(1);
+	run_saxpy(3);
+	run_saxpy(4097);
+}
+END_TEST
+
+START_TEST(single_thread_configuration)
+{
+	setenv("TG_CPU_THREADS", "1", 1);
+	run_saxpy(1001);
+}
+END_TEST
+
+START_TEST(more_threads_than_cores)
+{
+	setenv("TG_CPU_THREADS", "7", 1);
+	run_saxpy(13);
+	run_saxpy(100003);
+}
+END_TEST
+
+START_TEST(three_dimensional_global_visits_each_item_once)
+{
+	enum { X = 7, Y = 5, Z = 3, N = X * Y * Z };
+	tg_dev *dev = cpu();
+	tg_program *p = tg_program_new(dev, "ids", ids_src);
+	tg_buffer *b = tg_buffer_new(dev, 4 * N, TG_INT32);
+	int32_t *out = calloc(4 * N, 4);
+	tg_launch_args args = { .bufs = &b, .nbufs = 1,
+	                        .global = { X, Y, Z },
+	                        .local = { 1, 1, 1 } };
+	double t = -1;
+	int x, y, z;
+
+	ck_assert_msg(p != NULL, "%s", tg_last_error());
+	ck_assert_int_eq(tg_buffer_copyin(b, out, 16 * N), 0);
+	ck_assert_int_eq(tg_program_launch(p, &args, &t), 0);
+	ck_assert(t >= 0.0);
+	ck_assert_int_eq(tg_buffer_copyout(b, out, 16 * N), 0);
+	for (z = 0; z < Z; z++)
+		for (y = 0; y < Y; y++)
+			for (x = 0; x < X; x++) {
+				int32_t *o = out + 4 * (x + X * (y + Y * z));
+
+				ck_assert_int_eq(o[0], x);
+				ck_assert_int_eq(o[1], y);
+				ck_assert_int_eq(o[2], z);
+				ck_assert_int_eq(o[3], 1);
+			}
+	free(out);
+	tg_buffer_unref(b);
+	tg_program_free(p);
+}
+END_TEST
+
+START_TEST(compile_error_returns_the_compilers_message)
+{
+	ck_assert_ptr_null(tg_program_new(cpu(), "bad",
+	                                  "void bad(void) { syntax error }"));
+	ck_assert_int_eq(tg_last_status(), TG_ECOMPILE);
+	ck_assert_error("program_new 'bad' on CPU: ");
+	ck_assert_error("error");
+	ck_assert_error("syntax");
+}
+END_TEST
+
+START_TEST(missing_compiler_is_an_error)
+{
+	setenv("TG_CPU_CC", "/nonexistent/cc", 1);
+	ck_assert_ptr_null(tg_program_new(cpu(), "f", "void f(void) {}"));
+	ck_assert_int_eq(tg_last_status(), TG_ECOMPILE);
+	ck_assert_error("/nonexistent/cc");
+}
+END_TEST
+
+START_TEST(missing_function_is_an_error)
+{
+	ck_assert_ptr_null(tg_program_new(cpu(), "nosuch",
+	                                  "void other(void) {}"));
+	ck_assert_error("program_new 'nosuch' on CPU: ");
+	ck_assert_error("nosuch");
+}
+END_TEST
+
+START_TEST(bad_thread_count_is_a_config_error)
+{
+	setenv("TG_CPU_THREADS", "many", 1);
+	ck_assert_ptr_null(tg_dev_get("CPU"));
+	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+	ck_assert_error("threads");
+	ck_assert_error("many");
+}
+END_TEST
+
+START_TEST(huge_allocation_fails_cleanly)
+{
+	tg_buffer *b = tg_buffer_new(cpu(), (size_t)1 << 60, TG_UINT8);
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(tg_buffer_allocate(b), TG_ENOMEM);
+	ck_assert_error("buffer_allocate: 1152921504606846976 bytes on CPU");
+	tg_buffer_unref(b);
+}
+END_TEST
+
+/* Compiles saxpy with stderr captured; returns what DEBUG=3 logged. */
+static char *compile_logged(void)
+{
+	const char *path = tl_write_file("stderr.txt", "");
+	int saved = dup(2), fd = open(path, O_WRONLY | O_TRUNC);
+	static char text[8192];
+	tg_program *p;
+	size_t n;
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, 2);
+	p = tg_program_new(cpu(), "saxpy", saxpy_src);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	ck_assert_msg(p != NULL, "%s", tg_last_error());
+	tg_program_free(p);
+	f = fopen(path, "r");
+	n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+START_TEST(second_compile_comes_from_the_disk_cache)
+{
+	char db[512];
+
+	snprintf(db, sizeof db, "%s/%d-cpu.db", getenv("TG_TEST_TMP"),
+	         (int)getpid());
+	unlink(db);
+	setenv("CACHEDB", db, 1);
+	setenv("DEBUG", "3", 1);
+	ck_assert_ptr_nonnull(strstr(compile_logged(), "cache compile: miss"));
+	tg_shutdown();  /* a new process would see the same */
+	ck_assert_ptr_nonnull(strstr(compile_logged(), "cache compile: hit"));
+	setenv("CACHELEVEL", "0", 1);
+	ck_assert_ptr_null(strstr(compile_logged(), "cache compile"));
+}
+END_TEST
+
+START_TEST(buffer_views_on_the_cpu)
+{
+	tg_dev *dev = cpu();
+	tg_buffer *base = tg_buffer_new(dev, 8, TG_FLOAT32);
+	tg_buffer *v;
+	float in[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, out[2];
+
+	ck_assert_int_eq(tg_buffer_copyin(base, in, sizeof in), 0);
+	v = tg_buffer_view(base, 12, 2, TG_FLOAT32);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(tg_buffer_copyout(v, out, sizeof out), 0);
+	ck_assert_float_eq(out[0], 3.0f);
+	ck_assert_float_eq(out[1], 4.0f);
+	tg_buffer_unref(v);
+	tg_buffer_unref(base);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cpu");
+	TCase *tc = tcase_create("cpu");
+
+	tcase_add_checked_fixture(tc, NULL, tg_shutdown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, saxpy_matches_a_c_loop);
+	tcase_add_test(tc, one_item_and_odd_sizes);
+	tcase_add_test(tc, single_thread_configuration);
+	tcase_add_test(tc, more_threads_than_cores);
+	tcase_add_test(tc, three_dimensional_global_visits_each_item_once);
+	tcase_add_test(tc, compile_error_returns_the_compilers_message);
+	tcase_add_test(tc, missing_compiler_is_an_error);
+	tcase_add_test(tc, missing_function_is_an_error);
+	tcase_add_test(tc, bad_thread_count_is_a_config_error);
+	tcase_add_test(tc, huge_allocation_fails_cleanly);
+	tcase_add_test(tc, second_compile_comes_from_the_disk_cache);
+	tcase_add_test(tc, buffer_views_on_the_cpu);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}

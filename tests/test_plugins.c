@@ -1,0 +1,302 @@
+/*
+ * test_plugins.c - plugin discovery and every load fault: each bad
+ * module is skipped with a reason that tg_plugin_get reports, and the
+ * good plugins beside it keep working.
+ */
+#include "config.h"
+
+#include "testlib.h"
+
+/* Loads exactly one file and returns its record. */
+static tg_plugin_info load_one(const char *path)
+{
+	tg_plugin_info pi;
+
+	tl_use_plugins(path);
+	ck_assert_uint_eq(tg_plugin_count(), 1);
+	ck_assert_int_eq(tg_plugin_get(0, &pi), 0);
+	return pi;
+}
+
+static tg_plugin_info load_test_plugin(const char *name)
+{
+	char buf[512];
+
+	return load_one(tl_plugin(name, buf, sizeof buf));
+}
+
+#define ck_assert_refused(pi, text)                                         \
+	do {                                                                \
+		ck_assert_int_eq((pi).state, TG_PLUGIN_REFUSED);            \
+		ck_assert_msg(strstr((pi).message, (text)) != NULL,         \
+		              "message \"%s\" lacks \"%s\"", (pi).message,  \
+		              (text));                                      \
+	} while (0)
+
+START_TEST(cpu_plugin_loads_from_the_build_tree)
+{
+	tg_plugin_info pi;
+
+	ck_assert_uint_eq(tg_plugin_count(), 1);
+	ck_assert_int_eq(tg_plugin_get(0, &pi), 0);
+	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
+	ck_assert_str_eq(pi.name, "CPU");
+	ck_assert_int_eq(pi.abi_major, TG_PLUGIN_ABI_MAJOR);
+	ck_assert_int_eq(pi.ndevices, 1);
+	ck_assert_ptr_nonnull(strstr(pi.file, "cpu"));
+}
+END_TEST
+
+START_TEST(missing_file_is_reported)
+{
+	tg_plugin_info pi = load_one("/nonexistent/dir/x.so");
+
+	ck_assert_refused(pi, "no such file or directory (listed in "
+	                  "TG_PLUGIN_PATH)");
+	ck_assert_str_eq(pi.file, "/nonexistent/dir/x.so");
+}
+END_TEST
+
+START_TEST(not_a_shared_object)
+{
+	char path[512];
+	tg_plugin_info pi;
+
+	snprintf(path, sizeof path, "%s/plugins/garbage.so",
+	         getenv("TG_TEST_SRCDIR"));
+	pi = load_one(path);
+	ck_assert_refused(pi, "cannot load: ");
+	ck_assert_refused(pi, "check its dependencies with ldd");
+	ck_assert_ptr_null(pi.name);
+}
+END_TEST
+
+START_TEST(missing_entry_symbol)
+{
+	tg_plugin_info pi = load_test_plugin("noentry");
+
+	ck_assert_refused(pi, "not a tgcore plugin (no tg_plugin_entry "
+	                  "symbol)");
+}
+END_TEST
+
+START_TEST(entry_returning_null_keeps_the_plugins_reason)
+{
+	tg_plugin_info pi = load_test_plugin("nullentry");
+
+	ck_assert_refused(pi, "the plugin refused to load: ");
+	ck_assert_refused(pi, "always returns NULL");
+}
+END_TEST
+
+START_TEST(newer_abi_major_is_refused_with_the_fix)
+{
+	tg_plugin_info pi = load_test_plugin("newmajor");
+
+	ck_assert_refused(pi, "built for plugin ABI 1.");
+	ck_assert_refused(pi, "accepts 0.1 to 0.x: rebuild the plugin");
+}
+END_TEST
+
+START_TEST(short_descriptor_is_refused)
+{
+	tg_plugin_info pi = load_test_plugin("shortsize");
+
+	ck_assert_refused(pi, "descriptor too small");
+}
+END_TEST
+
+START_TEST(null_required_entry_is_refused_at_load)
+{
+	tg_plugin_info pi = load_test_plugin("nullprobe");
+
+	ck_assert_refused(pi, "required entry 'probe' is NULL");
+}
+END_TEST
+
+START_TEST(null_launch_is_refused_at_open)
+{
+	tg_plugin_info pi = load_test_plugin("nulllaunch");
+
+	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
+	ck_assert_ptr_null(tg_dev_get("NULLLAUNCH"));
+	ck_assert_int_eq(tg_last_status(), TG_EPLUGIN);
+	ck_assert_error("could not open device 0: the device has no valid "
+	                "runtime.launch entry");
+}
+END_TEST
+
+START_TEST(probe_with_no_devices)
+{
+	tg_plugin_info pi = load_test_plugin("probe0");
+
+	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
+	ck_assert_int_eq(pi.ndevices, 0);
+	ck_assert_str_eq(pi.probe_reason, "nodev-driver.so.1 not found");
+	ck_assert_ptr_null(tg_dev_get("nodev"));
+	ck_assert_int_eq(tg_last_status(), TG_ENODEV);
+	ck_assert_error("device 'nodev': plugin NODEV (");
+	ck_assert_error("is unusable: nodev-driver.so.1 not found");
+}
+END_TEST
+
+START_TEST(open_failure_passes_the_plugins_message)
+{
+	load_test_plugin("openfail");
+	ck_assert_ptr_null(tg_dev_get("OPENFAIL"));
+	ck_assert_int_eq(tg_last_status(), TG_ERUNTIME);
+	ck_assert_error("could not open device 0: openfail: device 0: "
+	                "driver refused to open");
+}
+END_TEST
+
+START_TEST(a_directory_of_bad_plugins_leaves_good_ones_usable)
+{
+	char path[1024];
+	size_t i, loaded = 0, refused = 0;
+	tg_plugin_info pi;
+
+	snprintf(path, sizeof path, "%s:%s", getenv("TG_PLUGIN_PATH"),
+	         tl_plugdir());
+	tl_use_plugins(path);
+	ck_assert_uint_eq(tg_plugin_count(), 11);
+	for (i = 0; i < tg_plugin_count(); i++) {
+		ck_assert_int_eq(tg_plugin_get(i, &pi), 0);
+		loaded += pi.state == TG_PLUGIN_LOADED;
+		refused += pi.state == TG_PLUGIN_REFUSED;
+	}
+	ck_assert_uint_eq(loaded, 6); /* cpu mock nodev cuda openfail nulll. */
+	ck_assert_uint_eq(refused, 5);
+	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
+	ck_assert_ptr_nonnull(tg_dev_get("MOCK:1"));
+}
+END_TEST
+
+START_TEST(directory_entries_are_sorted_by_name)
+{
+	tg_plugin_info a, b;
+	size_t i;
+
+	tl_use_plugins(tl_plugdir());
+	for (i = 1; i < tg_plugin_count(); i++) {
+		ck_assert_int_eq(tg_plugin_get(i - 1, &a), 0);
+		ck_assert_int_eq(tg_plugin_get(i, &b), 0);
+		ck_assert_int_lt(strcmp(a.file, b.file), 0);
+	}
+}
+END_TEST
+
+START_TEST(the_first_plugin_of_a_name_wins)
+{
+	char path[1024], mock[512];
+	tg_plugin_info pi;
+
+	snprintf(path, sizeof path, "%s:%s",
+	         tl_plugin("mock", mock, sizeof mock), tl_plugdir());
+	tl_use_plugins(path);
+	ck_assert_int_eq(tg_plugin_get(0, &pi), 0);
+	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
+	ck_assert_int_eq(tg_plugin_get(2, &pi), 0);  /* after fakecuda.la */
+	ck_assert_ptr_nonnull(strstr(pi.file, "/mock.la"));
+	ck_assert_int_eq(pi.state, TG_PLUGIN_SHADOWED);
+	ck_assert_ptr_nonnull(strstr(pi.message, "MOCK shadowed by "));
+	ck_assert_ptr_nonnull(strstr(pi.message, mock));
+}
+END_TEST
+
+START_TEST(plugins_can_be_disabled_by_glob)
+{
+	char buf[512];
+	tg_plugin_info pi;
+
+	setenv("TG_PLUGINS_DISABLE", "nothing,mo*", 1);
+	pi = load_one(tl_plugin("mock", buf, sizeof buf));
+	ck_assert_int_eq(pi.state, TG_PLUGIN_DISABLED);
+	ck_assert_ptr_null(tg_dev_get("MOCK"));
+	ck_assert_error("no plugin provides device MOCK");
+}
+END_TEST
+
+START_TEST(config_plugin_path_and_default_path)
+{
+	char ini[1024];
+	const char *origin;
+
+	snprintf(ini, sizeof ini, "[core]\nplugin_path = %s\n"
+	         "default_plugin_path = no\n", tl_plugdir());
+	tl_use_plugins("");
+	setenv("TG_CONFIG", tl_write_file("p.ini", ini), 1);
+	unsetenv("TG_PLUGIN_DEFAULT_PATH");
+	ck_assert_uint_eq(tg_plugin_path_count(), 1);
+	ck_assert_str_eq(tg_plugin_path_get(0, &origin), tl_plugdir());
+	ck_assert_str_eq(origin, "config");
+	ck_assert_ptr_nonnull(tg_dev_get("MOCK"));
+	ck_assert_ptr_null(tg_plugin_path_get(1, &origin));
+}
+END_TEST
+
+START_TEST(default_path_is_last)
+{
+	const char *origin;
+	size_t n;
+
+	tl_use_plugins("/a:/b");
+	unsetenv("TG_PLUGIN_DEFAULT_PATH");
+	n = tg_plugin_path_count();
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(tg_plugin_path_get(0, &origin), "/a");
+	ck_assert_str_eq(origin, "TG_PLUGIN_PATH");
+	ck_assert_str_eq(tg_plugin_path_get(2, &origin), TG_PLUGINDIR);
+	ck_assert_str_eq(origin, "default");
+}
+END_TEST
+
+START_TEST(plugin_get_rejects_bad_index)
+{
+	tg_plugin_info pi;
+
+	ck_assert_int_eq(tg_plugin_get(99, &pi), TG_EINVAL);
+	ck_assert_error("plugin_get: index 99 out of range (1 plugins)");
+}
+END_TEST
+
+START_TEST(shutdown_and_reload)
+{
+	tg_dev *a = tg_dev_get("CPU");
+
+	ck_assert_ptr_nonnull(a);
+	tg_shutdown();
+	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
+	tg_shutdown();
+	tg_shutdown();  /* idempotent */
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("plugins");
+	TCase *tc = tcase_create("load");
+
+	tcase_add_checked_fixture(tc, NULL, tg_shutdown);
+	tcase_add_test(tc, cpu_plugin_loads_from_the_build_tree);
+	tcase_add_test(tc, missing_file_is_reported);
+	tcase_add_test(tc, not_a_shared_object);
+	tcase_add_test(tc, missing_entry_symbol);
+	tcase_add_test(tc, entry_returning_null_keeps_the_plugins_reason);
+	tcase_add_test(tc, newer_abi_major_is_refused_with_the_fix);
+	tcase_add_test(tc, short_descriptor_is_refused);
+	tcase_add_test(tc, null_required_entry_is_refused_at_load);
+	tcase_add_test(tc, null_launch_is_refused_at_open);
+	tcase_add_test(tc, probe_with_no_devices);
+	tcase_add_test(tc, open_failure_passes_the_plugins_message);
+	tcase_add_test(tc, a_directory_of_bad_plugins_leaves_good_ones_usable);
+	tcase_add_test(tc, directory_entries_are_sorted_by_name);
+	tcase_add_test(tc, the_first_plugin_of_a_name_wins);
+	tcase_add_test(tc, plugins_can_be_disabled_by_glob);
+	tcase_add_test(tc, config_plugin_path_and_default_path);
+	tcase_add_test(tc, default_path_is_last);
+	tcase_add_test(tc, plugin_get_rejects_bad_index);
+	tcase_add_test(tc, shutdown_and_reload);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}

@@ -1,0 +1,156 @@
+/*
+ * test_util.c - the core's small containers and parsers: strbuf, vec,
+ * errors, number and boolean parsing, dtype tables.
+ */
+#include "config.h"
+
+#include "testlib.h"
+
+START_TEST(strbuf_appends_and_formats)
+{
+	tg_strbuf sb;
+	char *s;
+	int i;
+
+	tg_strbuf_init(&sb);
+	ck_assert_str_eq(sb.s, "");
+	for (i = 0; i < 100; i++)
+		tg_strbuf_addf(&sb, "%d,", i);
+	tg_strbuf_add(&sb, "end");
+	tg_strbuf_addn(&sb, "xyz", 1);
+	s = tg_strbuf_finish(&sb);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(strncmp(s, "0,1,2,", 6), 0);
+	ck_assert_int_eq(strcmp(s + strlen(s) - 7, "99,endx"), 0);
+	ck_assert_str_eq(sb.s, "");
+	free(s);
+}
+END_TEST
+
+START_TEST(strbuf_empty_finish_is_a_string)
+{
+	tg_strbuf sb;
+	char *s;
+
+	tg_strbuf_init(&sb);
+	s = tg_strbuf_finish(&sb);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, "");
+	free(s);
+}
+END_TEST
+
+START_TEST(strbuf_failure_sticks)
+{
+	tg_strbuf sb;
+
+	tg_strbuf_init(&sb);
+	tg_strbuf_add(&sb, "abc");
+	tg_strbuf_addn(&sb, "x", SIZE_MAX / 2);  /* cannot fit */
+	ck_assert_int_eq(sb.failed, 1);
+	tg_strbuf_add(&sb, "more");
+	ck_assert_ptr_null(tg_strbuf_finish(&sb));
+}
+END_TEST
+
+START_TEST(vec_grows_and_refuses_overflow)
+{
+	TG_VEC(int) v = { 0 };
+	size_t cap;
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		ck_assert_int_eq(TG_VEC_PUSH(&v, i), 0);
+	ck_assert_uint_eq(v.n, 1000);
+	ck_assert_uint_eq(v.cap, 1024);
+	for (i = 0; i < 1000; i++)
+		ck_assert_int_eq(v.v[i], i);
+	cap = v.cap;
+	ck_assert_int_eq(TG_VEC_RESERVE(&v, SIZE_MAX / 2), TG_ENOMEM);
+	ck_assert_uint_eq(v.cap, cap);  /* unchanged on failure */
+	TG_VEC_FREE(&v);
+	ck_assert_ptr_null(v.v);
+}
+END_TEST
+
+START_TEST(errors_are_per_thread_and_prefixable)
+{
+	ck_assert_str_eq(tg_last_error(), "");
+	ck_assert_int_eq(tg_last_status(), TG_OK);
+	ck_assert_int_eq(tg_error(TG_EINVAL, "reshape: %d vs %d", 12, 5),
+	                 TG_EINVAL);
+	ck_assert_str_eq(tg_last_error(), "reshape: 12 vs 5");
+	ck_assert_int_eq(tg_error_prefix("op %s", "x"), TG_EINVAL);
+	ck_assert_str_eq(tg_last_error(), "op x: reshape: 12 vs 5");
+	tg_clear_error();
+	ck_assert_str_eq(tg_last_error(), "");
+	ck_assert_str_eq(tg_status_name(TG_ENOMEM), "TG_ENOMEM");
+	ck_assert_str_eq(tg_status_name(TG_EINTERNAL), "TG_EINTERNAL");
+	ck_assert_str_eq(tg_status_name(-99), "TG_E?");
+}
+END_TEST
+
+START_TEST(long_messages_are_truncated_not_overflowed)
+{
+	char big[3 * TG_ERROR_MAX];
+
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	tg_error(TG_EINVAL, "%s", big);
+	ck_assert_uint_eq(strlen(tg_last_error()), TG_ERROR_MAX - 1);
+	tg_error_prefix("%s", big);
+	ck_assert_uint_eq(strlen(tg_last_error()), TG_ERROR_MAX - 1);
+}
+END_TEST
+
+START_TEST(parse_numbers_and_booleans)
+{
+	long n;
+	int b;
+
+	ck_assert_int_eq(tg_parse_long(" 42 ", &n), 0);
+	ck_assert_int_eq(n, 42);
+	ck_assert_int_eq(tg_parse_long("-7", &n), 0);
+	ck_assert_int_eq(n, -7);
+	ck_assert_int_eq(tg_parse_long("4x", &n), TG_EINVAL);
+	ck_assert_int_eq(tg_parse_long("", &n), TG_EINVAL);
+	ck_assert_int_eq(tg_parse_long("99999999999999999999", &n),
+	                 TG_EINVAL);
+	ck_assert_int_eq(tg_parse_bool("Yes", &b), 0);
+	ck_assert_int_eq(b, 1);
+	ck_assert_int_eq(tg_parse_bool("off", &b), 0);
+	ck_assert_int_eq(b, 0);
+	ck_assert_int_eq(tg_parse_bool("maybe", &b), TG_EINVAL);
+}
+END_TEST
+
+START_TEST(dtype_sizes_and_names)
+{
+	static const size_t size[TG_NDTYPES] = { 1, 1, 1, 2, 2, 4, 4, 8, 8,
+	                                         2, 2, 4, 8 };
+	int i;
+
+	for (i = 0; i < TG_NDTYPES; i++)
+		ck_assert_uint_eq(tg_dtype_size((tg_dtype)i), size[i]);
+	ck_assert_str_eq(tg_dtype_name(TG_BFLOAT16), "bfloat16");
+	ck_assert_uint_eq(tg_dtype_size(TG_NDTYPES), 0);
+	ck_assert_str_eq(tg_dtype_name((tg_dtype)-1), "invalid");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, strbuf_appends_and_formats);
+	tcase_add_test(tc, strbuf_empty_finish_is_a_string);
+	tcase_add_test(tc, strbuf_failure_sticks);
+	tcase_add_test(tc, vec_grows_and_refuses_overflow);
+	tcase_add_test(tc, errors_are_per_thread_and_prefixable);
+	tcase_add_test(tc, long_messages_are_truncated_not_overflowed);
+	tcase_add_test(tc, parse_numbers_and_booleans);
+	tcase_add_test(tc, dtype_sizes_and_names);
+	suite_add_tcase(s, tc);
+	return tl_run(s);
+}

@@ -1,0 +1,79 @@
+/*
+ * testlib.h - helpers shared by the Check suites.
+ *
+ * Suites run each test in a forked child (Check's default), so library
+ * state never leaks between tests.  The environment comes from
+ * AM_TESTS_ENVIRONMENT (tests/Makefile.inc): TG_TEST_PLUGINS is the
+ * directory of the test-double plugins, TG_TEST_TMP a scratch directory.
+ */
+#ifndef TG_TESTLIB_H
+#define TG_TESTLIB_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../libtgcore/core.h"
+
+/* Asserts that the last error contains `needle`. */
+#define ck_assert_error(needle)                                             \
+	ck_assert_msg(strstr(tg_last_error(), (needle)) != NULL,            \
+	              "error message \"%s\" lacks \"%s\"", tg_last_error(), \
+	              (needle))
+
+/* Directory of the test-double plugins. */
+static inline const char *tl_plugdir(void)
+{
+	const char *d = getenv("TG_TEST_PLUGINS");
+
+	return d ? d : "tests/plugins";
+}
+
+/* Path of a test plugin module ("mock" -> ".../tests/plugins/mock.la"),
+ * in a static buffer (one per call site is enough for tests). */
+static inline const char *tl_plugin(const char *name, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/%s.la", tl_plugdir(), name);
+	return buf;
+}
+
+/* Makes the next tg_* call search only `path` (a TG_PLUGIN_PATH). */
+static inline void tl_use_plugins(const char *path)
+{
+	tg_shutdown();
+	setenv("TG_PLUGIN_PATH", path, 1);
+	setenv("TG_PLUGIN_DEFAULT_PATH", "0", 1);
+}
+
+/* Writes `text` into a new file under TG_TEST_TMP; returns its path in
+ * a static buffer. */
+static inline const char *tl_write_file(const char *name, const char *text)
+{
+	static char path[512];
+	const char *tmp = getenv("TG_TEST_TMP");
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%d-%s", tmp ? tmp : "/tmp",
+	         (int)getpid(), name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* Runs a suite and returns the process exit status. */
+static inline int tl_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif

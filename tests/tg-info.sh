@@ -1,0 +1,33 @@
+#!/bin/sh
+# tg-info: lists the search path, each plugin with its result, and the
+# default device; exits non-zero when no device is usable.
+set -u
+fail() { echo "FAIL: $*"; echo "--- output:"; cat "$out"; exit 1; }
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+info="$TG_TOOLS/tg-info"
+
+"$info" >"$out" 2>&1 || fail "exit status $? with the CPU plugin"
+grep -q '(TG_PLUGIN_PATH)' "$out" || fail "search path origin missing"
+grep -q 'CPU .*ABI 0\.[0-9]*: loaded, 1 device' "$out" || fail "CPU line"
+grep -q '^default device: CPU (auto' "$out" || fail "default device"
+
+TG_PLUGIN_PATH=/nonexistent/dir "$info" >"$out" 2>&1 && fail "exit 0 with no device"
+grep -q 'default device: none: no usable device' "$out" || fail "no-device message"
+
+TG_PLUGIN_PATH="$TG_PLUGIN_PATH:$TG_TEST_PLUGINS" CPU=1 "$info" >"$out" 2>&1 \
+	|| fail "exit status with test plugins"
+grep -q 'refused: not a tgcore plugin' "$out" || fail "noentry not shown"
+grep -q 'refused: built for plugin ABI 1\.' "$out" || fail "newmajor not shown"
+grep -q 'present, no devices: nodev-driver.so.1 not found' "$out" || fail "probe0"
+grep -q 'MOCK:1: ' "$out" || fail "MOCK:1 device line"
+grep -q 'OPENFAIL: cannot open: .*driver refused to open' "$out" || fail "openfail"
+grep -q '^default device: CPU (CPU=1 is set)' "$out" || fail "CPU=1 reason"
+
+TG_CONFIG=/nonexistent.ini "$info" >"$out" 2>&1 && fail "exit 0 with a bad config"
+grep -q 'configuration error: config: TG_CONFIG=/nonexistent.ini: no such file' "$out" \
+	|| fail "config error"
+
+"$info" --help >"$out" 2>&1 || fail "--help exit status"
+"$info" --bogus >"$out" 2>&1 && fail "bad option accepted"
+echo "PASS: tg-info"

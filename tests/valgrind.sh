@@ -1,0 +1,13 @@
+#!/bin/sh
+# LOG_COMPILER for `make check-valgrind`: runs a test under memcheck with
+# plugins kept mapped (so leak reports keep their symbols).  Shell tests
+# run as they are.
+TG_PLUGIN_NO_UNLOAD=1
+export TG_PLUGIN_NO_UNLOAD
+case "$1" in
+*.sh) exec "$@" ;;
+esac
+# Check forks a child per test; memcheck follows forks by default.
+exec valgrind --quiet --error-exitcode=99 --leak-check=full \
+	--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+	--suppressions="$(dirname "$0")/check.supp" "$@"
