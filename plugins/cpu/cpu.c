@@ -1,0 +1,388 @@
+#include "config.h"
+/*
+ * cpu.c - the CPU device: host memory, caps for the C renderer, and the
+ * runtime that loads kernels (compile.c) and runs them on the thread pool
+ * (pool.c).  The TG_PLUGIN_DEFINE block at the bottom is the table of
+ * contents.
+ *
+ * Config keys, section [cpu] (TG_CPU_* in the environment):
+ *   cc      compiler command, split on blanks      default "cc"
+ *   cflags  flags, split on blanks                 default "-O2
+ *           -march=native -shared -fPIC"
+ *   threads threads per launch, 0 = one per core   default 0
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpu.h"
+
+#define CPU_ALIGN 64 /* a cache line, and the widest AVX-512 load */
+
+struct cpu_ctx {
+	struct tg_device dev;       /* handed to the core; dev.ctx = this */
+	struct tg_device_info info; /* dev.info points here */
+	const struct tg_host *host; /* borrowed, outlives the device */
+	struct cpu_cc *cc;          /* owned */
+	struct cpu_pool *pool;      /* owned */
+	size_t nthreads;
+	uint64_t alloc_max;         /* RAM + swap: larger requests fail */
+	char description[256];
+};
+
+/* Defined at the bottom, with the descriptor. */
+static const struct tg_allocator_iface cpu_allocator;
+static const struct tg_compiler_iface cpu_compiler;
+static const struct tg_renderer_caps cpu_renderer;
+static const struct tg_runtime_iface cpu_runtime;
+
+/* ------------------------------------------------------------------ */
+/* Allocator: 64-byte aligned host memory                              */
+/* ------------------------------------------------------------------ */
+
+static uint64_t sysconf_bytes(int pages_name)
+{
+	long pages = sysconf(pages_name), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+/* RAM + swap, the most one allocation could ever be backed by. */
+static uint64_t backing_bytes(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si) != 0)
+		return UINT64_MAX;
+	return ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
+}
+
+/* Requests beyond RAM + swap fail before malloc sees them: overcommit
+ * could otherwise hand out memory that can never exist, and ASan aborts
+ * on such sizes instead of returning NULL. */
+static int cpu_alloc(struct tg_device *dev, size_t size, void **out)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+	const struct tg_host *host = ctx->host;
+
+	if (size <= ctx->alloc_max &&
+	    posix_memalign(out, CPU_ALIGN, size > 0 ? size : 1) == 0)
+		return 0;
+	return host->set_error(host, TG_ENOMEM, "cpu alloc: out of host "
+		"memory for %zu bytes (RAM + swap is %llu bytes)", size,
+		(unsigned long long)ctx->alloc_max);
+}
+
+static void cpu_free(struct tg_device *dev, void *mem, size_t size)
+{
+	(void)dev;
+	(void)size;
+	free(mem);
+}
+
+static int cpu_copy_in(struct tg_device *dev, void *dst, size_t offset,
+                       const void *src, size_t n)
+{
+	(void)dev;
+	memcpy((char *)dst + offset, src, n);
+	return 0;
+}
+
+static int cpu_copy_out(struct tg_device *dev, void *dst, const void *src,
+                        size_t offset, size_t n)
+{
+	(void)dev;
+	memcpy(dst, (const char *)src + offset, n);
+	return 0;
+}
+
+/* A view is just a pointer into the allocation: nothing to free. */
+static int cpu_view(struct tg_device *dev, void *mem, size_t offset,
+                    size_t size, void **out)
+{
+	(void)dev;
+	(void)size;
+	*out = (char *)mem + offset;
+	return 0;
+}
+
+static void cpu_view_free(struct tg_device *dev, void *view)
+{
+	(void)dev;
+	(void)view;
+}
+
+static int cpu_mem_info(struct tg_device *dev, uint64_t *free_bytes,
+                        uint64_t *total_bytes)
+{
+	(void)dev;
+	*free_bytes = sysconf_bytes(_SC_AVPHYS_PAGES);
+	*total_bytes = sysconf_bytes(_SC_PHYS_PAGES);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Compiler: see compile.c                                             */
+/* ------------------------------------------------------------------ */
+
+static const char *cpu_identity(struct tg_device *dev)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+
+	return cpu_cc_identity(ctx->cc);
+}
+
+static int cpu_compile(struct tg_device *dev, const char *src, void **blob,
+                       size_t *blob_len, char **log)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+
+	return cpu_cc_compile(ctx->cc, src, blob, blob_len, log);
+}
+
+/* ------------------------------------------------------------------ */
+/* Runtime                                                             */
+/* ------------------------------------------------------------------ */
+
+static int cpu_load(struct tg_device *dev, const char *name,
+                    const void *blob, size_t blob_len, void **prog)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+	struct cpu_program *p;
+	int ret = cpu_program_load(ctx->cc, name, blob, blob_len, &p);
+
+	if (ret == 0)
+		*prog = p;
+	return ret;
+}
+
+/* global[0] * global[1] * global[2]; -1 when it overflows size_t. */
+static int total_items(const size_t global[3], size_t *total)
+{
+	size_t t = global[0];
+
+	for (int i = 1; i < 3; i++) {
+		if (global[i] != 0 && t > SIZE_MAX / global[i])
+			return -1;
+		t *= global[i];
+	}
+	*total = t;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Synchronous: returns when every chunk has run. */
+static int cpu_launch(struct tg_device *dev, void *prog,
+                      struct tg_launch *args)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+	const struct tg_host *host = ctx->host;
+	const struct cpu_program *p = prog;
+	struct cpu_job job;
+	double start;
+
+	if (!TG_HAS(args, struct tg_launch, elapsed_s))
+		return host->set_error(host, TG_EINVAL, "cpu launch: struct "
+			"tg_launch of %zu bytes, need %zu", args->struct_size,
+			TG_STRUCT_SIZE(struct tg_launch, elapsed_s));
+	job = (struct cpu_job){ .fn = p->fn, .bufs = args->bufs,
+	                        .vals = args->vals, .global = args->global };
+	if (total_items(args->global, &job.total) != 0)
+		return host->set_error(host, TG_EINVAL, "cpu launch: global "
+			"size %zu x %zu x %zu overflows size_t",
+			args->global[0], args->global[1], args->global[2]);
+	start = args->wait ? now_s() : 0.0;
+	cpu_pool_run(ctx->pool, &job);
+	if (args->wait)
+		args->elapsed_s = now_s() - start;
+	return 0;
+}
+
+/* Launches are synchronous, so there is never anything to wait for. */
+static int cpu_synchronize(struct tg_device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static void cpu_program_release(struct tg_device *dev, void *prog)
+{
+	(void)dev;
+	cpu_program_free(prog);
+}
+
+/* ------------------------------------------------------------------ */
+/* Probe, open, close                                                  */
+/* ------------------------------------------------------------------ */
+
+/* There is always exactly one CPU device, and finding it costs nothing. */
+static int cpu_probe(const struct tg_host *host, struct tg_probe *out)
+{
+	(void)host;
+	out->ndevices = 1;
+	if (TG_HAS(out, struct tg_probe, type))
+		out->type = TG_DEVICE_CPU;
+	if (TG_HAS(out, struct tg_probe, reason))
+		out->reason[0] = '\0';
+	return 0;
+}
+
+/* "x86_64, 2 threads, cc (Debian 12.2.0-14) 12.2.0" */
+static void describe(struct cpu_ctx *ctx)
+{
+	struct utsname u;
+
+	if (uname(&u) != 0)
+		snprintf(u.machine, sizeof(u.machine), "unknown");
+	snprintf(ctx->description, sizeof(ctx->description),
+	         "%s, %zu thread%s, %s", u.machine, ctx->nthreads,
+	         ctx->nthreads == 1 ? "" : "s", cpu_cc_version(ctx->cc));
+	ctx->info = (struct tg_device_info){
+		.struct_size = TG_STRUCT_SIZE(struct tg_device_info,
+		                              total_memory),
+		.name = "CPU",
+		.description = ctx->description,
+		.type = TG_DEVICE_CPU,
+		.total_memory = sysconf_bytes(_SC_PHYS_PAGES),
+	};
+}
+
+static void cpu_close(struct tg_device *dev);
+
+static void fill_device(struct cpu_ctx *ctx)
+{
+	ctx->dev = (struct tg_device){
+		.struct_size = TG_STRUCT_SIZE(struct tg_device, close),
+		.ctx = ctx,
+		.info = &ctx->info,
+		.allocator = &cpu_allocator,
+		.compiler = &cpu_compiler,
+		.renderer = &cpu_renderer,
+		.runtime = &cpu_runtime,
+		.close = cpu_close,
+	};
+}
+
+static int cpu_open(const struct tg_host *host, int index,
+                    struct tg_device **out)
+{
+	struct cpu_ctx *ctx;
+	int ret;
+
+	if (index != 0)
+		return host->set_error(host, TG_ENODEV, "cpu open: no device "
+		                       "%d (there is only CPU:0)", index);
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL)
+		return host->set_error(host, TG_ENOMEM,
+		                       "cpu open: out of host memory");
+	ctx->host = host;
+	ret = cpu_pool_threads(host, &ctx->nthreads);
+	if (ret != 0)
+		goto out_free_ctx;
+	ret = cpu_cc_new(host, &ctx->cc);
+	if (ret != 0)
+		goto out_free_ctx;
+	ret = cpu_pool_new(host, ctx->nthreads, &ctx->pool);
+	if (ret != 0)
+		goto out_free_cc;
+	ctx->alloc_max = backing_bytes();
+	describe(ctx);
+	fill_device(ctx);
+	host->log(host, TG_LOG_DEBUG, "cpu: opened %s; compiler identity: "
+	          "%s", ctx->description, cpu_cc_identity(ctx->cc));
+	*out = &ctx->dev;
+	return 0;
+out_free_cc:
+	cpu_cc_free(ctx->cc);
+out_free_ctx:
+	free(ctx);
+	return ret;
+}
+
+/* Joins the workers; the core has freed every program and buffer. */
+static void cpu_close(struct tg_device *dev)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+
+	cpu_pool_free(ctx->pool);
+	cpu_cc_free(ctx->cc);
+	free(ctx); /* dev lives inside ctx */
+}
+
+/* ------------------------------------------------------------------ */
+/* Tables and the descriptor: the plugin's table of contents          */
+/* ------------------------------------------------------------------ */
+
+static const struct tg_allocator_iface cpu_allocator = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, mem_info),
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.copy_in = cpu_copy_in,
+	.copy_out = cpu_copy_out,
+	.view = cpu_view,
+	.view_free = cpu_view_free,
+	.mem_info = cpu_mem_info,
+};
+
+static const struct tg_compiler_iface cpu_compiler = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_compiler_iface, compile),
+	.identity = cpu_identity,
+	.compile = cpu_compile,
+};
+
+static const struct tg_renderer_caps cpu_renderer = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, tensor_cores),
+	.dialect = TG_DIALECT_C,
+	.has_local = 0,
+	.has_shared = 0,
+	.max_upcast = 8, /* float8 in one AVX register */
+	.global_max = { SIZE_MAX, SIZE_MAX, SIZE_MAX }, /* launch checks */
+	.local_max = { 1, 1, 1 },
+	.local_max_total = 1,
+	.shared_max = 0,
+	.dtype_mask = TG_DTYPE_ALL,
+	.needs_transcendental_fallback = 0, /* libm is linked in */
+	.tensor_cores = 0,
+};
+
+static const struct tg_runtime_iface cpu_runtime = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
+	.load = cpu_load,
+	.launch = cpu_launch,
+	.synchronize = cpu_synchronize,
+	.program_free = cpu_program_release,
+};
+
+static const char *const cpu_aliases[] = { "CLANG", NULL };
+
+static const struct tg_plugin cpu_plugin = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_plugin, unload),
+	.abi_major = TG_PLUGIN_ABI_MAJOR,
+	.abi_minor = TG_PLUGIN_ABI_MINOR,
+	.name = "CPU",
+	.aliases = cpu_aliases,
+	.version = "0.1.0",
+	.vendor = "tgcore",
+	.description = "kernels built by the system C compiler, run on a "
+	               "thread pool",
+	.priority = 0,
+	.probe = cpu_probe,
+	.open = cpu_open,
+	.query_extension = NULL,
+	.unload = NULL,
+};
+
+TG_PLUGIN_DEFINE(cpu_plugin)
