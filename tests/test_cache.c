@@ -110,8 +110,10 @@ static int writer(int id, int n)
 		snprintf(key, sizeof key, "w%d-%d", id, i);
 		snprintf(val, sizeof val, "value %d of %d", i, id);
 		tg_diskcache_put("test", key, val, strlen(val));
-		if (!get_str(key, got, sizeof got) || strcmp(got, val))
+		if (!get_str(key, got, sizeof got) || strcmp(got, val)) {
+			fprintf(stderr, "writer %d: key %s lost\n", id, key);
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -123,6 +125,7 @@ START_TEST(several_processes_at_once)
 	pid_t pids[NPROC];
 	int i, j, status;
 
+	setenv("DEBUG", "2", 1);  /* a writer's trouble shows in the log */
 	use_db("shared.db");
 	for (i = 0; i < NPROC; i++) {
 		pids[i] = fork();

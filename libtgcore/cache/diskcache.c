@@ -61,7 +61,12 @@ static int db_open(void)
 	free(path);
 	if (rc == SQLITE_OK) {
 		sqlite3_busy_timeout(db, 30000);
-		rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", 0, 0, 0);
+		/* WAL lets readers run beside a writer; if another process
+		 * holds the database right now, the rollback journal still
+		 * works, so this is not an error */
+		if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", 0, 0, 0))
+			tg_log(2, "compile cache: WAL mode: %s",
+			       sqlite3_errmsg(db));
 	}
 	if (rc != SQLITE_OK) {
 		db_warn("open");

@@ -2,8 +2,9 @@
  * registry.c - finding, loading and vetting plugins.
  *
  * The search path is $TG_PLUGIN_PATH, then the config's plugin_path, then
- * the installed plugin directory (unless default_plugin_path = no); never
- * the current or the executable's directory.  In a directory every *.so
+ * the installed plugin directory (unless default_plugin_path = no), or
+ * instead of it the build tree's plugins when the core itself runs from
+ * its build tree; never the current or the executable's directory.  In a directory every *.so
  * and *.la is a candidate, sorted by name because readdir order is random.
  * A candidate that fails any check is kept as a REFUSED record with the
  * reason, so tg-info can explain it; it never takes the process down.
@@ -11,6 +12,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,15 +59,58 @@ static int add_path_list(const char *list, const char *origin)
 	return rc;
 }
 
+/* Whether this copy of the core runs from its build tree (the library,
+ * or a test linked with it, lies under TG_BUILDDIR), as after `make`
+ * without `make install`. */
+static int uninstalled(void)
+{
+	Dl_info info;
+	size_t n = strlen(TG_BUILDDIR);
+
+	return dladdr((void *)tg_registry_scan, &info) && info.dli_fname &&
+	       !strncmp(info.dli_fname, TG_BUILDDIR, n) &&
+	       info.dli_fname[n] == '/';
+}
+
+static int is_subdir(const struct dirent *e)
+{
+	return e->d_name[0] != '.' && e->d_type == DT_DIR;
+}
+
+/* The build tree's plugins/<name> directories, in name order: what an
+ * uninstalled core uses instead of the installed directory, so the two
+ * never mix. */
+static int add_build_tree(void)
+{
+	struct dirent **ents;
+	char *dir = tg_path_join(TG_BUILDDIR, "plugins"), *sub;
+	int n = dir ? scandir(dir, &ents, is_subdir, alphasort) : -1, i;
+	int rc = dir ? 0 : tg_error_oom("plugin search path");
+
+	for (i = 0; i < n; i++) {
+		sub = rc ? NULL : tg_path_join(dir, ents[i]->d_name);
+		if (!rc)
+			rc = sub ? add_path(sub, strlen(sub), "build tree")
+			         : tg_error_oom("plugin search path");
+		free(sub);
+		free(ents[i]);
+	}
+	free(n >= 0 ? ents : NULL);
+	free(dir);
+	return rc;
+}
+
 static int build_path(void)
 {
 	int rc = add_path_list(tg_getenv("TG_PLUGIN_PATH"), "TG_PLUGIN_PATH");
 
 	if (!rc)
 		rc = add_path_list(tg_cfg_get("core", "plugin_path"), "config");
-	if (!rc && tg_cfg_int("core", "default_plugin_path", 1))
-		rc = add_path(TG_PLUGINDIR, strlen(TG_PLUGINDIR), "default");
-	return rc;
+	if (rc || !tg_cfg_int("core", "default_plugin_path", 1))
+		return rc;
+	if (uninstalled())
+		return add_build_tree();
+	return add_path(TG_PLUGINDIR, strlen(TG_PLUGINDIR), "default");
 }
 
 size_t tg_registry_path_count(void)
@@ -343,7 +388,8 @@ static int scan_entry(const struct path_entry *e)
 		return scan_dir(e->path, e->origin);
 	if (tg_is_file(e->path))
 		return add_candidate(e->path, e->path, 1, e->origin);
-	if (strcmp(e->origin, "default") != 0)  /* named explicitly */
+	if (!strcmp(e->origin, "TG_PLUGIN_PATH") ||
+	    !strcmp(e->origin, "config"))  /* named explicitly */
 		return add_candidate(e->path, NULL, 1, e->origin);
 	return 0;
 }
