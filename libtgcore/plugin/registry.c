@@ -65,11 +65,21 @@ static int add_path_list(const char *list, const char *origin)
 static int uninstalled(void)
 {
 	Dl_info info;
-	size_t n = strlen(TG_BUILDDIR);
+	const char *self = "/proc/self/exe";  /* when linked statically */
+	char *me, *top;
+	size_t n;
+	int in;
 
-	return dladdr((void *)tg_registry_scan, &info) && info.dli_fname &&
-	       !strncmp(info.dli_fname, TG_BUILDDIR, n) &&
-	       info.dli_fname[n] == '/';
+	if (dladdr((void *)tg_registry_scan, &info) && info.dli_fname &&
+	    info.dli_fname[0] == '/')
+		self = info.dli_fname;
+	me = realpath(self, NULL);
+	top = realpath(TG_BUILDDIR, NULL);
+	n = top ? strlen(top) : 0;
+	in = me && top && !strncmp(me, top, n) && me[n] == '/';
+	free(me);
+	free(top);
+	return in;
 }
 
 static int is_subdir(const struct dirent *e)
