@@ -119,7 +119,9 @@ enum tg_dialect {
 	 * that computes work-items [lo, hi) of the global range flattened
 	 * with axis 0 fastest (item i is gidx0 = i % global[0],
 	 * gidx1 = i / global[0] % global[1], gidx2 = i / (global[0] *
-	 * global[1])), so a runtime may split [0, total) across threads. */
+	 * global[1])), so a runtime may split [0, total) across threads.
+	 * Disjoint ranges run concurrently: kernels keep no static state
+	 * and are exported with default visibility. */
 	TG_DIALECT_C = 0,
 	TG_DIALECT_OPENCL = 1, /* OpenCL C */
 	TG_DIALECT_CUDA = 2,   /* CUDA C (NVRTC) */
@@ -152,7 +154,8 @@ struct tg_allocator_iface {
 	            size_t size, void **out);
 	/* Releases a handle from `view`.  Optional, since 0.1. */
 	void (*view_free)(struct tg_device *dev, void *view);
-	/* Free and total device memory in bytes.  Optional, since 0.1. */
+	/* Free and total device memory in bytes (0 for "unknown").
+	 * Optional, since 0.1. */
 	int (*mem_info)(struct tg_device *dev, uint64_t *free_bytes,
 	                uint64_t *total_bytes);
 };
@@ -168,7 +171,9 @@ struct tg_compiler_iface {
 	 * *blob_len bytes) is handed to the core.  On failure returns
 	 * TG_ECOMPILE, calls set_error with the compiler's message and may set
 	 * *log (host->alloc'd, NUL-terminated) to the full output.  *log may
-	 * also carry warnings on success.  Required, since 0.1. */
+	 * also carry warnings on success.  The core sets *blob and *log to
+	 * NULL before the call and never passes NULL pointers.  Required,
+	 * since 0.1. */
 	int (*compile)(struct tg_device *dev, const char *src, void **blob,
 	               size_t *blob_len, char **log);
 };
@@ -180,7 +185,9 @@ struct tg_renderer_caps {
 	int has_local;      /* work-groups with local ids.  Since 0.1. */
 	int has_shared;     /* work-group shared memory.  Since 0.1. */
 	int max_upcast;     /* widest float vector type (1 = none).  Since 0.1. */
-	size_t global_max[3]; /* largest global size per axis.  Since 0.1. */
+	size_t global_max[3]; /* largest global size per axis (SIZE_MAX:
+	                         no limit); the plugin checks products.
+	                         Since 0.1. */
 	size_t local_max[3];  /* largest local size per axis.  Since 0.1. */
 	size_t local_max_total; /* largest work-group (product).  Since 0.1. */
 	size_t shared_max;  /* bytes of shared memory.  Since 0.1. */
@@ -249,11 +256,11 @@ struct tg_device {
 /* Result of a probe; the core fills struct_size, the plugin the rest. */
 struct tg_probe {
 	size_t struct_size;
-	int ndevices;        /* usable devices (0 when unusable) */
+	int ndevices;        /* usable devices (0 when unusable).  0.1. */
 	int type;            /* enum tg_device_type of device 0, so auto
 	                        selection can rank GPUs first without
-	                        opening anything (0 = CPU if unset) */
-	char reason[256];    /* when 0: one line saying why */
+	                        opening anything (0 = CPU if unset).  0.1. */
+	char reason[256];    /* when 0: one line saying why.  Since 0.1. */
 };
 
 struct tg_plugin {

@@ -187,7 +187,8 @@ TG_API tg_dtype tg_buffer_dtype(const tg_buffer *buf);
 TG_API tg_dev *tg_buffer_dev(const tg_buffer *buf);
 /* Whether device memory exists yet. */
 TG_API int tg_buffer_is_allocated(const tg_buffer *buf);
-/* Allocates device memory now (no-op when it exists). */
+/* Allocates device memory now (no-op when it exists).  Memory is
+ * aligned for any element type (the CPU backend uses 64 bytes). */
 TG_API int tg_buffer_allocate(tg_buffer *buf);
 /* Copies `nbytes` (at most the buffer's size) from host memory. */
 TG_API int tg_buffer_copyin(tg_buffer *buf, const void *src, size_t nbytes);
@@ -206,6 +207,7 @@ typedef struct tg_program tg_program;
  * tg_last_error() holds the compiler's message.  New reference. */
 TG_API tg_program *tg_program_new(tg_dev *dev, const char *name,
                                   const char *source);
+/* Releases the program; NULL is allowed. */
 TG_API void tg_program_free(tg_program *prog);
 
 /* Launch geometry and arguments of one kernel run. */
