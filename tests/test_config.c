@@ -22,7 +22,7 @@ START_TEST(reads_core_and_plugin_sections)
 	ck_assert_str_eq(tg_config_get("CACHELEVEL"), "1");
 	ck_assert_str_eq(tg_config_get("devices"), "cpu, mock");
 	ck_assert_str_eq(tg_config_get("cpu.cc"), "gcc");
-	ck_assert_ptr_null(tg_config_get("cpu.cflags"));
+	ck_assert_ptr_null(tg_config_get("cpu.nokey"));
 	ck_assert_int_eq(tg_config_int("CACHELEVEL", 9), 1);
 	ck_assert_int_eq(tg_config_int("LRU", 7), 7);
 }

@@ -73,7 +73,7 @@ START_TEST(vec_grows_and_refuses_overflow)
 }
 END_TEST
 
-START_TEST(errors_are_per_thread_and_prefixable)
+START_TEST(errors_set_prefix_and_clear)
 {
 	ck_assert_str_eq(tg_last_error(), "");
 	ck_assert_int_eq(tg_last_status(), TG_OK);
@@ -87,6 +87,30 @@ START_TEST(errors_are_per_thread_and_prefixable)
 	ck_assert_str_eq(tg_status_name(TG_ENOMEM), "TG_ENOMEM");
 	ck_assert_str_eq(tg_status_name(TG_EINTERNAL), "TG_EINTERNAL");
 	ck_assert_str_eq(tg_status_name(-99), "TG_E?");
+}
+END_TEST
+
+static void *other_thread(void *arg)
+{
+	int *seen_empty = arg;
+
+	*seen_empty = tg_last_error()[0] == '\0';
+	tg_error(TG_EIO, "thread's own error");
+	return NULL;
+}
+
+START_TEST(errors_are_per_thread)
+{
+	pthread_t t;
+	int seen_empty = 0;
+
+	tg_error(TG_EINVAL, "main thread's error");
+	ck_assert_int_eq(pthread_create(&t, NULL, other_thread, &seen_empty),
+	                 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(seen_empty, 1);
+	ck_assert_str_eq(tg_last_error(), "main thread's error");
+	ck_assert_int_eq(tg_last_status(), TG_EINVAL);
 }
 END_TEST
 
@@ -147,7 +171,8 @@ int main(void)
 	tcase_add_test(tc, strbuf_empty_finish_is_a_string);
 	tcase_add_test(tc, strbuf_failure_sticks);
 	tcase_add_test(tc, vec_grows_and_refuses_overflow);
-	tcase_add_test(tc, errors_are_per_thread_and_prefixable);
+	tcase_add_test(tc, errors_set_prefix_and_clear);
+	tcase_add_test(tc, errors_are_per_thread);
 	tcase_add_test(tc, long_messages_are_truncated_not_overflowed);
 	tcase_add_test(tc, parse_numbers_and_booleans);
 	tcase_add_test(tc, dtype_sizes_and_names);
