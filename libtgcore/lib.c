@@ -85,9 +85,12 @@ int tg_plugin_get(size_t i, tg_plugin_info *info)
 {
 	tg_plugin_rec *r;
 	const struct tg_plugin *d;
+	int rc;
 
-	if (!info || tg_ensure_init())
+	if (!info)
 		return tg_error(TG_EINVAL, "plugin_get: info is NULL");
+	if ((rc = tg_ensure_init()))
+		return rc;
 	pthread_mutex_lock(&tg_lock);
 	r = tg_registry_scan() == 0 ? tg_registry_at(i) : NULL;
 	if (r && (d = r->desc) != NULL)
