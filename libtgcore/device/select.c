@@ -138,15 +138,14 @@ static int find_flag(const char **flag, tg_plugin_rec **rec)
 
 static int select_flag(const char *flag, struct tg_dev **out)
 {
-	char what[96], var[64];
+	char what[96];
 	tg_devname dn;
 
 	snprintf(what, sizeof what, "%s=%s", flag, tg_getenv(flag));
-	snprintf(var, sizeof var, "%s", flag);
 	if (tg_devname_parse(flag, what, &dn))
 		return TG_ENODEV;
 	snprintf(default_why, sizeof default_why, "%s is set", what);
-	return tg_select_open(&dn, what, var, out);
+	return tg_select_open(&dn, what, flag, out);
 }
 
 static int select_device_var(const char *name, struct tg_dev **out)

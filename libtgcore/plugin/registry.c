@@ -174,17 +174,14 @@ static void set_state(tg_plugin_rec *r, tg_plugin_state st,
 static void set_state(tg_plugin_rec *r, tg_plugin_state st,
                       const char *fmt, ...)
 {
-	tg_strbuf sb;
 	char msg[TG_ERROR_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	tg_strbuf_init(&sb);
-	tg_strbuf_add(&sb, msg);
 	free(r->message);
-	r->message = tg_strbuf_finish(&sb);
+	r->message = strdup(msg);  /* NULL on OOM reads as "" */
 	r->state = st;
 	r->desc = NULL;
 	tg_dl_close(r->dl);
