@@ -20,10 +20,11 @@
 #include <ini.h>
 
 #include "core.h"
+#include "ir/ir.h"
 
 int tg_debug;
 
-enum kind { K_STR, K_INT, K_BOOL };
+enum kind { K_STR, K_INT, K_BOOL, K_FLOAT_TYPE };
 
 /* The [core] keys: name, environment variable, kind, integer range. */
 static const struct core_key {
@@ -40,6 +41,7 @@ static const struct core_key {
 	{ "CACHELEVEL", "CACHELEVEL", K_INT, 0, 9 },
 	{ "CACHEDB", "CACHEDB", K_STR, 0, 0 },
 	{ "LRU", "LRU", K_BOOL, 0, 1 },
+	{ "DEFAULT_FLOAT", "DEFAULT_FLOAT", K_FLOAT_TYPE, 0, 0 },
 };
 
 typedef struct entry {
@@ -66,9 +68,15 @@ static const struct core_key *core_key(const char *name)
 static int check_value(const struct core_key *k, const char *v,
                        const char *where)
 {
+	tg_dtype dt;
 	long n;
 	int b;
 
+	if (k->kind == K_FLOAT_TYPE && (tg_dtype_parse(v, &dt) ||
+	                                !tg_scalar_is_float(dt)))
+		return tg_error(TG_ECONFIG, "config: %s: %s: expected a float "
+		                "type (float16/half, bfloat16, float32/float, "
+		                "float64/double), got '%s'", where, k->name, v);
 	if (k->kind == K_INT && (tg_parse_long(v, &n) || n < k->min ||
 	                         n > k->max))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected an "

@@ -87,7 +87,8 @@ int tg_parse_bool(const char *s, int *out);
 int tg_streq_ci(const char *a, const char *b);
 
 /* --------------------------------------------------------------- dtype.c */
-/* (public: tg_dtype_size, tg_dtype_name) */
+/* (public: tg_dtype_size, _name, _is_float, _is_int, _is_unsigned,
+ * _least_upper; the rest is in ir/ir.h) */
 
 /* -------------------------------------------------------------- config.c */
 

@@ -96,6 +96,16 @@ typedef enum tg_dtype {
 TG_API size_t tg_dtype_size(tg_dtype dt);
 /* Static name ("float32"); "invalid" for a value outside the enum. */
 TG_API const char *tg_dtype_name(tg_dtype dt);
+/* Whether dt is a float (float16, bfloat16, float32, float64), an integer
+ * (bool is not one) or an unsigned integer; 0 outside the enum. */
+TG_API int tg_dtype_is_float(tg_dtype dt);
+TG_API int tg_dtype_is_int(tg_dtype dt);
+TG_API int tg_dtype_is_unsigned(tg_dtype dt);
+/* The type an operation on a and b computes in (tinygrad's promotion
+ * lattice): int8 and uint8 give int16, int32 and float16 give float16,
+ * int64 and uint64 give float16; TG_NDTYPES when either is outside the
+ * enum. */
+TG_API tg_dtype tg_dtype_least_upper(tg_dtype a, tg_dtype b);
 
 /* ------------------------------------------------------------------ */
 /* Library lifetime and configuration                                  */
