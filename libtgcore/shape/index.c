@@ -13,6 +13,8 @@
 
 #include "shape/shape.h"
 
+/* Variables are interned by name and bounds, so each call returns the
+ * same node and callers can find an axis by pointer. */
 tg_uop *tg_st_idx_var(tg_ir *ir, const tg_st *st, size_t axis)
 {
 	int64_t hi = tg_sint_vmax(tg_st_shape(st)[axis]) - 1;
@@ -72,6 +74,7 @@ static int earlier_views(tg_ir *ir, const tg_st *st, tg_uop **idx,
 	return tg_ir_status(ir);
 }
 
+/* Failures leave *idx and *valid NULL and the status sticky in ir. */
 int tg_st_expr_idxs(tg_ir *ir, const tg_st *st, tg_uop *const *idxs,
                     tg_uop **idx, tg_uop **valid)
 {
@@ -213,6 +216,8 @@ static int strides_from_expr(tg_ir *ir, const tg_st *st, int ignore_valid,
 	return 0;
 }
 
+/* One unmasked view states its strides; otherwise they are read off
+ * the simplified index expression, as tinygrad does. */
 int tg_st_real_strides(tg_ir *ir, const tg_st *st, int ignore_valid,
                        tg_sint *strides, uint8_t *known)
 {
@@ -263,6 +268,9 @@ int tg_st_axis_is_masked(tg_ir *ir, const tg_st *st, size_t axis, int *out)
 	return 0;
 }
 
+/* The bound of the index expression is what a kernel may read: the
+ * buffer it needs, which can be less than the shape's size after a
+ * shrink. */
 int tg_st_real_size(tg_ir *ir, const tg_st *st, int64_t *out)
 {
 	tg_uop *idx, *valid;
@@ -386,6 +394,7 @@ static int sort_binds(tg_uop_vec *v)
 	return 0;
 }
 
+/* s with its BINDs replaced by their variables. */
 static tg_sint unbound(tg_ir *ir, tg_sint s)
 {
 	return s.u ? tg_sint_of(tg_sym_unbind(ir, s.u, NULL, NULL)) : s;
@@ -407,6 +416,8 @@ static int unbind_view(tg_ir *ir, const tg_view *v, tg_view **out)
 	                    unbound(ir, v->offset), v->mask ? m : NULL, out);
 }
 
+/* A kernel compiled for an unbound tracker serves every value of its
+ * variables; the binds carry this call's values. */
 int tg_st_unbind(tg_ir *ir, const tg_st *st, tg_st **out,
                  tg_uop_vec *binds)
 {

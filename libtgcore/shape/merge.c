@@ -25,6 +25,8 @@
  * the bound only guards against a loop we did not foresee. */
 #define MAX_DEPTH 64
 
+/* Python's // and ceil: offsets and steps projected onto vm2 may be
+ * negative, where C's truncation would pick the wrong coordinate. */
 static int64_t floor_div(int64_t a, int64_t b)
 {
 	int64_t q = a / b;
@@ -199,6 +201,8 @@ static int apply_mask(tg_ir *ir, const tg_view *vm2, const tg_view *vm1,
 	return rc;
 }
 
+/* The projection divides offsets by vm2's strides and bounds each
+ * term over vm1's box: both need integers. */
 static int projectable(const tg_view *vm2, const tg_view *vm1)
 {
 	return tg_sints_all_int(vm2->shape, vm2->ndim) &&
@@ -292,6 +296,9 @@ static int merge_reshape(tg_ir *ir, const tg_view *vm2, const tg_view *vm1,
 	return rc;
 }
 
+/* Cheap cases first, as tinygrad: a contiguous vm2 is the identity, a
+ * contiguous vm1 is a reshape of vm2; masked vm1 next, then the
+ * projection. */
 static int merge(tg_ir *ir, const tg_view *vm2, const tg_view *vm1,
                  tg_view **out, int depth)
 {
@@ -373,6 +380,8 @@ static int invert_steps(tg_ir *ir, const tg_view *v, tg_view **out)
 	return rc;
 }
 
+/* Undoes flips and permutes on v's own shape; the element count tells
+ * whether v also shrank, expanded or strided, which cannot be undone. */
 int tg_view_invert(tg_ir *ir, const tg_view *v, size_t ndim,
                    const tg_sint *out_shape, tg_view **out)
 {

@@ -21,6 +21,8 @@ struct mdim {
 	tg_sint size, stride, real;
 };
 
+/* Whether axis i has one valid index: such an axis merges into the
+ * next whatever its stride, since it never moves. */
 static int mask_is_one(tg_ir *ir, const tg_view *v, size_t i)
 {
 	if (!v->mask)
@@ -72,11 +74,13 @@ struct rwalk {
 	size_t left, mleft;
 };
 
+/* The next axis size from the end (1 past the front). */
 static int64_t next_dim(struct rwalk *w)
 {
 	return w->left ? w->shape[--w->left].c : 1;
 }
 
+/* The next mask pair from the end ([0, 1) past the front). */
 static void next_mask(struct rwalk *w, int64_t m[2])
 {
 	if (!w->mleft) {
@@ -315,6 +319,7 @@ static int bound_size(const tg_sint *shape, size_t ndim, int64_t *out)
 	return 0;
 }
 
+/* "reshape: cannot reshape (3,4) to (5,): 12 elements vs 5". */
 static int size_error(const tg_view *v, size_t ndim, const tg_sint *shape,
                       int64_t from, int64_t to)
 {
@@ -357,6 +362,7 @@ static int symbolic_reshape(const tg_view *v, size_t ndim,
 	return 0;
 }
 
+/* Elements of shape with symbolic axes at their maximum. */
 static int64_t max_size(const tg_sint *shape, size_t ndim)
 {
 	int64_t n = 1;
@@ -402,6 +408,9 @@ static int mask_empty(const tg_view *v)
 	return 0;
 }
 
+/* tinygrad's order: same shape, checks, empty views, an empty mask to
+ * (), contiguous views (any shape is one view), integer to symbolic
+ * shapes (axis for axis only), and then restriding. */
 int tg_view_reshape(tg_ir *ir, const tg_view *v, size_t ndim,
                     const tg_sint *shape, tg_view **out)
 {
@@ -422,6 +431,8 @@ int tg_view_reshape(tg_ir *ir, const tg_view *v, size_t ndim,
 	return restride(ir, v, ndim, shape, out);
 }
 
+/* Reshapes to the merged runs; a mask that does not survive the merge
+ * keeps v as it is. */
 int tg_view_minify(tg_ir *ir, const tg_view *v, tg_view **out)
 {
 	struct mdim d[TG_MAX_DIMS];

@@ -125,6 +125,8 @@ int tg_st_contiguous(const tg_st *st)
 	return st->nviews == 1 && st->views[0]->contiguous;
 }
 
+/* Row-major with any offset: a slice of a buffer that can be copied in
+ * one piece. */
 int tg_st_consecutive(const tg_st *st)
 {
 	tg_sint rm[TG_MAX_DIMS];
@@ -213,6 +215,7 @@ tg_st *tg_st_stride(tg_ir *ir, const tg_st *st, size_t n,
 	return on_last(st, rc, v);
 }
 
+/* A flip is a stride of -1; checked here to name "flip" in errors. */
 tg_st *tg_st_flip(tg_ir *ir, const tg_st *st, size_t n,
                   const uint8_t *flip)
 {
@@ -229,6 +232,8 @@ tg_st *tg_st_flip(tg_ir *ir, const tg_st *st, size_t n,
 	return tg_st_stride(ir, st, n, mul);
 }
 
+/* Tries the last view first (tinygrad's MERGE_VIEW); a new contiguous
+ * view over the old one's output always works. */
 tg_st *tg_st_reshape(tg_ir *ir, const tg_st *st, size_t ndim,
                      const tg_sint *shape)
 {
@@ -261,6 +266,7 @@ static int simplify_in_place(tg_ir *ir, tg_st *st)
 	return 0;
 }
 
+/* Fewer views mean shorter index math in every kernel that reads st. */
 tg_st *tg_st_simplify(tg_ir *ir, const tg_st *st)
 {
 	tg_st *r = tg_st_copy(st);
@@ -311,6 +317,8 @@ static int invert_views(tg_ir *ir, const tg_st *st, size_t ndim,
 	return 0;
 }
 
+/* The inverted views in reverse order, then reshaped to out_shape (the
+ * inverses' shapes are the views' own, not out_shape). */
 int tg_st_invert(tg_ir *ir, const tg_st *st, size_t ndim,
                  const tg_sint *out_shape, tg_st **out)
 {

@@ -41,6 +41,7 @@ static int ir_status(tg_ir *ir)
 	return ir ? tg_ir_status(ir) : 0;
 }
 
+/* Python's tuple text, so messages read like tinygrad's. */
 const char *tg_sints_format(const tg_sint *v, size_t n, char *buf,
                             size_t len)
 {
@@ -154,6 +155,8 @@ static int mask_is_full(const tg_sint *mask, const tg_sint *shape,
 	return 1;
 }
 
+/* Contiguous means the plain row-major read of the whole buffer: the
+ * fast paths (merging, realizing without a copy) test only this flag. */
 static void set_contiguous(tg_ir *ir, tg_view *v)
 {
 	tg_sint rm[TG_MAX_DIMS];
@@ -262,6 +265,7 @@ void tg_view_free(tg_view *v)
 	free(v);
 }
 
+/* A plain copy: v is canonical already, so no create rules rerun. */
 int tg_view_copy(const tg_view *v, tg_view **out)
 {
 	tg_view *c = view_alloc(v->ndim);
@@ -302,6 +306,7 @@ int64_t tg_view_size(const tg_view *v)
 	return n;
 }
 
+/* Every op takes one argument per axis; say which op got how many. */
 static int check_count(const char *op, size_t n, const tg_view *v,
                        const char *what)
 {
@@ -361,6 +366,9 @@ static int pair_error(const char *op, const char *what, const tg_sint *p,
 	                v ? tg_sint_format(v->shape[axis], b3, sizeof b3) : "");
 }
 
+/* Padding is a window that starts before the view and ends after it,
+ * with a mask over the part that exists: no data moves, reads outside
+ * give 0. */
 int tg_view_pad(tg_ir *ir, const tg_view *v, size_t n, const tg_sint *arg,
                 tg_view **out)
 {
@@ -395,6 +403,8 @@ static int known_neg(tg_sint a)
 	return tg_sint_vmax(a) < 0;
 }
 
+/* A shrink moves the offset to the window's start; the old mask moves
+ * with it. */
 int tg_view_shrink(tg_ir *ir, const tg_view *v, size_t n,
                    const tg_sint *arg, tg_view **out)
 {
@@ -444,6 +454,8 @@ static int expand_empty(tg_ir *ir, const tg_view *v, const tg_sint *shape,
 	                    NULL, out);
 }
 
+/* Expanding a stride-0 axis repeats one element, so only the shape
+ * changes; the axis' mask was [0,1) (all valid) or empty. */
 int tg_view_expand(tg_ir *ir, const tg_view *v, size_t ndim,
                    const tg_sint *shape, tg_view **out)
 {
@@ -478,6 +490,7 @@ int tg_view_expand(tg_ir *ir, const tg_view *v, size_t ndim,
 	                    v->mask ? mask : NULL, out);
 }
 
+/* A permutation names each axis once (a bitmask: at most 32 axes). */
 static int check_perm(const tg_view *v, size_t n, const uint32_t *axis)
 {
 	uint32_t seen = 0;
@@ -501,6 +514,7 @@ static int check_perm(const tg_view *v, size_t n, const uint32_t *axis)
 	                "%zu axes", buf, n);
 }
 
+/* Reorders shape, strides and mask together; the offset stays. */
 int tg_view_permute(tg_ir *ir, const tg_view *v, size_t n,
                     const uint32_t *axis, tg_view **out)
 {
@@ -556,6 +570,9 @@ static int check_mul(const tg_view *v, size_t n, const int64_t *mul)
 	return 0;
 }
 
+/* Every k-th element is stride*k over ceil(s/k) elements; a negative
+ * multiplier also flips, so the offset starts at the last element and
+ * the mask is mirrored. */
 int tg_view_stride(tg_ir *ir, const tg_view *v, size_t n,
                    const int64_t *mul, tg_view **out)
 {
@@ -602,6 +619,9 @@ static void and_mask(tg_ir *ir, const tg_sint *m, tg_uop *idx, tg_uop **ok)
 	and_into(ir, ok, tg_sym_lt(ir, idx, tg_sint_uop(ir, m[1])));
 }
 
+/* Size-1 and stride-0 axes add nothing to the index (tinygrad skips
+ * them too, so expressions stay small); every mask bound is and-ed,
+ * the simplifier drops those the index bounds already imply. */
 int tg_view_expr(tg_ir *ir, const tg_view *v, tg_uop *const *idxs,
                  tg_uop *valid_in, tg_uop **idx, tg_uop **valid)
 {
