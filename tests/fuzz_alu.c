@@ -386,6 +386,16 @@ static int float_to_int(long double v, unsigned to, uint64_t *r)
 	return 0;
 }
 
+/* Integer to float32/float64 by C's own conversion from the integer
+ * type (not through long double, which valgrind runs at double
+ * precision). */
+static uint64_t int_to_native_float(uint64_t x, int sgn, unsigned to)
+{
+	if (to == TG_FLOAT32)
+		return f32_bits(sgn ? (float)(int64_t)x : (float)x);
+	return f64_bits(sgn ? (double)(int64_t)x : (double)x);
+}
+
 static int cast_oracle(const fcase *c, uint64_t *r)
 {
 	int isf = tg_scalar_is_float(c->s);
@@ -400,6 +410,8 @@ static int cast_oracle(const fcase *c, uint64_t *r)
 	                                     : (long double)x;
 	if (c->to == TG_BOOL)
 		*r = isf ? v != 0 : x != 0;
+	else if (!isf && (c->to == TG_FLOAT32 || c->to == TG_FLOAT64))
+		*r = int_to_native_float(x, sgn, c->to);
 	else if (tg_scalar_is_float(c->to))
 		*r = to_float(v, c->to);
 	else if (isf)

@@ -318,7 +318,8 @@ int tg_sym_vars(const tg_uop *u, tg_uop_vec *out)
 		}
 	}
 	free(order);
-	qsort(out->v, out->n, sizeof *out->v, by_name);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof *out->v, by_name);
 	return 0;
 }
 
