@@ -132,7 +132,14 @@ static uint32_t hash_node(unsigned op, tg_type dt, tg_uop *const *src,
 		h = mix(h, hash_str(arg->name));
 	for (i = 0; i < nsrc; i++)
 		h = mix(h, (uint64_t)(uintptr_t)src[i]);
-	return (uint32_t)(h ^ (h >> 32));
+	/* murmur3's finalizer: the bucket takes the low bits, which the
+	 * multiplications above leave poorly mixed */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdu;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53u;
+	h ^= h >> 33;
+	return (uint32_t)h;
 }
 
 static int same_arg(const tg_arg *a, const tg_arg *b)
