@@ -2640,6 +2640,66 @@ END_TEST
 
 /* ================================================================== */
 
+/* ================================================================== */
+/* Rules that the ports above do not reach: each fires once and misses
+ * once. */
+
+START_TEST(rule_neg_becomes_mul)
+{
+	tg_uop *a = V("a", 0, 5);
+	tg_uop *n = tg_uop_alu(ir, TG_NEG, a, NULL, NULL);
+
+	CK_EQ(tg_sym_simplify(ir, n), rawi(TG_MUL, a, -1));
+	/* near miss: a bool NEG is a logical not and stays */
+	n = tg_uop_alu(ir, TG_NEG, raw(TG_CMPLT, a, V("b", 0, 9)), NULL, NULL);
+	CK_EQ(tg_sym_simplify(ir, n), n);
+}
+END_TEST
+
+START_TEST(rule_where_of_constant)
+{
+	tg_uop *a = V("a", 0, 5), *b = V("b", 0, 9);
+	tg_uop *t = tg_uop_const_int(ir, TG_BOOL, 1);
+	tg_uop *c = raw(TG_CMPLT, a, b);
+
+	CK_EQ(tg_sym_simplify(ir, tg_uop_alu(ir, TG_WHERE, t, a, b)), a);
+	CK_EQ(tg_sym_simplify(ir, tg_uop_alu(ir, TG_WHERE,
+	      tg_uop_const_int(ir, TG_BOOL, 0), a, b)), b);
+	CK_EQ(tg_sym_simplify(ir, tg_uop_alu(ir, TG_WHERE, c, a, a)), a);
+	/* near miss: an undecided condition keeps both arms */
+	c = tg_uop_alu(ir, TG_WHERE, c, a, b);
+	CK_EQ(tg_sym_simplify(ir, c), c);
+}
+END_TEST
+
+START_TEST(rule_div_full_split)
+{
+	/* (a*5+b)//4 with a, b in [0,1]: a*4 + (a+b), and a+b < 4 */
+	tg_uop *a = V("a", 0, 1), *b = V("b", 0, 1), *c = V("c", 0, 3);
+
+	CK_EQ(sdivi(sadd(smuli(a, 5), b), 4), a);
+	/* near miss: with c in [0,3] the remainder a+c reaches 4 */
+	CK_EQ(sdivi(sadd(smuli(a, 5), c), 4),
+	      rawi(TG_IDIV, raw(TG_ADD, rawi(TG_MUL, a, 5), c), 4));
+}
+END_TEST
+
+START_TEST(rule_single_value_leaf_is_a_constant)
+{
+	/* a variable pinned to one value folds inside sums as it does
+	 * under the bounds rule, so the two never fight */
+	tg_uop *a = V("a", -2, -2), *b = V("b", 1, 5);
+
+	CK_EQ(sadd(a, b), rawi(TG_ADD, b, -2));
+	CK_EQ(smuli(saddi(sadd(a, b), -2), -1), rawi(TG_ADD,
+	      rawi(TG_MUL, b, -1), 4));
+	/* near miss: a two-valued variable stays a term (made after b, so
+	 * it sorts after b) */
+	a = V("a2", -2, -1);
+	CK_EQ(sadd(a, b), raw(TG_ADD, b, a));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("symbolic");
@@ -2875,6 +2935,14 @@ int main(void)
 	ADD(div_drop_small_terms);
 	ADD(sum_div_complex);
 	ADD(arange_unrolled);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rules");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	ADD(rule_neg_becomes_mul);
+	ADD(rule_where_of_constant);
+	ADD(rule_div_full_split);
+	ADD(rule_single_value_leaf_is_a_constant);
 	suite_add_tcase(s, tc);
 #undef ADD
 	return tl_run(s);
