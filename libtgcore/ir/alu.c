@@ -11,8 +11,9 @@
  * round each result to their kind.  Their +, * and 1/x are computed in
  * double and rounded once to the kind, which gives the same bits as
  * float arithmetic (and as float arithmetic rounded to half): double has
- * more than 2p+2 bits for p = 24, so rounding twice is harmless.  MULACC rounds the product before adding (no fused
- * multiply-add: what C gives without contraction).
+ * more than 2p+2 bits for p = 24, so rounding twice is harmless.
+ * MULACC rounds the product before adding (no fused multiply-add: what
+ * C gives without contraction).
  */
 #include "config.h"
 

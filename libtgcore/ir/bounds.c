@@ -46,7 +46,10 @@ static wide wmax(wide a, wide b) { return a > b ? a : b; }
 /* The hull of four corner values. */
 static range hull4(wide a, wide b, wide c, wide d)
 {
-	range r = { wmin(wmin(a, b), wmin(c, d)), wmax(wmax(a, b), wmax(c, d)) };
+	range r;
+
+	r.lo = wmin(wmin(a, b), wmin(c, d));
+	r.hi = wmax(wmax(a, b), wmax(c, d));
 
 	return r;
 }
@@ -222,9 +225,9 @@ static range op_range(const tg_uop *u, range whole)
 		return (range){ u->arg.a, u->arg.b };
 	case TG_BIND:
 		return src_range(u, 0);
-	case TG_RANGE:
-		return (range){ u->src[0]->vmin,
-		                wmax(u->src[0]->vmin, (wide)u->src[1]->vmax - 1) };
+	case TG_RANGE: /* [start, end): empty loops pin the start */
+		return (range){ u->src[0]->vmin, wmax(u->src[0]->vmin,
+		                                      (wide)u->src[1]->vmax - 1) };
 	case TG_SPECIAL:
 		return (range){ 0, u->arg.a - 1 };
 	case TG_CAST:

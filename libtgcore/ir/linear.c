@@ -21,9 +21,11 @@ static int add_leaf(tg_lin *s, tg_uop *u, int64_t mul)
 {
 	int64_t k = 1;
 
-	if (u->op == TG_CONST || u->vmin == u->vmax)  /* fold_bounds agrees */
-		return __builtin_mul_overflow(u->vmin, mul, &k) ? -1
-		                                               : add_k(&s->k, k);
+	if (u->op == TG_CONST || u->vmin == u->vmax) { /* as fold_bounds */
+		if (__builtin_mul_overflow(u->vmin, mul, &k))
+			return -1;
+		return add_k(&s->k, k);
+	}
 	if (u->op == TG_MUL && u->src[1]->op == TG_CONST) {
 		k = CVAL(u->src[1]);
 		u = u->src[0];
@@ -120,7 +122,8 @@ static tg_uop *build_term(tg_ir *ir, const tg_term *t)
 {
 	if (t->k == 1)
 		return t->base;
-	return tg_uop_alu(ir, TG_MUL, t->base, tg_uop_const_int(ir, TG_INDEX, t->k), NULL);
+	return tg_uop_alu(ir, TG_MUL, t->base,
+	                  tg_uop_const_int(ir, TG_INDEX, t->k), NULL);
 }
 
 /* The canonical chain ((t0 + t1) + t2) + k, built without simplifying. */
@@ -137,7 +140,8 @@ tg_uop *tg_lin_build(tg_ir *ir, const tg_lin *s)
 	if (!acc)
 		return tg_uop_const_int(ir, TG_INDEX, s->k);
 	if (s->k)
-		acc = tg_uop_alu(ir, TG_ADD, acc, tg_uop_const_int(ir, TG_INDEX, s->k), NULL);
+		acc = tg_uop_alu(ir, TG_ADD, acc,
+		                 tg_uop_const_int(ir, TG_INDEX, s->k), NULL);
 	return acc;
 }
 

@@ -94,11 +94,11 @@ tg_sint tg_sint_add(tg_ir *ir, tg_sint a, tg_sint b)
 
 tg_sint tg_sint_sub(tg_ir *ir, tg_sint a, tg_sint b)
 {
-	if (!b.u && b.c == INT64_MIN)
-		return sint_op(ir, TG_ADD, sint_op(ir, TG_ADD, a, tg_si(INT64_MAX)),
-		               tg_si(1));
-	return sint_op(ir, TG_ADD, a,
-	               b.u ? sint_op(ir, TG_MUL, b, tg_si(-1)) : tg_si(-b.c));
+	int64_t r;
+
+	if (!a.u && !b.u && !__builtin_sub_overflow(a.c, b.c, &r))
+		return tg_si(r);
+	return sint_op(ir, TG_ADD, a, sint_op(ir, TG_MUL, b, tg_si(-1)));
 }
 
 tg_sint tg_sint_mul(tg_ir *ir, tg_sint a, tg_sint b)

@@ -41,8 +41,8 @@ tg_uop *tg_sym_bind(tg_ir *ir, tg_uop *var, int64_t val)
 	if (!var)
 		return NULL;
 	if (var->op != TG_DEFINE_VAR)
-		return tg_ir_fail(ir, TG_EINVAL, "sym_bind: %%%u is a %s, not a "
-		                  "variable", (unsigned)var->id,
+		return tg_ir_fail(ir, TG_EINVAL, "sym_bind: %%%u is a %s, "
+		                  "not a variable", (unsigned)var->id,
 		                  tg_op_name(var->op));
 	if (val < var->arg.a || val > var->arg.b)
 		return tg_ir_fail(ir, TG_EINVAL, "sym_bind: %s=%lld is outside "
@@ -100,8 +100,8 @@ static tg_uop *divop(tg_ir *ir, unsigned op, tg_uop *a, tg_uop *b)
 		                  tg_op_name(op));
 	if (b && b->vmin <= 0 && b->vmax >= 0)
 		return tg_ir_fail(ir, TG_EINVAL, "sym %s: divisor %s can be 0",
-		                  tg_op_name(op),
-		                  tg_sint_format(tg_sint_of(b), buf, sizeof buf));
+		                  tg_op_name(op), tg_sint_format(tg_sint_of(b),
+		                                                 buf, sizeof buf));
 	return binop(ir, op, a, b, TG_INDEX);
 }
 
@@ -255,8 +255,8 @@ static int eval_node(const tg_uop *u, int64_t *val, unsigned char *unset,
 		                tg_op_name(u->op));
 	for (i = 0; i < u->nsrc; i++) {
 		if (unset[u->src[i]->id])
-			return tg_error(TG_EINVAL, "sym_eval: variable %s has no "
-			                "value", u->src[i]->arg.name);
+			return tg_error(TG_EINVAL, "sym_eval: variable %s has "
+			                "no value", u->src[i]->arg.name);
 		in[i].i = val[u->src[i]->id];
 	}
 	s = tg_type_scalar(u->src[u->op == TG_WHERE]->dtype);

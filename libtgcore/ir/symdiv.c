@@ -165,6 +165,7 @@ tg_uop *tg_symdiv_mod(tg_ir *ir, tg_uop *x, int64_t c)
 {
 	tg_lin s, q, r;
 	int64_t g, lo = x->vmin / c, hi = x->vmax / c;
+	tg_uop *y;
 
 	if (lo == hi)   /* x % c == x - c*(x/c), and x/c is one value */
 		return lo ? tg_sym_addi(ir, x, -lo * c) : x;
@@ -184,8 +185,8 @@ tg_uop *tg_symdiv_mod(tg_ir *ir, tg_uop *x, int64_t c)
 		return tg_sym_modi(ir, tg_lin_build(ir, &r), c);
 	if (!(g = find_small(&s, c, &q, &r)))
 		return NULL;
-	return tg_sym_add(ir, tg_sym_muli(ir, tg_sym_modi(ir,
-	                  tg_lin_build(ir, &q), c / g), g), tg_lin_build(ir, &r));
+	y = tg_sym_modi(ir, tg_lin_build(ir, &q), c / g);
+	return tg_sym_add(ir, tg_sym_muli(ir, y, g), tg_lin_build(ir, &r));
 }
 
 /* g*y + s < c with 0 <= s <= hi is y < ceil(c/g) whenever no multiple of

@@ -218,9 +218,8 @@ tg_uop *tg_uop_new(tg_ir *ir, unsigned op, tg_type dt, tg_uop *const *src,
 		arg = &zero;
 	for (i = 0; i < nsrc; i++) {
 		if (!src[i])
-			return tg_ir_fail(ir, TG_EINVAL,
-			                  "uop_new: source %zu of %s is NULL", i,
-			                  tg_op_name(op));
+			return tg_ir_fail(ir, TG_EINVAL, "uop_new: source "
+			                  "%zu of %s is NULL", i, tg_op_name(op));
 	}
 	if (op >= TG_NOPS || nsrc > UINT32_MAX || ir->count == UINT32_MAX)
 		return tg_ir_fail(ir, TG_EINVAL, "uop_new: bad node (op %u, "
