@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "testlib.h"
+#include "failalloc.h"
 #include "../libtgcore/ir/ir.h"
 
 static tg_ir *ir;
@@ -416,6 +417,60 @@ START_TEST(rulesets_compose_through_next)
 }
 END_TEST
 
+#ifdef TL_INTERPOSED
+/* Builds, simplifies, imports, walks, renders and evaluates symbolic
+ * expressions: every step that allocates.  The status of the first
+ * failure, or 0. */
+static int oom_run(void)
+{
+	tg_ir *cx = tg_ir_new(), *other = tg_ir_new();
+	tg_uop *a, *e = NULL, *x = NULL, *from[1], *to[1];
+	tg_uop_vec vars = { 0 };
+	tg_i64_vec vals = { 0 };
+	int64_t five = 5, v;
+	char *s = NULL;
+	int rc = cx && other ? 0 : tg_last_status();
+
+	if (!rc) {
+		a = tg_sym_var(cx, "a", 0, 9);
+		e = tg_sym_add(cx, tg_sym_idivi(cx, tg_sym_add(cx,
+		    tg_sym_muli(cx, a, 4), tg_sym_bind(cx, tg_sym_var(cx, "b",
+		    1, 3), 2)), 4), tg_sym_modi(cx, tg_sym_addi(cx, a, 6), 3));
+		from[0] = a;
+		to[0] = tg_sym_muli(cx, tg_sym_var(cx, "c", 0, 2), 2);
+		x = tg_sym_substitute(cx, e, from, to, 1);
+		rc = tg_ir_status(cx);
+	}
+	if (!rc && !tg_uop_import(other, x))
+		rc = tg_ir_status(other);
+	if (!rc && !(s = tg_sym_render(e)))
+		rc = tg_last_status();
+	free(s);
+	s = NULL;
+	if (!rc && !(s = tg_uop_dump(e)))
+		rc = tg_last_status();
+	free(s);
+	if (!rc)
+		rc = tg_sym_vars(e, &vars);
+	if (!rc && !tg_sym_unbind(cx, e, NULL, &vals))
+		rc = tg_ir_status(cx);
+	if (!rc)
+		rc = tg_sym_eval(e, (const tg_uop *const *)&from[0], &five, 1,
+		                 &v);
+	TG_VEC_FREE(&vars);
+	TG_VEC_FREE(&vals);
+	tg_ir_free(other);
+	tg_ir_free(cx);
+	return rc;
+}
+
+START_TEST(every_allocation_can_fail)
+{
+	tl_fail_each(oom_run, 10);
+}
+END_TEST
+#endif
+
 static Suite *ir_suite(void)
 {
 	Suite *s = suite_create("ir");
@@ -445,6 +500,12 @@ static Suite *ir_suite(void)
 	tcase_add_test(t, rewrite_deep_chain_without_recursion);
 	tcase_add_test(t, rewrite_reports_a_rule_cycle);
 	tcase_add_test(t, rulesets_compose_through_next);
+#ifdef TL_INTERPOSED
+	tcase_add_test(t, every_allocation_can_fail);
+#else
+	fprintf(stderr, "test_ir: every_allocation_can_fail not run: it "
+	        "needs glibc's allocator (not AddressSanitizer's)\n");
+#endif
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -10,6 +10,7 @@
 
 #include "testlib.h"
 #include "shape_oracle.h"
+#include "failalloc.h"
 
 #define I64(...) ((const int64_t[]){ __VA_ARGS__ })
 #define N64(...) (sizeof(I64(__VA_ARGS__)) / sizeof(int64_t))
@@ -2757,39 +2758,9 @@ END_TEST
 
 /* ------------------------------------------------- allocation failure */
 
-/* The test binary's allocator: fails allocation number `fail_at`
- * (counted from 0) while it is >= 0, else passes to glibc.  Everything
- * in the process goes through it, so the core's every allocation can
- * be failed in turn (STYLE.md section 7.5). */
-/* AddressSanitizer brings its own allocator, which a second interposer
- * would bypass: the test is built (and run) only without it. */
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-#define INTERPOSED 1
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-static long fail_at = -1, n_allocs;
-
-static int fail_now(void)
-{
-	return fail_at >= 0 && n_allocs++ == fail_at;
-}
-
-void *malloc(size_t n)
-{
-	return fail_now() ? NULL : __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	return fail_now() ? NULL : __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t n)
-{
-	return fail_now() ? NULL : __libc_realloc(p, n);
-}
-
+/* Every allocation of a long sequence of ops fails in turn
+ * (tests/failalloc.h). */
+#ifdef TL_INTERPOSED
 /* The status of a failed call that returned NULL. */
 static int oom_status(void)
 {
@@ -2915,30 +2886,10 @@ static int oom_run(void)
 
 START_TEST(every_allocation_can_fail)
 {
-	long n;
-	int rc = -1;
-
-	for (n = 0; rc != 0 && n < 100000; n++) {
-		tg_clear_error();
-		n_allocs = 0;
-		fail_at = n;
-		rc = oom_run();
-		fail_at = -1;
-		ck_assert_msg(rc == 0 || rc == TG_ENOMEM,
-		              "allocation %ld: status %d (%s)", n, rc,
-		              tg_last_error());
-		ck_assert_msg(rc == 0 || strstr(tg_last_error(), "memory"),
-		              "allocation %ld: message \"%s\"", n,
-		              tg_last_error());
-	}
-	ck_assert_int_eq(rc, 0);
-	/* n == 1: nothing failed, so the interposer is not in use (valgrind
-	 * needs --soname-synonyms=somalloc=nouserintercepts, as
-	 * tests/valgrind.sh passes) */
-	ck_assert_int_gt(n, 20);
+	tl_fail_each(oom_run, 20);
 }
 END_TEST
-#endif /* INTERPOSED */
+#endif /* TL_INTERPOSED */
 
 int main(void)
 {
@@ -3099,7 +3050,7 @@ int main(void)
 	tcase_add_test(te, error_size_overflow);
 	tcase_add_test(te, error_unbind_conflicting_binds);
 	tcase_add_test(te, error_no_views);
-#ifdef INTERPOSED
+#ifdef TL_INTERPOSED
 	tcase_add_test(te, every_allocation_can_fail);
 #else
 	fprintf(stderr, "test_shape: every_allocation_can_fail not run: it "

@@ -424,8 +424,11 @@ static void render(tg_strbuf *sb, const tg_uop *u)
 char *tg_sym_render(const tg_uop *u)
 {
 	tg_strbuf sb;
+	char *s;
 
 	tg_strbuf_init(&sb);
 	render(&sb, u);
-	return tg_strbuf_finish(&sb);
+	if (!(s = tg_strbuf_finish(&sb)))
+		tg_error_oom("sym_render");
+	return s;
 }

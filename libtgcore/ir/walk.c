@@ -114,7 +114,7 @@ char *tg_uop_dump(const tg_uop *root)
 	tg_uop **order;
 	tg_strbuf sb;
 	size_t n, i, j;
-	char tb[48];
+	char tb[48], *d;
 
 	if (!(order = tg_uop_toposort(root, &n)))
 		return NULL;
@@ -133,5 +133,7 @@ char *tg_uop_dump(const tg_uop *root)
 		tg_strbuf_add(&sb, ")\n");
 	}
 	free(order);
-	return tg_strbuf_finish(&sb);
+	if (!(d = tg_strbuf_finish(&sb)))
+		tg_error_oom("uop_dump");
+	return d;
 }

@@ -1,0 +1,75 @@
+/*
+ * failalloc.h - fails the Nth allocation (STYLE.md section 7.5).  A test
+ * that includes this header replaces malloc, calloc and realloc for its
+ * whole process: while tl_fail_at >= 0, allocation number tl_fail_at
+ * (counted from 0) returns NULL and the others go to glibc.
+ *
+ * AddressSanitizer brings its own allocator, which this one would
+ * bypass, so the interposer exists only on glibc without ASan:
+ * TL_INTERPOSED says so.  Under valgrind it needs
+ * --soname-synonyms=somalloc=nouserintercepts (tests/valgrind.sh).
+ * Include it in one file per test program.
+ */
+#ifndef TG_FAILALLOC_H
+#define TG_FAILALLOC_H
+
+#include <check.h>
+#include <string.h>
+
+#include "../libtgcore/core.h"
+
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#define TL_INTERPOSED 1
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+static long tl_fail_at = -1, tl_n_allocs;
+
+static int tl_fail_now(void)
+{
+	return tl_fail_at >= 0 && tl_n_allocs++ == tl_fail_at;
+}
+
+void *malloc(size_t n)
+{
+	return tl_fail_now() ? NULL : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	return tl_fail_now() ? NULL : __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+	return tl_fail_now() ? NULL : __libc_realloc(p, n);
+}
+
+/* Runs `run` with allocation 0, 1, 2, ... failing until it succeeds.
+ * Every failing run must return TG_ENOMEM with a message about memory;
+ * the sequence must have allocated at least `min_allocs` times (else the
+ * interposer is not in use).  Leaks show under valgrind. */
+static inline void tl_fail_each(int (*run)(void), long min_allocs)
+{
+	long n;
+	int rc = -1;
+
+	for (n = 0; rc != 0 && n < 1000000; n++) {
+		tg_clear_error();
+		tl_n_allocs = 0;
+		tl_fail_at = n;
+		rc = run();
+		tl_fail_at = -1;
+		ck_assert_msg(rc == 0 || rc == TG_ENOMEM,
+		              "allocation %ld: status %d (%s)", n, rc,
+		              tg_last_error());
+		ck_assert_msg(rc == 0 || strstr(tg_last_error(), "memory"),
+		              "allocation %ld: message \"%s\"", n,
+		              tg_last_error());
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_gt(n, min_allocs);
+}
+#endif
+
+#endif
