@@ -266,6 +266,6 @@ void tg_diskcache_close(void);
 /* Ensures tg_init ran; returns its status. */
 int tg_ensure_init(void);
 /* Logs to stderr when DEBUG >= level (level 0: always). */
-void tg_log(int level, const char *fmt, ...) TG_PRINTF(2, 3);
+void tg_debug_log(int level, const char *fmt, ...) TG_PRINTF(2, 3);
 
 #endif /* TG_CORE_H */

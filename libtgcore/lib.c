@@ -53,7 +53,7 @@ void tg_shutdown(void)
 	pthread_mutex_unlock(&init_lock);
 }
 
-void tg_log(int level, const char *fmt, ...)
+void tg_debug_log(int level, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -31,7 +31,7 @@ static int db_failed;
 
 static void db_warn(const char *what)
 {
-	tg_log(1, "compile cache: %s: %s (continuing without it)", what,
+	tg_debug_log(1, "compile cache: %s: %s (continuing without it)", what,
 	       db ? sqlite3_errmsg(db) : "cannot open");
 }
 
@@ -65,7 +65,7 @@ static int db_open(void)
 		 * holds the database right now, the rollback journal still
 		 * works, so this is not an error */
 		if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", 0, 0, 0))
-			tg_log(2, "compile cache: WAL mode: %s",
+			tg_debug_log(2, "compile cache: WAL mode: %s",
 			       sqlite3_errmsg(db));
 	}
 	if (rc != SQLITE_OK) {
@@ -138,7 +138,7 @@ int tg_diskcache_get(const char *table, const char *key, void **val,
 		sqlite3_finalize(st);
 	}
 	pthread_mutex_unlock(&db_lock);
-	tg_log(3, "cache %s: %s", table, hit ? "hit" : "miss");
+	tg_debug_log(3, "cache %s: %s", table, hit ? "hit" : "miss");
 	return hit;
 }
 

@@ -138,7 +138,7 @@ int tg_devices_open(tg_plugin_rec *rec, int index, struct tg_dev **out)
 		impl->close(impl);
 		return tg_error_oom("device open");
 	}
-	tg_log(1, "opened %s: %s", (*out)->name,
+	tg_debug_log(1, "opened %s: %s", (*out)->name,
 	       impl->info->description ? impl->info->description : "");
 	return 0;
 }

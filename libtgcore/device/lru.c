@@ -78,7 +78,7 @@ int tg_lru_alloc(struct tg_dev *dev, size_t size, void **out)
 	if (rc == TG_ENOMEM && lru->free_list.n) {
 		had = lru->cached_bytes;
 		flush_locked(dev);
-		tg_log(2, "%s: out of memory for %zu bytes; emptied the "
+		tg_debug_log(2, "%s: out of memory for %zu bytes; emptied the "
 		       "cache (%zu bytes) and retrying", dev->name, size, had);
 		rc = plugin_alloc(dev, size, out);
 	}

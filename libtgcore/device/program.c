@@ -54,7 +54,7 @@ static int compile(struct tg_dev *dev, const char *name, const char *src,
 		tg_diskcache_put("compile", key, *blob, *len);
 	}
 	if (log && log[0] && tg_debug >= 4)
-		tg_log(4, "compiler output for '%s':\n%s", name, log);
+		tg_debug_log(4, "compiler output for '%s':\n%s", name, log);
 	free(log);
 	free(key);
 	return rc < 0 ? rc : 0;

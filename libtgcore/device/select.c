@@ -294,7 +294,7 @@ int tg_select_default(struct tg_dev **out, const char **why)
 		rc = flag ? select_flag(flag, &default_dev)
 		          : select_quietly(&default_dev);
 	if (!rc)
-		tg_log(1, "default device %s: %s", default_dev->name,
+		tg_debug_log(1, "default device %s: %s", default_dev->name,
 		       default_why);
 done:
 	*out = default_dev;

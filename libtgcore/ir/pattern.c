@@ -186,7 +186,7 @@ static tg_uop *try_rule(const tg_rule *r, tg_rw *rw)
 		out = NULL;
 	} while (next_decisions(&at));
 	if (out && tg_debug >= 7)
-		tg_log(7, "rewrite: %s: %%%u -> %%%u", r->name,
+		tg_debug_log(7, "rewrite: %s: %%%u -> %%%u", r->name,
 		       (unsigned)rw->root->id, (unsigned)out->id);
 	return out;
 }

@@ -33,7 +33,7 @@ static void host_log(const struct tg_host *host, int level,
 		free(rec->last_log);
 		rec->last_log = strdup(msg);
 	}
-	tg_log(level, "%s: %s", rec->desc ? rec->desc->name : rec->file, msg);
+	tg_debug_log(level, "%s: %s", rec->desc ? rec->desc->name : rec->file, msg);
 }
 
 static int host_set_error(const struct tg_host *host, int status,
@@ -78,7 +78,7 @@ const char *tg_cache_dir(void)
 		cache_dir = base ? tg_path_join(base, "tgcore") : NULL;
 		free(base);
 		if (cache_dir && tg_mkdir_p(cache_dir))
-			tg_log(1, "cache directory %s: %s", cache_dir,
+			tg_debug_log(1, "cache directory %s: %s", cache_dir,
 			       tg_last_error());
 	}
 	return cache_dir ? cache_dir : "/tmp";

@@ -186,7 +186,7 @@ static void set_state(tg_plugin_rec *r, tg_plugin_state st,
 	r->desc = NULL;
 	tg_dl_close(r->dl);
 	r->dl = NULL;
-	tg_log(1, "plugin %s: %s", r->file, msg);
+	tg_debug_log(1, "plugin %s: %s", r->file, msg);
 }
 
 /* ---------------------------------------------------------- validation */

@@ -1,0 +1,197 @@
+/*
+ * codegen/codegen.h - from a scheduled kernel's AST to device source:
+ * the kernel AST (what the scheduler hands over), the kernel and its
+ * optimizations (tinygrad's codegen/kernel.py), lowering to IR
+ * (lowerer.py), the rewrite passes (uopgraph.py), linearization and the
+ * C-family renderer (renderer/cstyle.py).  Internal; never installed.
+ *
+ * Lifetime scheme:
+ *  - A kernel AST lives in a tg_kast, which owns every node and every
+ *    shape tracker in it; tg_kast_free() releases all of it.  Nodes are
+ *    immutable once built and may be shared (a DAG).
+ *  - Lowered IR lives in a tg_ir context owned by whoever made it.
+ *  - A tg_ksrc owns its strings.
+ */
+#ifndef TG_CODEGEN_H
+#define TG_CODEGEN_H
+
+#include "shape/shape.h"
+
+/* ------------------------------------------------------ codegen/ast.c */
+
+/* The kernel AST (tinygrad's LazyOp tree with MemBuffer/ConstBuffer).
+ *
+ * Invariants the scheduler guarantees and codegen relies on:
+ *  - The root is a SINK whose sources are STOREs; STORE i writes kernel
+ *    buffer i (outputs are buffers 0..nstores-1, inputs follow).
+ *  - Every st in one kernel has the same ndim.  On each axis the shapes
+ *    agree, except that nodes above a REDUCE (the STOREs and what is
+ *    computed from the reduce's result) have 1 on the reduced axes, and
+ *    a CONST may have 1 anywhere (it is broadcast).
+ *  - Every REDUCE of a kernel reduces the same axes of the same shape
+ *    (usually there is one; outputs sharing it share the node).  No
+ *    REDUCE is below another.
+ *  - LOAD/CONST/STORE shape trackers map the kernel's index space to the
+ *    buffer (LOAD/STORE) or to nothing (CONST: only the mask matters:
+ *    outside it the value is 0).
+ *  - A STORE's st has no mask and maps every index to a distinct
+ *    element (outputs are written once per element). */
+enum tg_ast_kind {
+	TG_AST_SINK,    /* src: the STOREs */
+	TG_AST_STORE,   /* src[0]: the value; buf, st */
+	TG_AST_LOAD,    /* buf, st, dtype */
+	TG_AST_CONST,   /* value (by dtype), st, dtype */
+	TG_AST_ALU,     /* op: a tg_op with arity 1-3; src; dtype */
+	TG_AST_CAST,    /* src[0] converted to dtype */
+	TG_AST_BITCAST, /* src[0]'s bits as dtype (same size) */
+	TG_AST_REDUCE   /* op: TG_ADD or TG_MAX; axes; src[0] */
+};
+
+typedef struct tg_ast tg_ast;
+struct tg_ast {
+	uint8_t kind;     /* enum tg_ast_kind */
+	uint16_t op;      /* ALU: tg_op; REDUCE: TG_ADD or TG_MAX */
+	tg_dtype dtype;   /* the value's type; STORE: the stored type */
+	int32_t buf;      /* LOAD/STORE: kernel buffer index */
+	tg_scalar value;  /* CONST, normalized to dtype */
+	tg_st *st;        /* LOAD/CONST/STORE; owned by the kast */
+	uint32_t axes;    /* REDUCE: bit i set when axis i is reduced */
+	uint32_t nsrc;
+	tg_ast **src;     /* owned by the kast */
+	uint32_t id;      /* creation order within the kast */
+};
+
+/* Owner of one kernel's AST. */
+typedef struct tg_kast {
+	tg_arena arena;  /* nodes and source arrays */
+	TG_VEC(tg_st *) sts; /* every st handed to a builder */
+	uint32_t count;  /* nodes made */
+	int status;      /* first error (sticky), TG_OK */
+	tg_ast *sink;    /* set by tg_ast_sink */
+} tg_kast;
+
+/* A new empty AST owner; NULL on OOM.  tg_kast_free() releases it. */
+tg_kast *tg_kast_new(void);
+void tg_kast_free(tg_kast *k);
+/* Builders.  Each takes ownership of `st` (even on failure) and returns
+ * NULL on OOM or when a source is NULL (the error sticks in k->status
+ * and tg_last_error).  Types are checked: ALU operands agree (WHERE:
+ * bool, then two of dtype), CMPLT/CMPNE give bool, BITCAST keeps the
+ * size. */
+tg_ast *tg_ast_load(tg_kast *k, int buf, tg_dtype dt, tg_st *st);
+tg_ast *tg_ast_const(tg_kast *k, tg_dtype dt, tg_scalar v, tg_st *st);
+tg_ast *tg_ast_alu(tg_kast *k, unsigned op, tg_ast *a, tg_ast *b,
+                   tg_ast *c);
+tg_ast *tg_ast_cast(tg_kast *k, tg_ast *a, tg_dtype dt);
+tg_ast *tg_ast_bitcast(tg_kast *k, tg_ast *a, tg_dtype dt);
+tg_ast *tg_ast_reduce(tg_kast *k, unsigned op, tg_ast *a, uint32_t axes);
+tg_ast *tg_ast_store(tg_kast *k, int buf, tg_ast *value, tg_st *st);
+/* Sets k->sink to SINK(stores); returns it. */
+tg_ast *tg_ast_sink(tg_kast *k, tg_ast *const *stores, size_t n);
+/* The kernel's full shape: per axis the largest extent among its sts
+ * (ndim into *ndim, at most TG_MAX_DIMS entries into shape). */
+int tg_ast_full_shape(const tg_ast *sink, size_t *ndim, tg_sint *shape);
+/* Canonical text of the AST: one line per node in topological order,
+ * e.g. "%3 LOAD float32 buf1 ShapeTracker(...)", "%5 ALU ADD float32
+ * %3 %4", "%6 REDUCE ADD float32 axes(1) %5".  Equal text means equal
+ * kernels: the method cache keys on it and DEBUG>=3 prints it.  New
+ * string (free()) or NULL on OOM. */
+char *tg_ast_format(const tg_ast *sink);
+/* Every node under sink, sources first, each once.  Array owned by the
+ * caller (free()); NULL on OOM. */
+tg_ast **tg_ast_toposort(const tg_ast *sink, size_t *n);
+
+/* ---------------------------------------------------- codegen/kernel.c */
+
+/* Optimization ops (tinygrad's OptOps) the kernel can apply. */
+enum tg_optop {
+	TG_OPT_UPCAST,  /* unroll a global axis by amt into the body */
+	TG_OPT_UNROLL,  /* unroll a reduce axis by amt */
+	TG_OPT_LOCAL,   /* split a global axis into work-group items */
+	TG_OPT_GROUP,   /* split a reduce across a work-group (shared) */
+	TG_OPT_GROUPTOP,
+	TG_OPT_NOLOCALS,
+	TG_OPT_PADTO
+};
+
+typedef struct tg_opt {
+	int op;      /* enum tg_optop */
+	int axis;
+	int64_t amt; /* 0 means the whole axis */
+} tg_opt;
+
+/* The kernel being optimized (tinygrad's Kernel).  Axes are ordered
+ * [globals | (locals) | reduces | (unrolled reduces) | upcasted]. */
+typedef struct tg_kernel tg_kernel;
+
+/* ---------------------------------------------- codegen/codegen.c (entry) */
+
+/* A kernel ready to compile. */
+typedef struct tg_ksrc {
+	char *name;        /* the function name, "r_4_5", "E_16_4" */
+	char *src;         /* the rendered source */
+	size_t global[3];  /* launch geometry (work-items per axis) */
+	size_t local[3];   /* {1,1,1} unless the renderer has locals */
+	size_t nbufs;      /* kernel buffer arguments */
+	uint32_t outs;     /* bit i set when buffer i is written */
+	size_t nvars;      /* symbolic variables, values passed in order */
+	char **vars;       /* their names, sorted */
+	double flops;      /* estimated operations per run, for DEBUG=2 */
+	double mem_bytes;  /* estimated bytes moved per run */
+	char *opts;        /* the applied opts, "UPCAST(0,4) UNROLL(0,4)" */
+	char *ast_text;    /* tg_ast_format of the input */
+	char *linear_text; /* one line per linearized uop (DEBUG=5) */
+} tg_ksrc;
+
+/* Optimizes (hand-coded defaults unless NOOPT is set), lowers,
+ * linearizes and renders `sink` for a device with these caps.  On
+ * success *out is filled and owned by the caller (tg_ksrc_free).  Errors
+ * (a dialect without a renderer, a dtype the device lacks, OOM) return a
+ * negative status with a message naming the kernel. */
+int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
+               tg_ksrc *out);
+void tg_ksrc_free(tg_ksrc *ks);
+
+/* ----------------------------------------------------- codegen/lower.c */
+
+/* The lowered IR (the contract between lowering and the back end).
+ * A kernel is SINK(stores...) over these nodes:
+ *   DEFINE_GLOBAL  dtype ptr(global) to the element type; arg.v.i the
+ *                  buffer index, arg.a = 1 when written
+ *   DEFINE_VAR     a symbolic variable (TG_INDEX), arg.name, bounds
+ *   SPECIAL        a launch index (TG_INDEX): arg.name "gidx0".."gidx2"
+ *                  (or "lidx0".."lidx2"), arg.a its extent
+ *   RANGE          a loop (TG_INDEX) over [src[0], src[1]); arg.v.i a
+ *                  loop number unique in the kernel, arg.a = 1 when it
+ *                  iterates a reduce
+ *   CONST, ALU ops, CAST, BITCAST as in ir.h; index math is TG_INDEX
+ *   LOAD           (buf, idx) or (buf, idx, valid, alt): the element at
+ *                  idx, or alt when valid is false; a vector dtype of n
+ *                  loads n consecutive elements starting at idx
+ *   STORE          (buf, idx, value) or (buf, idx, value, valid)
+ *   DEFINE_ACC     an accumulator (src[0] the initial CONST, src[1..]
+ *                  the RANGEs it accumulates over); arg.v.i its number
+ *   PHI            (acc, value): acc = value inside acc's loops; the
+ *                  PHI node then stands for the accumulated value
+ *   VECTORIZE      a vector of its sources; GEP lane arg.v.i of a vector
+ * Node order comes from the linearizer: a node is placed inside every
+ * RANGE it depends on, and loops close after their last user. */
+
+/* -------------------------------------------------- codegen/linearize.c */
+
+/* The nodes under sink in execution order: RANGE opens a loop, an
+ * ENDRANGE node (created here, src[0] = its RANGE) closes it; each node
+ * sits inside exactly the RANGEs it depends on (hoisted out of the
+ * others), DEFINE_ACC before its loops, loops close after their last
+ * user, SINK excluded.  Array malloc'd, owned by caller.  Errors: more
+ * than 64 loops or loops that cannot nest (TG_EUNSUPPORTED), OOM. */
+int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *n);
+
+/* --------------------------------------------------- codegen/render_c.c */
+
+/* C source of the linear program as function `name` (TG_DIALECT_C).
+ * New string (free()) or NULL with an error (TG_EUNSUPPORTED naming the
+ * op it cannot render). */
+char *tg_render_c(const char *name, tg_uop *const *lin, size_t n);
+
+#endif /* TG_CODEGEN_H */

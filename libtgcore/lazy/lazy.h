@@ -1,0 +1,126 @@
+/*
+ * lazy/lazy.h - the lazy graph (tinygrad's lazy.py).  Internal.
+ *
+ * A lazy buffer is a *base* (it will own memory: it has an op and
+ * sources, or it is realized and has a buffer) or a *view*: a shape
+ * tracker over a base.  Movement ops make views and never copy.
+ * Construction folds what tinygrad's lazy layer folds: constants,
+ * x+0, x*1, x*0, x//1, double negation, reduces and casts of constants,
+ * copies of copies; and equal buffers built twice are one buffer (the
+ * lazy cache), so common subexpressions are computed once.
+ *
+ * Lifetime scheme:
+ *  - Lazy buffers are reference counted (tg_lazy_ref/unref).  A view
+ *    holds its base; a base holds its sources until it is realized,
+ *    then drops them and holds its tg_buffer instead.
+ *  - Every function returning a tg_lazy * returns a new reference;
+ *    arguments are borrowed.  NULL arguments give NULL (chains are
+ *    checked once).
+ *  - The lazy cache holds no references: a buffer leaves it when freed.
+ *  - All of it is guarded by one lock, so tensors may be built on
+ *    several threads.
+ */
+#ifndef TG_LAZY_H
+#define TG_LAZY_H
+
+#include "codegen/codegen.h"
+
+enum tg_lazy_kind {
+	TG_LZ_VIEW,       /* a view of `base` */
+	TG_LZ_BUFFER,     /* realized (buf), or memory to be filled */
+	TG_LZ_CONST,      /* value; never gets memory unless forced */
+	TG_LZ_COPY,       /* src[0] from another device */
+	TG_LZ_CONTIGUOUS, /* src[0] laid out row-major in its own memory */
+	TG_LZ_ALU,        /* op on src[0..nsrc-1] */
+	TG_LZ_CAST,       /* src[0] converted to dtype */
+	TG_LZ_BITCAST,    /* src[0]'s bits as dtype */
+	TG_LZ_REDUCE,     /* op (TG_ADD, TG_MAX) over axes of src[0] */
+	TG_LZ_ASSIGN      /* src[1] (a realized target) := src[0] */
+};
+
+typedef struct tg_lazy tg_lazy;
+struct tg_lazy {
+	uint32_t refs;
+	uint8_t kind;        /* enum tg_lazy_kind */
+	uint8_t forced_realize;
+	uint16_t op;         /* ALU: tg_op; REDUCE: TG_ADD/TG_MAX */
+	tg_dtype dtype;
+	tg_dev *dev;
+	tg_st *st;           /* owned; a base's is contiguous */
+	tg_lazy *base;       /* views: owned reference; bases: NULL */
+	uint32_t nsrc;
+	tg_lazy *src[3];     /* owned references (bases, unrealized) */
+	tg_scalar value;     /* CONST */
+	uint32_t axes;       /* REDUCE: bit mask */
+	tg_buffer *buf;      /* BUFFER: owned reference */
+	/* tinygrad's contiguous_child: the CONTIGUOUS made from a view of
+	 * this base (weak) and the tracker that reads this base through it */
+	tg_lazy *cchild;
+	tg_st *cchild_st;
+	/* lazy cache */
+	uint64_t hash;
+	tg_lazy *cache_next;
+	uint64_t id;         /* creation order, for stable scheduling */
+};
+
+/* The base of lb (lb itself for a base).  Borrowed. */
+static inline tg_lazy *tg_lazy_base(const tg_lazy *lb)
+{
+	return lb->base ? lb->base : (tg_lazy *)lb;
+}
+static inline const tg_sint *tg_lazy_shape(const tg_lazy *lb)
+{
+	return tg_st_shape(lb->st);
+}
+static inline size_t tg_lazy_ndim(const tg_lazy *lb)
+{
+	return tg_st_ndim(lb->st);
+}
+int64_t tg_lazy_numel(const tg_lazy *lb);
+
+tg_lazy *tg_lazy_ref(tg_lazy *lb);
+void tg_lazy_unref(tg_lazy *lb);
+
+/* -- creation -- */
+tg_lazy *tg_lazy_const(tg_dev *dev, tg_dtype dt, tg_scalar v, size_t ndim,
+                       const int64_t *shape);
+/* A base over an existing buffer (realized), of `shape`. */
+tg_lazy *tg_lazy_from_buffer(tg_buffer *buf, size_t ndim,
+                             const int64_t *shape);
+/* Memory to be filled later (tinygrad's EMPTY): realized on demand. */
+tg_lazy *tg_lazy_empty(tg_dev *dev, tg_dtype dt, size_t ndim,
+                       const int64_t *shape);
+
+/* -- compute -- */
+tg_lazy *tg_lazy_alu(unsigned op, tg_lazy *a, tg_lazy *b, tg_lazy *c);
+tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast);
+/* Reduced axes stay as size 1.  Large reduces split in two. */
+tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes);
+tg_lazy *tg_lazy_contiguous(tg_lazy *a);
+tg_lazy *tg_lazy_copy(tg_lazy *a, tg_dev *dev);
+
+/* -- movement (arguments as for the tg_st_ ops) -- */
+tg_lazy *tg_lazy_reshape(tg_lazy *a, size_t ndim, const int64_t *shape);
+tg_lazy *tg_lazy_expand(tg_lazy *a, size_t ndim, const int64_t *shape);
+tg_lazy *tg_lazy_permute(tg_lazy *a, size_t n, const uint32_t *axis);
+tg_lazy *tg_lazy_pad(tg_lazy *a, size_t n, const int64_t *pairs);
+tg_lazy *tg_lazy_shrink(tg_lazy *a, size_t n, const int64_t *pairs);
+tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul);
+
+/* Whether lb is a constant nobody realized, read without a mask
+ * (folding may use its value); *v gets the value. */
+int tg_lazy_is_unmasked_const(const tg_lazy *lb, tg_scalar *v);
+
+/* -- shared by the files of lazy/ only -- */
+/* A new base (not yet interned) of kind/op over src (references
+ * taken); a 0-size shape gives CONST 0.  NULL on OOM. */
+tg_lazy *tg_lazy_new_base_(uint8_t kind, unsigned op, tg_dtype dt,
+                           tg_dev *dev, size_t ndim, const tg_sint *shape,
+                           tg_lazy *const *src, uint32_t nsrc);
+/* Interns a new node: returns its cached twin (dropping lb) or lb. */
+tg_lazy *tg_lazy_finish_(tg_lazy *lb);
+/* A view of lb's base through st (taken); folds empty views to 0 and
+ * identity views to the base. */
+tg_lazy *tg_lazy_view_(const tg_lazy *lb, tg_st *st);
+
+#endif /* TG_LAZY_H */

@@ -1,0 +1,438 @@
+/*
+ * lazy/lazy_ops.c - computing lazy buffers: ALU, cast, reduce,
+ * contiguous, copy and assign, with tinygrad's construction-time folding
+ * (LazyBuffer.e, cast, r, contiguous, copy_to_device).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lazy/lazy.h"
+
+static tg_lazy *base_of(uint8_t kind, unsigned op, tg_dtype dt,
+                        tg_dev *dev, const tg_lazy *shape_of,
+                        tg_lazy *const *src, uint32_t nsrc)
+{
+	return tg_lazy_new_base_(kind, op, dt, dev, tg_lazy_ndim(shape_of),
+	                         tg_lazy_shape(shape_of), src, nsrc);
+}
+
+static const char *dtn(tg_dtype dt) { return tg_dtype_name(dt); }
+
+static void shape_str(const tg_lazy *lb, char *buf, size_t n)
+{
+	tg_sints_format(tg_lazy_shape(lb), tg_lazy_ndim(lb), buf, n);
+}
+
+/* A constant with lb's device, dtype dt and shape. */
+static tg_lazy *const_of(const tg_lazy *lb, tg_dtype dt, tg_scalar v)
+{
+	int64_t s[TG_MAX_DIMS];
+	size_t i, n = tg_lazy_ndim(lb);
+
+	for (i = 0; i < n; i++)
+		s[i] = tg_lazy_shape(lb)[i].c;
+	return tg_lazy_const(lb->dev, dt, v, n, s);
+}
+
+/* Operands agree in shape, device and dtype (WHERE: a bool condition
+ * and two values of one dtype). */
+static int check_alu(unsigned op, tg_lazy *const *s, size_t n)
+{
+	size_t i, first = op == TG_WHERE ? 1 : 0;
+	char b0[128], b1[128];
+
+	for (i = 1; i < n; i++) {
+		if (tg_lazy_ndim(s[i]) != tg_lazy_ndim(s[0]) ||
+		    !tg_sints_eq(tg_lazy_shape(s[i]), tg_lazy_shape(s[0]),
+		                 tg_lazy_ndim(s[0]))) {
+			shape_str(s[0], b0, sizeof b0);
+			shape_str(s[i], b1, sizeof b1);
+			return tg_error(TG_EINVAL, "%s: shapes %s and %s differ",
+			                tg_op_name(op), b0, b1);
+		}
+		if (s[i]->dev != s[0]->dev)
+			return tg_error(TG_EINVAL, "%s: operands on %s and %s",
+			                tg_op_name(op), tg_dev_name(s[0]->dev),
+			                tg_dev_name(s[i]->dev));
+	}
+	for (i = first + 1; i < n; i++)
+		if (s[i]->dtype != s[first]->dtype)
+			return tg_error(TG_EINVAL, "%s: dtypes %s and %s differ",
+			                tg_op_name(op), dtn(s[first]->dtype),
+			                dtn(s[i]->dtype));
+	if (op == TG_WHERE && s[0]->dtype != TG_BOOL)
+		return tg_error(TG_EINVAL, "WHERE: condition is %s, not bool",
+		                dtn(s[0]->dtype));
+	if (op == TG_NEG && s[0]->dtype == TG_BOOL)
+		return tg_error(TG_EINVAL, "NEG: not defined on bool");
+	if ((tg_op_flags(op) & TG_OPF_INT) && tg_dtype_is_float(s[n - 1]->dtype))
+		return tg_error(TG_EINVAL, "%s: not defined on %s",
+		                tg_op_name(op), dtn(s[n - 1]->dtype));
+	return 0;
+}
+
+/* Folding of all-constant operands; NULL when it does not apply. */
+static tg_lazy *fold_consts(unsigned op, tg_lazy *const *s, size_t n,
+                            tg_dtype out)
+{
+	tg_scalar v[3], r;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!tg_lazy_is_unmasked_const(s[i], &v[i]))
+			return NULL;
+	if (tg_exec_alu(op, s[n - 1]->dtype, v, &r))
+		return NULL; /* undefined (x/0): left for the device */
+	return const_of(s[0], out, r);
+}
+
+/* x+0, x*1, x*0, x//1 and -(-x) (tinygrad's e() shortcuts). */
+static tg_lazy *fold_identity(unsigned op, tg_lazy *const *s, size_t n)
+{
+	tg_scalar v;
+	tg_lazy *b;
+	int i;
+
+	if (op == TG_NEG && !s[0]->base && s[0]->kind == TG_LZ_ALU &&
+	    s[0]->op == TG_NEG)
+		return tg_lazy_ref(s[0]->src[0]);
+	if (n != 2)
+		return NULL;
+	for (i = 0; i < 2; i++) {
+		if (!tg_lazy_is_unmasked_const(s[i], &v))
+			continue;
+		b = s[1 - i];
+		if (op == TG_ADD && tg_scalar_to_double(v, s[i]->dtype) == 0)
+			return tg_lazy_ref(b);
+		if (op == TG_MUL && tg_scalar_to_double(v, s[i]->dtype) == 1)
+			return tg_lazy_ref(b);
+		if (op == TG_MUL && tg_scalar_to_double(v, s[i]->dtype) == 0)
+			return tg_lazy_ref(s[i]);
+		if (op == TG_IDIV && i == 1 &&
+		    tg_scalar_to_double(v, s[i]->dtype) == 1)
+			return tg_lazy_ref(b);
+	}
+	return NULL;
+}
+
+/* A source that is a base with a live contiguous child reads the
+ * child's memory instead (tinygrad's contiguous_child). */
+static tg_lazy *through_child(tg_lazy *s)
+{
+	tg_st *st;
+
+	if (s->base || !s->cchild)
+		return tg_lazy_ref(s);
+	if (!(st = tg_st_copy(s->cchild_st)))
+		return NULL;
+	return tg_lazy_view_(s->cchild, st);
+}
+
+tg_lazy *tg_lazy_alu(unsigned op, tg_lazy *a, tg_lazy *b, tg_lazy *c)
+{
+	tg_lazy *in[3] = { a, b, c }, *s[3] = { 0 }, *r = NULL;
+	size_t n = tg_op_arity(op), i;
+	tg_dtype out;
+
+	if (n == 0)
+		return tg_error(TG_EINVAL, "alu: %s is not an ALU op",
+		                tg_op_name(op)), NULL;
+	for (i = 0; i < n; i++)
+		if (!in[i])
+			return NULL;
+	if (check_alu(op, in, n))
+		return NULL;
+	out = (tg_op_flags(op) & TG_OPF_CMP) ? TG_BOOL : in[n - 1]->dtype;
+	if ((r = fold_consts(op, in, n, out)) || (r = fold_identity(op, in, n)))
+		return r;
+	for (i = 0; i < n; i++)
+		if (!(s[i] = through_child(in[i])))
+			goto out;
+	r = base_of(TG_LZ_ALU, op, out, a->dev, a, s, (uint32_t)n);
+	r = r ? tg_lazy_finish_(r) : NULL;
+out:
+	for (i = 0; i < n; i++)
+		tg_lazy_unref(s[i]);
+	return r;
+}
+
+tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast)
+{
+	tg_scalar v, r;
+	tg_lazy *res, *b;
+	tg_st *st;
+
+	if (!a)
+		return NULL;
+	if ((unsigned)dt >= TG_NDTYPES)
+		return tg_error(TG_EINVAL, "cast: dtype %d is not a dtype",
+		                (int)dt), NULL;
+	if (dt == a->dtype)
+		return tg_lazy_ref(a);
+	if (bitcast && tg_dtype_size(dt) != tg_dtype_size(a->dtype))
+		return tg_error(TG_EINVAL, "bitcast: %s (%zu bytes) to %s "
+		                "(%zu bytes)", dtn(a->dtype),
+		                tg_dtype_size(a->dtype), dtn(dt),
+		                tg_dtype_size(dt)), NULL;
+	if (tg_lazy_is_unmasked_const(a, &v) &&
+	    !(bitcast ? tg_exec_bitcast(v, a->dtype, dt, &r)
+	              : tg_exec_cast(v, a->dtype, dt, &r)))
+		return const_of(a, dt, r);
+	/* Narrowing casts go before the view: fewer bytes move. */
+	if (a->base && tg_dtype_size(dt) <= tg_dtype_size(a->dtype)) {
+		if (!(b = tg_lazy_cast(a->base, dt, bitcast)))
+			return NULL;
+		st = tg_st_copy(a->st);
+		res = st ? tg_lazy_view_(b, st) : NULL;
+		tg_lazy_unref(b);
+		return res;
+	}
+	res = base_of(bitcast ? TG_LZ_BITCAST : TG_LZ_CAST, 0, dt, a->dev, a,
+	              &a, 1);
+	return res ? tg_lazy_finish_(res) : NULL;
+}
+
+/* The identity of a reduce: 0 for ADD, the dtype's least value for MAX. */
+static tg_scalar reduce_identity(unsigned op, tg_dtype dt)
+{
+	tg_scalar z = { 0 };
+
+	return op == TG_MAX ? tg_dtype_min(dt) : z;
+}
+
+static tg_lazy *reduce_node(unsigned op, tg_lazy *a, uint32_t axes)
+{
+	tg_sint shape[TG_MAX_DIMS];
+	size_t i, n = tg_lazy_ndim(a);
+	tg_lazy *r;
+
+	for (i = 0; i < n; i++)
+		shape[i] = (axes >> i) & 1 ? tg_si(1) : tg_lazy_shape(a)[i];
+	r = tg_lazy_new_base_(TG_LZ_REDUCE, op, a->dtype, a->dev, n, shape,
+	                      &a, 1);
+	if (r)
+		r->axes = axes;
+	return r ? tg_lazy_finish_(r) : NULL;
+}
+
+/* The axis and factor tinygrad splits a large reduce on: a reduced axis
+ * with a nonzero stride divisible by the largest factor in [8, 256]
+ * that keeps the first stage's output under 2^22 elements. */
+static int split_choice(const tg_lazy *a, uint32_t axes, int64_t out_n,
+                        size_t *axis, int64_t *factor)
+{
+	size_t n = tg_lazy_ndim(a), i;
+	tg_sint strides[TG_MAX_DIMS];
+	uint8_t known[TG_MAX_DIMS];
+	int64_t top = ((int64_t)1 << 22) / (out_n ? out_n : 1), x;
+	tg_ir *ir = tg_ir_new();
+	int rc;
+
+	if (!ir)
+		return -1;
+	rc = tg_st_real_strides(ir, a->st, 1, strides, known);
+	if (top > 256)
+		top = 256;
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (!((axes >> i) & 1) || (known[i] && tg_sint_is(strides[i], 0)))
+			continue;
+		for (x = top; x >= 8; x--)
+			if (tg_lazy_shape(a)[i].c % x == 0) {
+				*axis = i;
+				*factor = x;
+				tg_ir_free(ir);
+				return 1;
+			}
+	}
+	tg_ir_free(ir);
+	return rc < 0 ? rc : 0;
+}
+
+/* reduce(x) = reduce_last(reduce(reshape+permute x)): the first kernel
+ * keeps `factor` partial results per output, the second folds them. */
+static tg_lazy *reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
+                             size_t d, int64_t factor)
+{
+	size_t n = tg_lazy_ndim(a), i, k = 0;
+	int64_t shape[TG_MAX_DIMS + 1], out[TG_MAX_DIMS];
+	uint32_t perm[TG_MAX_DIMS + 1];
+	tg_lazy *sp, *pe, *r1, *r2, *res;
+
+	if (n + 1 > TG_MAX_DIMS)
+		return reduce_node(op, a, axes);
+	for (i = 0; i < n; i++) {
+		out[i] = (axes >> i) & 1 ? 1 : tg_lazy_shape(a)[i].c;
+		if (i == d) {
+			shape[k++] = factor;
+			shape[k++] = tg_lazy_shape(a)[i].c / factor;
+		} else {
+			shape[k++] = tg_lazy_shape(a)[i].c;
+		}
+	}
+	for (i = 0, k = 0; i <= n; i++)
+		if (i != d)
+			perm[k++] = (uint32_t)i;
+	perm[n] = (uint32_t)d;
+	sp = tg_lazy_reshape(a, n + 1, shape);
+	pe = tg_lazy_permute(sp, n + 1, perm);
+	r1 = pe ? reduce_node(op, pe, axes) : NULL;
+	r2 = r1 ? reduce_node(op, r1, (uint32_t)1 << n) : NULL;
+	res = tg_lazy_reshape(r2, n, out);
+	tg_lazy_unref(sp);
+	tg_lazy_unref(pe);
+	tg_lazy_unref(r1);
+	tg_lazy_unref(r2);
+	if (tg_debug >= 3 && res)
+		tg_debug_log(3, "split reduce by %lld on axis %zu",
+		             (long long)factor, d);
+	return res;
+}
+
+/* A constant of a's device and dtype in a's shape with `axes` reduced. */
+static tg_lazy *reduce_const_(const tg_lazy *a, uint32_t axes, tg_scalar v)
+{
+	int64_t shape[TG_MAX_DIMS];
+	size_t i, n = tg_lazy_ndim(a);
+
+	for (i = 0; i < n; i++)
+		shape[i] = (axes >> i) & 1 ? 1 : tg_lazy_shape(a)[i].c;
+	return tg_lazy_const(a->dev, a->dtype, v, n, shape);
+}
+
+tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes)
+{
+	size_t n, i;
+	int64_t in_n = 1, out_n = 1, f;
+	tg_scalar v, r;
+	size_t d;
+	int has0 = 0, rc;
+
+	if (!a)
+		return NULL;
+	if (op != TG_ADD && op != TG_MAX)
+		return tg_error(TG_EINVAL, "reduce: op %s (only ADD and MAX)",
+		                tg_op_name(op)), NULL;
+	n = tg_lazy_ndim(a);
+	if (n < 32 && axes >> n)
+		return tg_error(TG_EINVAL, "reduce: axis mask 0x%x on %zu dims",
+		                axes, n), NULL;
+	for (i = 0; i < n; i++) {
+		int64_t s = tg_lazy_shape(a)[i].c;
+
+		if (s == 1)
+			axes &= ~((uint32_t)1 << i);
+		in_n *= s;
+		out_n *= (axes >> i) & 1 ? 1 : s;
+		has0 |= s == 0;
+	}
+	if (!axes)
+		return tg_lazy_ref(a);
+	if (has0 && out_n != 0) {
+		int64_t shape[TG_MAX_DIMS];
+
+		for (i = 0; i < n; i++)
+			shape[i] = (axes >> i) & 1 ? 1 : tg_lazy_shape(a)[i].c;
+		return tg_lazy_const(a->dev, a->dtype,
+		                     reduce_identity(op, a->dtype), n, shape);
+	}
+	if (tg_lazy_is_unmasked_const(a, &v) && op == TG_MAX)
+		return reduce_const_(a, axes, v);
+	if (tg_lazy_is_unmasked_const(a, &v)) {
+		tg_scalar cnt = tg_scalar_from_int(in_n / (out_n ? out_n : 1),
+		                                   a->dtype), src[2] = { v, cnt };
+
+		if (!tg_exec_alu(TG_MUL, a->dtype, src, &r))
+			return reduce_const_(a, axes, r);
+	}
+	if (!has0 && tg_cfg_int("core", "SPLIT_REDUCEOP", 1) &&
+	    in_n / out_n >= tg_cfg_int("core", "REDUCEOP_SPLIT_THRESHOLD",
+	                               32768)) {
+		if ((rc = split_choice(a, axes, out_n, &d, &f)) < 0)
+			return NULL;
+		if (rc)
+			return reduce_split(op, a, axes, d, f);
+	}
+	return reduce_node(op, a, axes);
+}
+
+tg_lazy *tg_lazy_contiguous(tg_lazy *a)
+{
+	tg_lazy *base, *r;
+	tg_st *inv = NULL;
+
+	if (!a)
+		return NULL;
+	base = tg_lazy_base(a);
+	if (tg_st_contiguous(a->st) &&
+	    tg_lazy_numel(a) == tg_lazy_numel(base) &&
+	    !tg_lazy_is_unmasked_const(a, NULL) && base->kind != TG_LZ_CONST) {
+		base->forced_realize = 1;
+		return tg_lazy_ref(a);
+	}
+	r = tg_lazy_new_base_(TG_LZ_CONTIGUOUS, 0, a->dtype, a->dev,
+	                      tg_lazy_ndim(a), tg_lazy_shape(a), &a, 1);
+	if (!r || !(r = tg_lazy_finish_(r)))
+		return NULL;
+	if (a->base && !base->cchild &&
+	    tg_st_invert(NULL, a->st, tg_lazy_ndim(base), tg_lazy_shape(base),
+	                 &inv) == 0 && inv) {
+		base->cchild = r;
+		tg_st_free(base->cchild_st);
+		base->cchild_st = inv;
+	}
+	return r;
+}
+
+/* COPY of src to dev, shaped like `like` (same element count). */
+static tg_lazy *tg_lazy_copy_base_(tg_lazy *src, tg_dev *dev,
+                                   const tg_lazy *like)
+{
+	int64_t shape[TG_MAX_DIMS];
+	size_t i, n = tg_lazy_ndim(like);
+	tg_lazy *c, *r;
+
+	if (src->dev == dev)
+		c = tg_lazy_ref(src);
+	else
+		c = tg_lazy_new_base_(TG_LZ_COPY, 0, src->dtype, dev,
+	                      tg_lazy_ndim(src), tg_lazy_shape(src), &src, 1);
+	if (c && c != src)
+		c = tg_lazy_finish_(c);
+	if (!c)
+		return NULL;
+	for (i = 0; i < n; i++)
+		shape[i] = tg_lazy_shape(like)[i].c;
+	r = tg_lazy_reshape(c, n, shape);
+	tg_lazy_unref(c);
+	return r;
+}
+
+tg_lazy *tg_lazy_copy(tg_lazy *a, tg_dev *dev)
+{
+	tg_lazy *base, *c, *r;
+	tg_st *st;
+
+	if (!a || !dev)
+		return NULL;
+	if (a->dev == dev)
+		return tg_lazy_ref(a);
+	base = tg_lazy_base(a);
+	if (base->kind == TG_LZ_CONST) {
+		c = tg_lazy_const(dev, a->dtype, base->value, 0, NULL);
+		st = tg_st_copy(a->st);
+		r = c && st ? tg_lazy_view_(c, st) : (tg_st_free(st), NULL);
+		tg_lazy_unref(c);
+		return r;
+	}
+	if (!tg_st_contiguous(a->st) ||
+	    tg_lazy_numel(a) != tg_lazy_numel(base)) {
+		c = tg_lazy_contiguous(a);
+		r = tg_lazy_copy(c, dev);
+		tg_lazy_unref(c);
+		return r;
+	}
+	/* copy of a copy: copy the original */
+	if (base->kind == TG_LZ_COPY)
+		return tg_lazy_copy_base_(base->src[0], dev, a);
+	return tg_lazy_copy_base_(base, dev, a);
+}

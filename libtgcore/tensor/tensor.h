@@ -1,0 +1,85 @@
+/*
+ * tensor/tensor.h - the tensor layer's internal header: the tensor
+ * object, scopes, and the few primitives every public op is built from
+ * (tinygrad's Tensor over LazyBuffer).  Internal; never installed.
+ *
+ * Status: the plan for issue 4's tensor layer, written before the code;
+ * nothing compiles it yet (the scheduler and codegen come first).
+ *
+ * tensor.c holds the object, scopes, creation, movement, cast, copy and
+ * realize; the other files of tensor/ build the public ops of tg/tg.h
+ * from the primitives below and the public movement ops, the way
+ * tinygrad's tensor.py builds them from function.py.
+ *
+ * Writing an op (the pattern every composite op follows):
+ *
+ *     tg_tensor *tg_softsign(const tg_tensor *t)
+ *     {
+ *             tg_tensor *r;
+ *             if (!t) return NULL;
+ *             tg_scope_begin();
+ *             r = tg_div(t, tg_add_s(tg_abs(t), 1));
+ *             tg_keep(r);      // the result leaves the op's scope
+ *             tg_scope_end();  // the temporaries go
+ *             return r;        // NULL (error set) if a step failed
+ *     }
+ *
+ * Messages name the public op: a failure inside a composite op is
+ * re-prefixed with tg_t_fail/tg_error_prefix when the inner message
+ * would confuse ("softsign: ...").
+ */
+#ifndef TG_TENSOR_H
+#define TG_TENSOR_H
+
+#include "lazy/lazy.h"
+
+struct tg_tensor {
+	uint32_t refs;   /* caller- and scope-held references */
+	tg_lazy *lazy;   /* owned reference */
+};
+
+/* A new tensor around `lb` (takes that reference; NULL gives NULL),
+ * registered in the current scope.  New reference. */
+tg_tensor *tg_t_wrap(tg_lazy *lb);
+
+/* Sets the error "<op>: <message>" and returns NULL. */
+tg_tensor *tg_t_fail(int status, const char *op, const char *fmt, ...)
+	TG_PRINTF(3, 4);
+
+/* Normalizes a possibly negative axis for ndim; -1 (with a message
+ * naming op) when out of range.  ndim 0 accepts 0 and -1 as tinygrad
+ * does for scalars. */
+int tg_t_axis(const char *op, int axis, size_t ndim);
+
+/* ---- primitives (new references; NULL in, NULL out) ---- */
+
+/* The ALU op on same-shape, same-device operands: a, b, c as the op's
+ * arity needs (others NULL).  Operand dtypes must be equal (WHERE: a
+ * is the bool condition, b and c the values of one dtype); CMPLT and
+ * CMPNE give bool.  Callers broadcast and promote first. */
+tg_tensor *tg_t_alu(unsigned op, const tg_tensor *a, const tg_tensor *b,
+                    const tg_tensor *c);
+/* Reduces the axes in the bit mask with TG_ADD or TG_MAX, keeping them
+ * as size 1 (keepdim).  Sums of ints accumulate in the tensor's dtype
+ * here; tg_sum casts to tg_dtype_sum_acc first. */
+tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes);
+/* A constant of dtype dt and `shape` on like's device (a broadcast
+ * scalar: no memory). */
+tg_tensor *tg_t_const(const tg_tensor *like, tg_dtype dt, double v,
+                      size_t ndim, const int64_t *shape);
+/* The same with like's dtype and shape. */
+tg_tensor *tg_t_const_like(const tg_tensor *like, double v);
+/* Takes every mul[i]-th element of axis i (negative: from the end).
+ * tinygrad's stride, used by slicing with steps. */
+tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul);
+
+/* The dtype a Python scalar v takes next to a tensor of dtype dt (see
+ * "Python scalar" in tg/tg.h). */
+tg_dtype tg_t_scalar_dtype(tg_dtype dt, double v);
+/* Broadcasts a and b to one shape (numpy rules) and casts them to
+ * their least upper dtype; *ra/*rb get new references.  `op` names the
+ * caller in the message "add: shapes (2,3) and (4,) don't broadcast". */
+int tg_t_broadcast2(const char *op, const tg_tensor *a, const tg_tensor *b,
+                    tg_tensor **ra, tg_tensor **rb);
+
+#endif /* TG_TENSOR_H */

@@ -1,0 +1,340 @@
+/*
+ * tensor/tensor_api.h - the tensor API as it will appear in tg/tg.h
+ * (issue 4).  It moves into the public header, function by function,
+ * as each is implemented and tested, so that tg/tg.h never declares a
+ * function the library lacks.  Not installed; included by nothing yet.
+ */
+#ifndef TG_TENSOR_API_H
+#define TG_TENSOR_API_H
+
+#include <tg/tg.h>
+
+/* ------------------------------------------------------------------ */
+/* Tensors                                                             */
+/* ------------------------------------------------------------------ */
+/*
+ * A tensor is a lazy value: building one records what to compute; the
+ * work runs (fused into generated kernels) when a result is needed:
+ * tg_tensor_data(), tg_tensor_item(), tg_realize().
+ *
+ * Ownership (the rules every tensor function follows):
+ *  - Arguments are borrowed: no function consumes or frees a tensor it
+ *    is given.
+ *  - Every function returning a tg_tensor * returns a new reference.
+ *    When a scope is open on the calling thread (tg_scope_begin), the
+ *    scope holds that reference and drops it at tg_scope_end, unless the
+ *    tensor was kept with tg_keep.  Outside any scope the caller owns it
+ *    and releases it with tg_tensor_unref.
+ *  - So expression chains need no cleanup inside a scope:
+ *
+ *        tg_scope_begin();
+ *        tg_tensor *y = tg_relu(tg_add(tg_matmul(x, w), b));
+ *        tg_keep(y);           // y survives the scope
+ *        tg_scope_end();       // the matmul and add temporaries go
+ *        ...
+ *        tg_tensor_unref(y);
+ *
+ *  - Scopes nest; tg_keep moves a tensor to the enclosing scope (or to
+ *    the caller when the scope is the outermost).
+ *
+ * Errors: a failing function returns NULL and sets tg_last_error() to a
+ * message naming the op and the shapes ("matmul: shapes (3,4) and (5,6)
+ * don't match on the contracted axis (4 vs 5)").  Every function accepts
+ * NULL tensor arguments and then returns NULL without touching the
+ * error, so a chain is checked once, at its end, and the message is the
+ * first failure's.
+ *
+ * Axes are ints; negative values count from the end.  Shapes are
+ * int64_t arrays.  "Python scalar" arguments are doubles: with a float
+ * tensor they take its dtype; with an int or bool tensor an integral
+ * value takes the tensor's dtype and any other value promotes to the
+ * default float (tinygrad's rule for Python ints and floats).
+ */
+
+typedef struct tg_tensor tg_tensor;
+
+/* Scopes (per thread). */
+TG_API void tg_scope_begin(void);
+/* Drops every reference the innermost scope holds.  Without an open
+ * scope it does nothing. */
+TG_API void tg_scope_end(void);
+/* Takes t out of the innermost scope: it moves to the enclosing scope,
+ * or to the caller when there is none.  Returns t (NULL stays NULL). */
+TG_API tg_tensor *tg_keep(tg_tensor *t);
+
+/* Adds a reference (owned by the caller, never by a scope); returns t. */
+TG_API tg_tensor *tg_tensor_ref(tg_tensor *t);
+/* Drops a reference.  NULL is allowed. */
+TG_API void tg_tensor_unref(tg_tensor *t);
+
+/* -- properties -- */
+TG_API size_t tg_tensor_ndim(const tg_tensor *t);
+/* The shape, ndim entries.  Borrowed from t. */
+TG_API const int64_t *tg_tensor_shape(const tg_tensor *t);
+/* Size of axis `axis` (negative counts from the end); -1 on a bad axis. */
+TG_API int64_t tg_tensor_size(const tg_tensor *t, int axis);
+TG_API int64_t tg_tensor_numel(const tg_tensor *t);
+TG_API tg_dtype tg_tensor_dtype(const tg_tensor *t);
+/* Borrowed. */
+TG_API tg_dev *tg_tensor_dev(const tg_tensor *t);
+/* "(2,3)" into buf (truncated), for messages. */
+TG_API const char *tg_tensor_shape_str(const tg_tensor *t, char *buf,
+                                       size_t n);
+
+/* -- creation.  `dev` NULL means the default device.  -- */
+/* A tensor of `shape` holding a copy of `data` (numel * dtype size
+ * bytes, row-major); data NULL gives uninitialized memory (empty). */
+TG_API tg_tensor *tg_tensor_new(tg_dev *dev, tg_dtype dt, size_t ndim,
+                                const int64_t *shape, const void *data);
+TG_API tg_tensor *tg_empty(tg_dev *dev, tg_dtype dt, size_t ndim,
+                           const int64_t *shape);
+TG_API tg_tensor *tg_full(tg_dev *dev, tg_dtype dt, size_t ndim,
+                          const int64_t *shape, double value);
+TG_API tg_tensor *tg_zeros(tg_dev *dev, tg_dtype dt, size_t ndim,
+                           const int64_t *shape);
+TG_API tg_tensor *tg_ones(tg_dev *dev, tg_dtype dt, size_t ndim,
+                          const int64_t *shape);
+/* A 0-dim tensor. */
+TG_API tg_tensor *tg_tensor_scalar(tg_dev *dev, tg_dtype dt, double value);
+/* start, start+step, ... below stop (above it when step < 0). */
+TG_API tg_tensor *tg_arange(tg_dev *dev, tg_dtype dt, double start,
+                            double stop, double step);
+/* n x m with ones on the diagonal. */
+TG_API tg_tensor *tg_eye(tg_dev *dev, tg_dtype dt, int64_t n, int64_t m);
+/* Same shape, device (and dtype for the first three) as t. */
+TG_API tg_tensor *tg_full_like(const tg_tensor *t, double value);
+TG_API tg_tensor *tg_zeros_like(const tg_tensor *t);
+TG_API tg_tensor *tg_ones_like(const tg_tensor *t);
+TG_API tg_tensor *tg_empty_like(const tg_tensor *t);
+
+/* -- random (Threefry2x32 computed on the device: the same numbers on
+ * every backend for the same seed and call sequence) -- */
+TG_API void tg_manual_seed(uint64_t seed);
+/* Uniform in [0, 1). */
+TG_API tg_tensor *tg_rand(tg_dev *dev, tg_dtype dt, size_t ndim,
+                          const int64_t *shape);
+/* Standard normal (Box-Muller). */
+TG_API tg_tensor *tg_randn(tg_dev *dev, tg_dtype dt, size_t ndim,
+                           const int64_t *shape);
+/* Integers in [low, high), int32. */
+TG_API tg_tensor *tg_randint(tg_dev *dev, size_t ndim, const int64_t *shape,
+                             int64_t low, int64_t high);
+TG_API tg_tensor *tg_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
+                             const int64_t *shape, double low, double high);
+TG_API tg_tensor *tg_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
+                            const int64_t *shape, double mean, double std);
+/* Uniform in [-1, 1) scaled by 1/sqrt(numel). */
+TG_API tg_tensor *tg_scaled_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
+                                    const int64_t *shape);
+TG_API tg_tensor *tg_glorot_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
+                                    const int64_t *shape);
+/* PyTorch's kaiming init with leaky-relu slope a (sqrt(5) in nn.Linear). */
+TG_API tg_tensor *tg_kaiming_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
+                                     const int64_t *shape, double a);
+TG_API tg_tensor *tg_kaiming_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
+                                    const int64_t *shape, double a);
+
+/* -- results -- */
+/* Computes t (and everything it needs) now. */
+TG_API int tg_realize(tg_tensor *t);
+/* Computes all n tensors with one schedule (shared work runs once). */
+TG_API int tg_realize_many(tg_tensor *const *ts, size_t n);
+/* Copies the values, row-major, into dst (nbytes must be at least
+ * numel * dtype size). */
+TG_API int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes);
+/* The single element of a one-element tensor, as a double. */
+TG_API int tg_tensor_item(tg_tensor *t, double *out);
+/* The same values on another device (a lazy copy). */
+TG_API tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev);
+/* A tensor that will own its own contiguous memory. */
+TG_API tg_tensor *tg_contiguous(const tg_tensor *t);
+TG_API tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt);
+/* Reinterprets the bits; the element size must match. */
+TG_API tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt);
+
+/* -- elementwise, unary -- */
+#define TG_UNARY_OPS(X)                                                  \
+	X(neg) X(log) X(log2) X(exp) X(exp2) X(sqrt) X(rsqrt) X(sin)       \
+	X(cos) X(tan) X(trunc) X(ceil) X(floor) X(round) X(sign) X(abs)    \
+	X(reciprocal) X(relu) X(sigmoid) X(tanh) X(silu) X(swish) X(relu6) \
+	X(hardswish) X(gelu) X(quick_gelu) X(mish) X(softsign) X(sinh)     \
+	X(cosh) X(atanh) X(asinh) X(acosh) X(logical_not) X(bitwise_not)   \
+	X(square) X(hardsigmoid)
+#define TG_DECLARE_UNARY(name) \
+	TG_API tg_tensor *tg_##name(const tg_tensor *t);
+TG_UNARY_OPS(TG_DECLARE_UNARY)
+#undef TG_DECLARE_UNARY
+TG_API tg_tensor *tg_elu(const tg_tensor *t, double alpha);
+TG_API tg_tensor *tg_celu(const tg_tensor *t, double alpha);
+TG_API tg_tensor *tg_leakyrelu(const tg_tensor *t, double slope);
+TG_API tg_tensor *tg_softplus(const tg_tensor *t, double beta);
+TG_API tg_tensor *tg_hardtanh(const tg_tensor *t, double lo, double hi);
+TG_API tg_tensor *tg_clip(const tg_tensor *t, double lo, double hi);
+
+/* -- elementwise, binary (numpy broadcasting, tinygrad promotion) -- */
+#define TG_BINARY_OPS(X)                                                 \
+	X(add) X(sub) X(mul) X(div) X(idiv) X(mod) X(pow) X(maximum)       \
+	X(minimum) X(bitwise_xor) X(bitwise_and) X(bitwise_or) X(lshift)   \
+	X(rshift) X(lt) X(le) X(gt) X(ge) X(eq) X(ne)
+#define TG_DECLARE_BINARY(name)                                          \
+	TG_API tg_tensor *tg_##name(const tg_tensor *a, const tg_tensor *b); \
+	TG_API tg_tensor *tg_##name##_s(const tg_tensor *a, double b);
+TG_BINARY_OPS(TG_DECLARE_BINARY)
+#undef TG_DECLARE_BINARY
+/* b - a, b / a, b ** a with a scalar b. */
+TG_API tg_tensor *tg_rsub_s(const tg_tensor *a, double b);
+TG_API tg_tensor *tg_rdiv_s(const tg_tensor *a, double b);
+TG_API tg_tensor *tg_rpow_s(const tg_tensor *a, double b);
+/* cond ? a : b, broadcast; cond is cast to bool. */
+TG_API tg_tensor *tg_where(const tg_tensor *cond, const tg_tensor *a,
+                           const tg_tensor *b);
+TG_API tg_tensor *tg_where_s(const tg_tensor *cond, double a, double b);
+/* t with `value` where mask is true. */
+TG_API tg_tensor *tg_masked_fill(const tg_tensor *t, const tg_tensor *mask,
+                                 double value);
+/* a + (b - a) * w. */
+TG_API tg_tensor *tg_lerp(const tg_tensor *a, const tg_tensor *b,
+                          const tg_tensor *w);
+
+/* -- reductions.  axes NULL: every axis (naxes ignored); otherwise the
+ * naxes listed (0 reduces nothing).  keepdim keeps reduced axes as 1. -- */
+TG_API tg_tensor *tg_sum(const tg_tensor *t, const int *axes, size_t naxes,
+                         int keepdim);
+TG_API tg_tensor *tg_prod(const tg_tensor *t, const int *axes, size_t naxes,
+                          int keepdim);
+TG_API tg_tensor *tg_max(const tg_tensor *t, const int *axes, size_t naxes,
+                         int keepdim);
+TG_API tg_tensor *tg_min(const tg_tensor *t, const int *axes, size_t naxes,
+                         int keepdim);
+TG_API tg_tensor *tg_mean(const tg_tensor *t, const int *axes, size_t naxes,
+                          int keepdim);
+/* correction 1 is the sample variance. */
+TG_API tg_tensor *tg_var(const tg_tensor *t, const int *axes, size_t naxes,
+                         int keepdim, double correction);
+TG_API tg_tensor *tg_std(const tg_tensor *t, const int *axes, size_t naxes,
+                         int keepdim, double correction);
+TG_API tg_tensor *tg_any(const tg_tensor *t, const int *axes, size_t naxes,
+                         int keepdim);
+TG_API tg_tensor *tg_all(const tg_tensor *t, const int *axes, size_t naxes,
+                         int keepdim);
+/* One axis, or TG_AXIS_NONE to treat t as flattened. */
+#define TG_AXIS_NONE INT32_MIN
+/* int32 indices of the first maximum/minimum. */
+TG_API tg_tensor *tg_argmax(const tg_tensor *t, int axis, int keepdim);
+TG_API tg_tensor *tg_argmin(const tg_tensor *t, int axis, int keepdim);
+TG_API tg_tensor *tg_logsumexp(const tg_tensor *t, int axis, int keepdim);
+TG_API tg_tensor *tg_softmax(const tg_tensor *t, int axis);
+TG_API tg_tensor *tg_log_softmax(const tg_tensor *t, int axis);
+TG_API tg_tensor *tg_cumsum(const tg_tensor *t, int axis);
+
+/* -- movement and indexing (views: no data is copied) -- */
+/* One entry may be -1 (inferred). */
+TG_API tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim,
+                             const int64_t *shape);
+/* Size-1 axes grow; -1 keeps an axis; new axes may be prepended. */
+TG_API tg_tensor *tg_expand(const tg_tensor *t, size_t ndim,
+                            const int64_t *shape);
+/* New axis i is old axis order[i]. */
+TG_API tg_tensor *tg_permute(const tg_tensor *t, size_t n, const int *order);
+TG_API tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n);
+/* n pairs [begin, end) per axis, n == ndim. */
+TG_API tg_tensor *tg_shrink(const tg_tensor *t, size_t n,
+                            const int64_t *pairs);
+/* n pairs (before, after) for the first n axes; negative values crop. */
+TG_API tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
+                         double value);
+TG_API tg_tensor *tg_transpose(const tg_tensor *t, int d0, int d1);
+/* Axes start..end (inclusive) merged into one. */
+TG_API tg_tensor *tg_flatten(const tg_tensor *t, int start, int end);
+TG_API tg_tensor *tg_unflatten(const tg_tensor *t, int axis, size_t n,
+                               const int64_t *sizes);
+/* Removes axis (if its size is 1), or every size-1 axis for
+ * TG_AXIS_NONE. */
+TG_API tg_tensor *tg_squeeze(const tg_tensor *t, int axis);
+TG_API tg_tensor *tg_unsqueeze(const tg_tensor *t, int axis);
+
+/* Python's slice for one axis: start:stop:step with defaults. */
+typedef struct tg_slice_spec {
+	int64_t start, stop, step;
+	/* flags: which of start/stop/step were given (others default) */
+	unsigned has_start : 1, has_stop : 1, has_step : 1;
+	/* an integer index instead of a slice (removes the axis) */
+	unsigned is_index : 1;
+} tg_slice_spec;
+#define TG_SLICE_ALL ((tg_slice_spec){ 0, 0, 1, 0, 0, 0, 0 })
+#define TG_SLICE(a, b) ((tg_slice_spec){ (a), (b), 1, 1, 1, 0, 0 })
+#define TG_SLICE_STEP(a, b, s) ((tg_slice_spec){ (a), (b), (s), 1, 1, 1, 0 })
+#define TG_INDEX_AT(i) ((tg_slice_spec){ (i), 0, 1, 1, 0, 0, 1 })
+/* t[s0, s1, ...] for the first n axes (negative indices count from the
+ * end, steps may be negative). */
+TG_API tg_tensor *tg_slice(const tg_tensor *t, size_t n,
+                           const tg_slice_spec *s);
+/* out[i][j] = t[index[i][j]][j] along `axis` (torch.gather). */
+TG_API tg_tensor *tg_gather(const tg_tensor *t, int axis,
+                            const tg_tensor *index);
+TG_API tg_tensor *tg_cat(const tg_tensor *const *ts, size_t n, int axis);
+TG_API tg_tensor *tg_stack(const tg_tensor *const *ts, size_t n, int axis);
+/* Tiles t reps[i] times along axis i (torch.repeat). */
+TG_API tg_tensor *tg_repeat(const tg_tensor *t, size_t n,
+                            const int64_t *reps);
+/* Pieces of `size` along axis (the last may be smaller) into out[]
+ * (room for *n on entry; the count on return).  New references. */
+TG_API int tg_split(const tg_tensor *t, int64_t size, int axis,
+                    tg_tensor **out, size_t *n);
+/* Pieces of the given sizes (summing to the axis) into out[nsizes]. */
+TG_API int tg_split_sizes(const tg_tensor *t, const int64_t *sizes,
+                          size_t nsizes, int axis, tg_tensor **out);
+/* `chunks` nearly equal pieces (as torch.chunk) into out (room for
+ * chunks); the count in *n. */
+TG_API int tg_chunk(const tg_tensor *t, size_t chunks, int axis,
+                    tg_tensor **out, size_t *n);
+/* Upper/lower triangle of the last two axes from diagonal k. */
+TG_API tg_tensor *tg_triu(const tg_tensor *t, int64_t k);
+TG_API tg_tensor *tg_tril(const tg_tensor *t, int64_t k);
+/* An int tensor of class indices -> (..., num_classes) int32 0/1. */
+TG_API tg_tensor *tg_one_hot(const tg_tensor *t, int64_t num_classes);
+
+/* -- processing -- */
+/* Batched, broadcasting matrix product (numpy matmul; 1-D operands
+ * as vectors). */
+TG_API tg_tensor *tg_matmul(const tg_tensor *a, const tg_tensor *b);
+TG_API tg_tensor *tg_dot(const tg_tensor *a, const tg_tensor *b);
+/* x @ w (+ bias); a 1-D w multiplies elementwise (tinygrad's linear). */
+TG_API tg_tensor *tg_linear(const tg_tensor *x, const tg_tensor *w,
+                            const tg_tensor *bias);
+
+/* Options of the convolutions and pools; zero-initialize and set what
+ * differs (0 strides/dilations mean 1, groups 0 means 1). */
+typedef struct tg_conv_opts {
+	int64_t stride[2];
+	int64_t dilation[2];
+	/* (top, bottom, left, right) zero padding */
+	int64_t padding[4];
+	int64_t groups;
+	int64_t output_padding[2]; /* conv_transpose2d only */
+} tg_conv_opts;
+/* x (N,Cin,H,W), w (Cout,Cin/groups,kh,kw), bias (Cout) or NULL. */
+TG_API tg_tensor *tg_conv2d(const tg_tensor *x, const tg_tensor *w,
+                            const tg_tensor *bias,
+                            const tg_conv_opts *opts);
+/* w (Cin,Cout/groups,kh,kw). */
+TG_API tg_tensor *tg_conv_transpose2d(const tg_tensor *x,
+                                      const tg_tensor *w,
+                                      const tg_tensor *bias,
+                                      const tg_conv_opts *opts);
+/* Pools over the last two axes; stride 0 means the kernel size;
+ * opts->padding and dilation apply. count_include_pad for avg. */
+TG_API tg_tensor *tg_avg_pool2d(const tg_tensor *x, const int64_t kernel[2],
+                                const tg_conv_opts *opts,
+                                int count_include_pad);
+TG_API tg_tensor *tg_max_pool2d(const tg_tensor *x, const int64_t kernel[2],
+                                const tg_conv_opts *opts);
+/* softmax(q k^T / sqrt(d) + mask) v; mask (bool: true keeps) or NULL;
+ * is_causal masks the upper triangle. */
+TG_API tg_tensor *tg_scaled_dot_product_attention(const tg_tensor *q,
+                                                  const tg_tensor *k,
+                                                  const tg_tensor *v,
+                                                  const tg_tensor *mask,
+                                                  int is_causal);
+
+#endif /* TG_TENSOR_API_H */
