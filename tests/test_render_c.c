@@ -1,0 +1,590 @@
+/*
+ * test_render_c.c - the back end of the kernel compiler: lowered IR
+ * built by hand, linearized (loop placement checked), rendered to C,
+ * compiled and run on the CPU plugin, and checked against C loops.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "testlib.h"
+#include "../libtgcore/ir/ir.h"
+#include "../libtgcore/codegen/codegen.h"
+
+static tg_ir *ir;
+
+static void setup(void)
+{
+	ir = tg_ir_new();
+	ck_assert_ptr_nonnull(ir);
+}
+
+static void teardown(void)
+{
+	tg_ir_free(ir);
+}
+
+static tg_uop *glob(int i, tg_dtype dt, int out)
+{
+	tg_arg a = { .v.i = i, .a = out };
+
+	return tg_uop0(ir, TG_DEFINE_GLOBAL, tg_type_ptr(dt, TG_AS_GLOBAL),
+	               &a);
+}
+
+static tg_uop *gidx0(int64_t n)
+{
+	tg_arg a = { .name = "gidx0", .a = n };
+
+	return tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
+}
+
+static tg_uop *idx(int64_t c)
+{
+	return tg_uop_const_int(ir, TG_INDEX, c);
+}
+
+static tg_uop *load(tg_uop *buf, tg_uop *i)
+{
+	tg_uop *src[2] = { buf, i };
+
+	return tg_uop_new(ir, TG_LOAD, tg_type_deref(buf->dtype), src, 2,
+	                  NULL);
+}
+
+static tg_uop *store(tg_uop *buf, tg_uop *i, tg_uop *v)
+{
+	tg_uop *src[3] = { buf, i, v };
+
+	return tg_uop_new(ir, TG_STORE, TG_VOID, src, 3, NULL);
+}
+
+static tg_uop *sink(tg_uop *a, tg_uop *b)
+{
+	tg_uop *src[2] = { a, b };
+
+	return tg_uop_new(ir, TG_SINK, TG_VOID, src, b ? 2 : 1, NULL);
+}
+
+static char *render(tg_uop *s, const char *name)
+{
+	tg_uop **lin;
+	size_t n;
+	char *src;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(tg_linearize(ir, s, &lin, &n) == TG_OK, "%s",
+	              tg_last_error());
+	src = tg_render_c(name, lin, n);
+	ck_assert_msg(src != NULL, "%s", tg_last_error());
+	free(lin);
+	return src;
+}
+
+/* Renders, compiles and runs `s` over global {n,1,1}. */
+static void run(tg_uop *s, const char *name, size_t n, tg_buffer **bufs,
+                size_t nbufs)
+{
+	char *src = render(s, name);
+	tg_dev *dev = tg_dev_get("CPU");
+	tg_program *p;
+	tg_launch_args args = { .bufs = bufs, .nbufs = nbufs,
+		.global = { n, 1, 1 }, .local = { 1, 1, 1 } };
+
+	ck_assert_msg(dev != NULL, "%s", tg_last_error());
+	if (getenv("TG_TEST_SHOW_SOURCE"))  /* for debugging */
+		fputs(src, stderr);
+	p = tg_program_new(dev, name, src);
+	ck_assert_msg(p != NULL, "%s\n%s", tg_last_error(), src);
+	ck_assert_msg(tg_program_launch(p, &args, NULL) == TG_OK, "%s",
+	              tg_last_error());
+	tg_program_free(p);
+	free(src);
+}
+
+static tg_buffer *buf_with(tg_dtype dt, size_t n, const void *host)
+{
+	tg_buffer *b = tg_buffer_new(tg_dev_get("CPU"), n, dt);
+
+	ck_assert_msg(b != NULL, "%s", tg_last_error());
+	if (host)
+		ck_assert_int_eq(tg_buffer_copyin(b, host, n * tg_dtype_size(dt)),
+		                 TG_OK);
+	else
+		ck_assert_int_eq(tg_buffer_allocate(b), TG_OK);
+	return b;
+}
+
+static size_t pos(tg_uop **lin, size_t n, const tg_uop *u)
+{
+	for (size_t i = 0; i < n; i++)
+		if (lin[i] == u)
+			return i;
+	ck_abort_msg("node %s not in the linear program", tg_op_name(u->op));
+	return n;
+}
+
+START_TEST(elementwise_add_float32_odd_size)
+{
+	enum { N = 37 };
+	float a[N], b[N], out[N];
+	tg_uop *g = gidx0(N), *d0 = glob(0, TG_FLOAT32, 1),
+	       *d1 = glob(1, TG_FLOAT32, 0), *d2 = glob(2, TG_FLOAT32, 0);
+	tg_uop *s = sink(store(d0, g, tg_uop_alu(ir, TG_ADD, load(d1, g),
+	                                         load(d2, g), NULL)), NULL);
+	tg_buffer *bufs[3];
+
+	for (int i = 0; i < N; i++) {
+		a[i] = (float)i * 0.37f - 3.1f;
+		b[i] = 1.0f / (float)(i + 1);
+	}
+	bufs[0] = buf_with(TG_FLOAT32, N, NULL);
+	bufs[1] = buf_with(TG_FLOAT32, N, a);
+	bufs[2] = buf_with(TG_FLOAT32, N, b);
+	run(s, "E_37", N, bufs, 3);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(out[i] == a[i] + b[i], "%d: %a != %a", i,
+		              (double)out[i], (double)(a[i] + b[i]));
+	for (int i = 0; i < 3; i++)
+		tg_buffer_unref(bufs[i]);
+}
+END_TEST
+
+/* out[g] = 0.5 * sum_r in[g*5 + r] over a 4x5 matrix. */
+static tg_uop *reduce_kernel(tg_uop **rng, tg_uop **acc, tg_uop **phi,
+                             tg_uop **hoist, tg_uop **ld, tg_uop **st)
+{
+	tg_uop *g = gidx0(4), *d0 = glob(0, TG_FLOAT32, 1),
+	       *d1 = glob(1, TG_FLOAT32, 0);
+	tg_arg ra = { .v.i = 0, .a = 1 }, aa = { .v.i = 0 };
+	tg_uop *rsrc[2] = { idx(0), idx(5) };
+	tg_uop *r = tg_uop_new(ir, TG_RANGE, TG_INDEX, rsrc, 2, &ra);
+	tg_uop *asrc[2] = { tg_uop_const_float(ir, TG_FLOAT32, 0.0), r };
+	tg_uop *a = tg_uop_new(ir, TG_DEFINE_ACC, TG_FLOAT32, asrc, 2, &aa);
+	tg_uop *base = tg_uop_alu(ir, TG_MUL, g, idx(5), NULL);
+	tg_uop *l = load(d1, tg_uop_alu(ir, TG_ADD, base, r, NULL));
+	tg_uop *p = tg_uop2(ir, TG_PHI, TG_FLOAT32, a,
+	                    tg_uop_alu(ir, TG_ADD, a, l, NULL));
+	tg_uop *sv = store(d0, g, tg_uop_alu(ir, TG_MUL, p,
+	                   tg_uop_const_float(ir, TG_FLOAT32, 0.5), NULL));
+
+	*rng = r; *acc = a; *phi = p; *hoist = base; *ld = l; *st = sv;
+	return sink(sv, NULL);
+}
+
+START_TEST(linearize_places_nodes_in_their_loops)
+{
+	tg_uop *r, *a, *p, *base, *l, *sv, **lin;
+	tg_uop *s = reduce_kernel(&r, &a, &p, &base, &l, &sv);
+	size_t n, end = 0, nend = 0;
+
+	ck_assert_int_eq(tg_linearize(ir, s, &lin, &n), TG_OK);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_ne(lin[i]->op, TG_SINK);
+		if (lin[i]->op == TG_ENDRANGE) {
+			ck_assert_ptr_eq(lin[i]->src[0], r);
+			end = i;
+			nend++;
+		}
+	}
+	ck_assert_uint_eq(nend, 1);
+	ck_assert_uint_lt(pos(lin, n, a), pos(lin, n, r));
+	ck_assert_uint_lt(pos(lin, n, base), pos(lin, n, r)); /* hoisted */
+	ck_assert_uint_lt(pos(lin, n, r), pos(lin, n, l));
+	ck_assert_uint_lt(pos(lin, n, l), pos(lin, n, p));
+	ck_assert_uint_lt(pos(lin, n, p), end);
+	ck_assert_uint_lt(end, pos(lin, n, sv));
+	ck_assert_uint_lt(pos(lin, n, sv->src[2]), pos(lin, n, sv));
+	ck_assert_uint_lt(end, pos(lin, n, sv->src[2])); /* after the loop */
+	free(lin);
+}
+END_TEST
+
+START_TEST(reduce_sums_rows)
+{
+	tg_uop *r, *a, *p, *base, *l, *sv;
+	tg_uop *s = reduce_kernel(&r, &a, &p, &base, &l, &sv);
+	float in[20], out[4];
+	tg_buffer *bufs[2];
+
+	for (int i = 0; i < 20; i++)
+		in[i] = (float)(i * i) * 0.25f - 7.0f;
+	bufs[0] = buf_with(TG_FLOAT32, 4, NULL);
+	bufs[1] = buf_with(TG_FLOAT32, 20, in);
+	run(s, "r_4_5", 4, bufs, 2);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	for (int g = 0; g < 4; g++) {
+		float acc = 0.0f;
+		for (int k = 0; k < 5; k++)
+			acc = acc + in[g * 5 + k];
+		ck_assert_msg(out[g] == acc * 0.5f, "%d: %g != %g", g,
+		              (double)out[g], (double)(acc * 0.5f));
+	}
+	tg_buffer_unref(bufs[0]);
+	tg_buffer_unref(bufs[1]);
+}
+END_TEST
+
+START_TEST(gated_load_pads)
+{
+	enum { N = 10, M = 6 };
+	float in[M], out[N];
+	tg_uop *g = gidx0(N), *d0 = glob(0, TG_FLOAT32, 1),
+	       *d1 = glob(1, TG_FLOAT32, 0);
+	tg_uop *valid = tg_uop_alu(ir, TG_CMPLT, g, idx(M), NULL);
+	tg_uop *lsrc[4] = { d1, g, valid,
+	                    tg_uop_const_float(ir, TG_FLOAT32, -2.5) };
+	tg_uop *l = tg_uop_new(ir, TG_LOAD, TG_FLOAT32, lsrc, 4, NULL);
+	tg_uop *s = sink(store(d0, g, tg_uop_alu(ir, TG_ADD, l,
+	                 tg_uop_const_float(ir, TG_FLOAT32, 1.0), NULL)),
+	                 NULL);
+	tg_buffer *bufs[2];
+
+	for (int i = 0; i < M; i++)
+		in[i] = (float)i * 3.0f;
+	bufs[0] = buf_with(TG_FLOAT32, N, NULL);
+	bufs[1] = buf_with(TG_FLOAT32, M, in);
+	run(s, "E_pad", N, bufs, 2);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	for (int i = 0; i < N; i++)
+		ck_assert_float_eq(out[i], (i < M ? in[i] : -2.5f) + 1.0f);
+	tg_buffer_unref(bufs[0]);
+	tg_buffer_unref(bufs[1]);
+}
+END_TEST
+
+START_TEST(where_and_cmplt)
+{
+	enum { N = 9 };
+	float a[N], b[N], out[N];
+	tg_uop *g = gidx0(N), *d0 = glob(0, TG_FLOAT32, 1),
+	       *d1 = glob(1, TG_FLOAT32, 0), *d2 = glob(2, TG_FLOAT32, 0);
+	tg_uop *la = load(d1, g), *lb = load(d2, g);
+	tg_uop *two = tg_uop_const_float(ir, TG_FLOAT32, 2.0);
+	tg_uop *w = tg_uop_alu(ir, TG_WHERE,
+	                       tg_uop_alu(ir, TG_CMPLT, la, lb, NULL), la,
+	                       tg_uop_alu(ir, TG_MUL, lb, two, NULL));
+	tg_uop *s = sink(store(d0, g, w), NULL);
+	tg_buffer *bufs[3];
+
+	for (int i = 0; i < N; i++) {
+		a[i] = (float)(i % 4) - 1.5f;
+		b[i] = (float)(i % 3) - 0.5f;
+	}
+	bufs[0] = buf_with(TG_FLOAT32, N, NULL);
+	bufs[1] = buf_with(TG_FLOAT32, N, a);
+	bufs[2] = buf_with(TG_FLOAT32, N, b);
+	run(s, "E_where", N, bufs, 3);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	for (int i = 0; i < N; i++)
+		ck_assert_float_eq(out[i], a[i] < b[i] ? a[i] : b[i] * 2.0f);
+	for (int i = 0; i < 3; i++)
+		tg_buffer_unref(bufs[i]);
+}
+END_TEST
+
+START_TEST(int32_idiv_mod)
+{
+	enum { N = 12 };
+	int32_t a[N], b[N], q[N], m[N];
+	tg_uop *g = gidx0(N), *d0 = glob(0, TG_INT32, 1),
+	       *d1 = glob(1, TG_INT32, 1), *d2 = glob(2, TG_INT32, 0),
+	       *d3 = glob(3, TG_INT32, 0);
+	tg_uop *la = load(d2, g), *lb = load(d3, g);
+	tg_uop *s = sink(store(d0, g, tg_uop_alu(ir, TG_IDIV, la, lb, NULL)),
+	                 store(d1, g, tg_uop_alu(ir, TG_MOD, la, lb, NULL)));
+	tg_buffer *bufs[4];
+
+	for (int i = 0; i < N; i++) {
+		a[i] = (i - 6) * 7 + 1;
+		b[i] = (i % 2) ? 3 : -4;
+	}
+	bufs[0] = buf_with(TG_INT32, N, NULL);
+	bufs[1] = buf_with(TG_INT32, N, NULL);
+	bufs[2] = buf_with(TG_INT32, N, a);
+	bufs[3] = buf_with(TG_INT32, N, b);
+	run(s, "E_divmod", N, bufs, 4);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], q, sizeof q), TG_OK);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[1], m, sizeof m), TG_OK);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(q[i], a[i] / b[i]);
+		ck_assert_int_eq(m[i], a[i] % b[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		tg_buffer_unref(bufs[i]);
+}
+END_TEST
+
+START_TEST(cast_float_to_int8)
+{
+	enum { N = 11 };
+	float a[N];
+	int8_t out[N];
+	tg_uop *g = gidx0(N), *d0 = glob(0, TG_INT8, 1),
+	       *d1 = glob(1, TG_FLOAT32, 0);
+	tg_uop *s = sink(store(d0, g, tg_uop1(ir, TG_CAST, TG_INT8,
+	                                      load(d1, g))), NULL);
+	tg_buffer *bufs[2];
+
+	for (int i = 0; i < N; i++)
+		a[i] = (float)(i - 5) * 23.7f;
+	bufs[0] = buf_with(TG_INT8, N, NULL);
+	bufs[1] = buf_with(TG_FLOAT32, N, a);
+	run(s, "E_cast", N, bufs, 2);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(out[i], (int8_t)a[i]);
+	tg_buffer_unref(bufs[0]);
+	tg_buffer_unref(bufs[1]);
+}
+END_TEST
+
+START_TEST(float16_add_rounds_each_step)
+{
+	enum { N = 16 };
+	uint16_t a[N], b[N], out[N];
+	tg_uop *g = gidx0(N), *d0 = glob(0, TG_FLOAT16, 1),
+	       *d1 = glob(1, TG_FLOAT16, 0), *d2 = glob(2, TG_FLOAT16, 0);
+	tg_uop *s = sink(store(d0, g, tg_uop_alu(ir, TG_ADD, load(d1, g),
+	                                         load(d2, g), NULL)), NULL);
+	tg_buffer *bufs[3];
+
+	for (int i = 0; i < N; i++) {
+		a[i] = tg_f16_bits(1000.0 + i * 0.3);
+		b[i] = tg_f16_bits(0.123 * (i + 1) - 0.9);
+	}
+	bufs[0] = buf_with(TG_FLOAT16, N, NULL);
+	bufs[1] = buf_with(TG_FLOAT16, N, a);
+	bufs[2] = buf_with(TG_FLOAT16, N, b);
+	run(s, "E_half", N, bufs, 3);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	for (int i = 0; i < N; i++) {
+		double want = tg_float_round(tg_f16_value(a[i]) +
+		                             tg_f16_value(b[i]), TG_FLOAT16);
+		ck_assert_uint_eq(out[i], tg_f16_bits(want));
+	}
+	for (int i = 0; i < 3; i++)
+		tg_buffer_unref(bufs[i]);
+}
+END_TEST
+
+START_TEST(bfloat16_mul_rounds_to_nearest_even)
+{
+	enum { N = 8 };
+	uint16_t a[N], out[N];
+	tg_uop *g = gidx0(N), *d0 = glob(0, TG_BFLOAT16, 1),
+	       *d1 = glob(1, TG_BFLOAT16, 0);
+	tg_uop *la = load(d1, g);
+	tg_uop *s = sink(store(d0, g, tg_uop_alu(ir, TG_MUL, la, la, NULL)),
+	                 NULL);
+	tg_buffer *bufs[2];
+
+	for (int i = 0; i < N; i++)
+		a[i] = tg_bf16_bits(1.0 + i * 0.37);
+	bufs[0] = buf_with(TG_BFLOAT16, N, NULL);
+	bufs[1] = buf_with(TG_BFLOAT16, N, a);
+	run(s, "E_bf16", N, bufs, 2);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	for (int i = 0; i < N; i++) {
+		double x = tg_bf16_value(a[i]);
+		ck_assert_uint_eq(out[i], tg_bf16_bits(x * x));
+	}
+	tg_buffer_unref(bufs[0]);
+	tg_buffer_unref(bufs[1]);
+}
+END_TEST
+
+START_TEST(constants_print_exactly)
+{
+	tg_uop *g = gidx0(4), *d0 = glob(0, TG_FLOAT32, 1);
+	tg_uop *c = tg_uop_const_float(ir, TG_FLOAT32, 0.1);
+	tg_uop *inf = tg_uop_const_float(ir, TG_FLOAT32, -INFINITY);
+	tg_uop *s = sink(store(d0, g, tg_uop_alu(ir, TG_MAX, c, inf, NULL)),
+	                 NULL);
+	char *src = render(s, "E_c");
+	char want[64];
+
+	snprintf(want, sizeof want, "%af", (double)0.1f);
+	ck_assert_msg(strstr(src, want) != NULL, "%s lacks %s", src, want);
+	ck_assert_ptr_nonnull(strstr(src, "(-__builtin_inff())"));
+	ck_assert_ptr_null(strstr(src, "const float *restrict"));
+	ck_assert_ptr_nonnull(strstr(src, "float *restrict data0"));
+	free(src);
+}
+END_TEST
+
+START_TEST(unsupported_op_is_an_error)
+{
+	tg_uop *g = gidx0(4), *d0 = glob(0, TG_UINT64, 1);
+	tg_uop *t = tg_uop2(ir, TG_THREEFRY, TG_UINT64,
+	                    tg_uop1(ir, TG_CAST, TG_UINT64, g),
+	                    tg_uop_const_int(ir, TG_UINT64, 7));
+	tg_uop *s = sink(store(d0, g, t), NULL);
+	tg_uop **lin;
+	size_t n;
+
+	ck_assert_int_eq(tg_linearize(ir, s, &lin, &n), TG_OK);
+	ck_assert_ptr_null(tg_render_c("E_t", lin, n));
+	ck_assert_int_eq(tg_last_status(), TG_EUNSUPPORTED);
+	ck_assert_error("render_c");
+	free(lin);
+}
+END_TEST
+
+/* out[i] = sum_j in[i*4 + j] with both loops in the kernel (global 1):
+ * the accumulator is reset inside the outer loop. */
+START_TEST(reduce_inside_an_outer_loop)
+{
+	float in[12], out[3];
+	tg_uop *d0 = glob(0, TG_FLOAT32, 1), *d1 = glob(1, TG_FLOAT32, 0);
+	tg_arg oa = { .v.i = 0 }, ia = { .v.i = 1, .a = 1 }, aa = { .v.i = 0 };
+	tg_uop *osrc[2] = { idx(0), idx(3) }, *isrc[2] = { idx(0), idx(4) };
+	tg_uop *ro = tg_uop_new(ir, TG_RANGE, TG_INDEX, osrc, 2, &oa);
+	tg_uop *ri = tg_uop_new(ir, TG_RANGE, TG_INDEX, isrc, 2, &ia);
+	tg_uop *asrc[2] = { tg_uop_const_float(ir, TG_FLOAT32, 1.0), ri };
+	tg_uop *a = tg_uop_new(ir, TG_DEFINE_ACC, TG_FLOAT32, asrc, 2, &aa);
+	tg_uop *l = load(d1, tg_uop_alu(ir, TG_ADD,
+	                 tg_uop_alu(ir, TG_MUL, ro, idx(4), NULL), ri, NULL));
+	tg_uop *p = tg_uop2(ir, TG_PHI, TG_FLOAT32, a,
+	                    tg_uop_alu(ir, TG_ADD, a, l, NULL));
+	tg_uop *sv = store(d0, ro, p);
+	tg_uop *s = sink(sv, NULL), **lin;
+	tg_buffer *bufs[2];
+	size_t n;
+
+	ck_assert_int_eq(tg_linearize(ir, s, &lin, &n), TG_OK);
+	ck_assert_uint_lt(pos(lin, n, ro), pos(lin, n, a));
+	ck_assert_uint_lt(pos(lin, n, a), pos(lin, n, ri));
+	ck_assert_uint_lt(pos(lin, n, p), pos(lin, n, sv));
+	ck_assert_int_eq(lin[n - 1]->op, TG_ENDRANGE);
+	ck_assert_ptr_eq(lin[n - 1]->src[0], ro);
+	ck_assert_int_eq(lin[n - 2]->op, TG_STORE);
+	free(lin);
+	for (int i = 0; i < 12; i++)
+		in[i] = (float)i * 0.5f;
+	bufs[0] = buf_with(TG_FLOAT32, 3, NULL);
+	bufs[1] = buf_with(TG_FLOAT32, 12, in);
+	run(s, "r_3_4", 1, bufs, 2);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	for (int i = 0; i < 3; i++) {
+		float acc = 1.0f;
+		for (int j = 0; j < 4; j++)
+			acc = acc + in[i * 4 + j];
+		ck_assert_float_eq(out[i], acc);
+	}
+	tg_buffer_unref(bufs[0]);
+	tg_buffer_unref(bufs[1]);
+}
+END_TEST
+
+/* float4 loads, a lane-wise MUL by a vector constant, a GEP and a
+ * float4 store. */
+START_TEST(float4_vectors)
+{
+	enum { N = 16 };
+	float in[N], out[N], first[N / 4];
+	tg_type f4 = tg_type_vec(TG_FLOAT32, 4);
+	tg_uop *g = gidx0(N / 4), *d0 = glob(0, TG_FLOAT32, 1),
+	       *d1 = glob(1, TG_FLOAT32, 0), *d2 = glob(2, TG_FLOAT32, 1);
+	tg_uop *i4 = tg_uop_alu(ir, TG_MUL, g, idx(4), NULL);
+	tg_uop *lsrc[2] = { d1, i4 };
+	tg_uop *l = tg_uop_new(ir, TG_LOAD, f4, lsrc, 2, NULL);
+	tg_uop *m = tg_uop_alu(ir, TG_MUL, l,
+	                       tg_uop_const_float(ir, f4, 3.0), NULL);
+	tg_arg lane = { .v.i = 2 };
+	tg_uop *gsrc[1] = { m };
+	tg_uop *gep = tg_uop_new(ir, TG_GEP, TG_FLOAT32, gsrc, 1, &lane);
+	tg_uop *s = sink(store(d0, i4, m), store(d2, g, gep));
+	tg_buffer *bufs[3];
+
+	for (int i = 0; i < N; i++)
+		in[i] = (float)i - 4.25f;
+	bufs[0] = buf_with(TG_FLOAT32, N, NULL);
+	bufs[1] = buf_with(TG_FLOAT32, N, in);
+	bufs[2] = buf_with(TG_FLOAT32, N / 4, NULL);
+	run(s, "E_4_4", N / 4, bufs, 3);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[2], first, sizeof first),
+	                 TG_OK);
+	for (int i = 0; i < N; i++)
+		ck_assert_float_eq(out[i], in[i] * 3.0f);
+	for (int i = 0; i < N / 4; i++)
+		ck_assert_float_eq(first[i], in[i * 4 + 2] * 3.0f);
+	for (int i = 0; i < 3; i++)
+		tg_buffer_unref(bufs[i]);
+}
+END_TEST
+
+/* Variables come from vals[] in name order; a 4-source STORE is gated. */
+START_TEST(variables_and_gated_store)
+{
+	enum { N = 8 };
+	int32_t out[N];
+	int64_t vals[2] = { 5, 100 }; /* a = 5, b = 100 */
+	tg_uop *g = gidx0(N), *d0 = glob(0, TG_INT32, 1);
+	tg_arg va = { .name = "a", .a = 0, .b = 10 },
+	       vb = { .name = "b", .a = 0, .b = 1000 };
+	tg_uop *b = tg_uop0(ir, TG_DEFINE_VAR, TG_INDEX, &vb);
+	tg_uop *a = tg_uop0(ir, TG_DEFINE_VAR, TG_INDEX, &va);
+	tg_uop *val = tg_uop1(ir, TG_CAST, TG_INT32,
+	                      tg_uop_alu(ir, TG_ADD, b, g, NULL));
+	tg_uop *ssrc[4] = { d0, g, val,
+	                    tg_uop_alu(ir, TG_CMPLT, g, a, NULL) };
+	tg_uop *s = sink(tg_uop_new(ir, TG_STORE, TG_VOID, ssrc, 4, NULL),
+	                 NULL);
+	char *src = render(s, "E_var");
+	tg_dev *dev = tg_dev_get("CPU");
+	tg_program *p = tg_program_new(dev, "E_var", src);
+	tg_buffer *buf = buf_with(TG_INT32, N, NULL);
+	tg_launch_args args = { .bufs = &buf, .nbufs = 1, .vals = vals,
+		.nvals = 2, .global = { N, 1, 1 }, .local = { 1, 1, 1 } };
+
+	ck_assert_msg(p != NULL, "%s\n%s", tg_last_error(), src);
+	ck_assert_ptr_nonnull(strstr(src, "const long a = vals[0];"));
+	ck_assert_ptr_nonnull(strstr(src, "const long b = vals[1];"));
+	for (int i = 0; i < N; i++)
+		out[i] = -1;
+	ck_assert_int_eq(tg_buffer_copyin(buf, out, sizeof out), TG_OK);
+	ck_assert_int_eq(tg_program_launch(p, &args, NULL), TG_OK);
+	ck_assert_int_eq(tg_buffer_copyout(buf, out, sizeof out), TG_OK);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(out[i], i < 5 ? 100 + i : -1);
+	tg_program_free(p);
+	tg_buffer_unref(buf);
+	free(src);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("render_c");
+	TCase *t = tcase_create("linearize");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, linearize_places_nodes_in_their_loops);
+	suite_add_tcase(s, t);
+	t = tcase_create("render");
+	tcase_set_timeout(t, 120);
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, elementwise_add_float32_odd_size);
+	tcase_add_test(t, reduce_sums_rows);
+	tcase_add_test(t, gated_load_pads);
+	tcase_add_test(t, where_and_cmplt);
+	tcase_add_test(t, int32_idiv_mod);
+	tcase_add_test(t, cast_float_to_int8);
+	tcase_add_test(t, float16_add_rounds_each_step);
+	tcase_add_test(t, bfloat16_mul_rounds_to_nearest_even);
+	tcase_add_test(t, constants_print_exactly);
+	tcase_add_test(t, unsupported_op_is_an_error);
+	tcase_add_test(t, reduce_inside_an_outer_loop);
+	tcase_add_test(t, float4_vectors);
+	tcase_add_test(t, variables_and_gated_store);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	return tl_run(suite());
+}
