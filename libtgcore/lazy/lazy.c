@@ -517,3 +517,25 @@ tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul)
 {
 	return a ? tg_lazy_view_(a, tg_st_stride(NULL, a->st, n, mul)) : NULL;
 }
+
+void tg_lazy_mark_realized(tg_lazy *b)
+{
+	tg_lazy *src[3];
+	uint32_t i, n;
+
+	pthread_mutex_lock(&lz_lock);
+	cache_remove(b);
+	b->kind = TG_LZ_BUFFER;
+	n = b->nsrc;
+	memcpy(src, b->src, sizeof src);
+	memset(b->src, 0, sizeof b->src);
+	b->nsrc = 0;
+	b->op = 0;
+	b->axes = 0;
+	pthread_mutex_unlock(&lz_lock);
+	for (i = 0; i < n; i++) {
+		if (tg_lazy_base(src[i])->cchild == b)
+			tg_lazy_base(src[i])->cchild = NULL;
+		tg_lazy_unref(src[i]);
+	}
+}

@@ -111,6 +111,33 @@ tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul);
  * (folding may use its value); *v gets the value. */
 int tg_lazy_is_unmasked_const(const tg_lazy *lb, tg_scalar *v);
 
+/* ------------------------------------------------- lazy/schedule.c */
+
+/* One step of a schedule: a kernel over buffers, or a copy. */
+typedef struct tg_sched_item {
+	tg_kast *ast;      /* owned; NULL for a copy */
+	size_t nbufs;
+	tg_buffer **bufs;  /* owned references; outputs first (a copy:
+	                      bufs[0] <- bufs[1]) */
+	size_t nouts;
+	tg_lazy **outs;    /* owned references: the bases it computes */
+} tg_sched_item;
+
+typedef struct tg_schedule {
+	TG_VEC(tg_sched_item) items;
+} tg_schedule;
+
+/* The kernels and copies that compute `outs` (tinygrad's
+ * create_schedule), in an order that respects their dependencies.
+ * Every base that gets memory is given a buffer now; it becomes a
+ * BUFFER when its item has run (tg_lazy_mark_realized).  *out is owned
+ * by the caller: tg_schedule_free. */
+int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out);
+void tg_schedule_free(tg_schedule *s);
+/* Makes a computed base a BUFFER: it drops its sources (the graph
+ * behind it can be freed) and leaves the lazy cache. */
+void tg_lazy_mark_realized(tg_lazy *b);
+
 /* -- shared by the files of lazy/ only -- */
 /* A new base (not yet interned) of kind/op over src (references
  * taken); a 0-size shape gives CONST 0.  NULL on OOM. */

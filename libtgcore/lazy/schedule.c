@@ -1,0 +1,808 @@
+/*
+ * lazy/schedule.c - from lazy buffers to kernels (tinygrad's
+ * engine/schedule.py, mid-2024): which bases get memory, how the rest
+ * fuses into them, the kernel ASTs, and the order they run in.
+ *
+ * The rules, in tinygrad's words:
+ *  - outputs, forced realizes, copies (and what they copy) and
+ *    contiguous bases are realized;
+ *  - a base read through an expanding view is realized (else its work
+ *    would repeat per copy), unless the view is a pad of the same size;
+ *  - a padded base is realized when its graph has an op for which
+ *    f(0) != 0 (the padding would read garbage), else it fuses;
+ *  - a reduce fuses with its elementwise inputs and with the elementwise
+ *    chain to the buffers it feeds when every path there is a contiguous
+ *    view of its size and no other reduce is on it; outputs sharing a
+ *    reduce become one kernel with several stores; otherwise the reduce
+ *    (or its contiguous single-child chain) is realized on its own.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lazy/lazy.h"
+
+typedef TG_VEC(tg_lazy *) lz_vec;
+
+/* A set (and map) of lazy buffers by pointer: open addressing. */
+typedef struct lz_map {
+	tg_lazy **key;
+	void **val;
+	size_t n, cap;
+} lz_map;
+
+static size_t lz_slot(const lz_map *m, const tg_lazy *k)
+{
+	size_t h = ((uintptr_t)k >> 4) * 0x9e3779b97f4a7c15ull;
+
+	for (h &= m->cap - 1; m->key[h] && m->key[h] != k;
+	     h = (h + 1) & (m->cap - 1))
+		;
+	return h;
+}
+
+static int map_grow(lz_map *m)
+{
+	lz_map nm = { 0 };
+	size_t i;
+
+	nm.cap = m->cap ? m->cap * 2 : 64;
+	nm.key = calloc(nm.cap, sizeof *nm.key);
+	nm.val = calloc(nm.cap, sizeof *nm.val);
+	if (!nm.key || !nm.val) {
+		free(nm.key), free(nm.val);
+		return tg_error_oom("schedule");
+	}
+	for (i = 0; i < m->cap; i++)
+		if (m->key[i]) {
+			size_t s = lz_slot(&nm, m->key[i]);
+
+			nm.key[s] = m->key[i];
+			nm.val[s] = m->val[i];
+			nm.n++;
+		}
+	free(m->key), free(m->val);
+	*m = nm;
+	return 0;
+}
+
+static int map_has(const lz_map *m, const tg_lazy *k)
+{
+	return m->cap && m->key[lz_slot(m, k)] == k;
+}
+
+static void *map_get(const lz_map *m, const tg_lazy *k)
+{
+	return map_has(m, k) ? m->val[lz_slot(m, k)] : NULL;
+}
+
+/* Inserts or updates; 1 when k was new, 0 when present, <0 on OOM. */
+static int map_put(lz_map *m, tg_lazy *k, void *v)
+{
+	size_t s;
+
+	if ((m->n + 1) * 2 > m->cap && map_grow(m))
+		return TG_ENOMEM;
+	s = lz_slot(m, k);
+	m->val[s] = v;
+	if (m->key[s])
+		return 0;
+	m->key[s] = k;
+	m->n++;
+	return 1;
+}
+
+static void map_free(lz_map *m)
+{
+	free(m->key), free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+/* The scheduler's working state. */
+typedef struct sched {
+	lz_vec order;      /* every unrealized base, sources first */
+	lz_map all;        /* the same as a set */
+	lz_map realizes;   /* bases that get memory (value: insertion no.) */
+	lz_vec realize_order;
+	lz_map simple_pads;
+	lz_map children;   /* base -> lz_vec * of consumer bases */
+	lz_map reduce_for; /* base -> the reduce whose kernel it is in */
+	int status;
+} sched;
+
+static int is_realized(const tg_lazy *b) { return b->kind == TG_LZ_BUFFER; }
+
+static void realize(sched *s, tg_lazy *b)
+{
+	int r;
+
+	if (is_realized(b) || b->kind == TG_LZ_CONST)
+		return;
+	if ((r = map_put(&s->realizes, b, NULL)) < 0)
+		s->status = r;
+	else if (r == 1 && TG_VEC_PUSH(&s->realize_order, b))
+		s->status = tg_error_oom("schedule");
+}
+
+static void add_child(sched *s, tg_lazy *parent, tg_lazy *child)
+{
+	lz_vec *v = map_get(&s->children, parent);
+	size_t i;
+
+	if (!v) {
+		if (!(v = calloc(1, sizeof *v)) ||
+		    map_put(&s->children, parent, v) < 0) {
+			free(v);
+			s->status = tg_error_oom("schedule");
+			return;
+		}
+	}
+	for (i = 0; i < v->n; i++)
+		if (v->v[i] == child)
+			return;
+	if (TG_VEC_PUSH(v, child))
+		s->status = tg_error_oom("schedule");
+}
+
+static lz_vec *children_of(const sched *s, const tg_lazy *b)
+{
+	return map_get(&s->children, b);
+}
+
+/* The view rules of _recurse_lb: pads of the base's size may fuse (if
+ * safe), other expanding views realize the base. */
+static void view_rules(sched *s, const tg_lazy *v)
+{
+	tg_lazy *b = v->base;
+	const tg_view *last = v->st->views[v->st->nviews - 1];
+	size_t i;
+	int masked = 0;
+
+	if (v->st->nviews == 1 && last->mask) {
+		int64_t inside = 1;
+
+		for (i = 0; i < last->ndim; i++)
+			inside *= last->mask[2 * i + 1].c - last->mask[2 * i].c;
+		if (tg_lazy_numel(b) >= inside) {
+			map_put(&s->simple_pads, b, NULL);
+			return;
+		}
+	}
+	if (tg_lazy_numel(b) < tg_lazy_numel(v)) {
+		realize(s, b);
+		return;
+	}
+	for (i = 0; i < v->st->nviews; i++)
+		masked |= v->st->views[i]->mask != NULL;
+	if (masked)
+		map_put(&s->simple_pads, b, NULL);
+}
+
+/* Walks the graph from the outputs (iteratively, sources first). */
+static int walk(sched *s, tg_lazy *const *outs, size_t n)
+{
+	lz_vec stack = { 0 };
+	lz_map entered = { 0 };
+	size_t i;
+
+	for (i = 0; i < n && !s->status; i++)
+		if (TG_VEC_PUSH(&stack, outs[i]))
+			s->status = tg_error_oom("schedule");
+	while (stack.n && !s->status) {
+		tg_lazy *x = stack.v[stack.n - 1], *b;
+		uint32_t k;
+
+		if (x->base) {
+			stack.n--;
+			view_rules(s, x);
+			if (TG_VEC_PUSH(&stack, x->base))
+				s->status = tg_error_oom("schedule");
+			continue;
+		}
+		if (is_realized(x) || map_has(&s->all, x)) {
+			stack.n--;
+			continue;
+		}
+		if (map_put(&entered, x, NULL) == 1) {
+			/* first visit: sources go first */
+			for (k = 0; k < x->nsrc; k++)
+				if (TG_VEC_PUSH(&stack, x->src[k]))
+					s->status = tg_error_oom("schedule");
+			continue;
+		}
+		stack.n--;
+		map_put(&s->all, x, NULL);
+		if (TG_VEC_PUSH(&s->order, x))
+			s->status = tg_error_oom("schedule");
+		if (x->forced_realize || x->kind == TG_LZ_COPY ||
+		    x->kind == TG_LZ_CONTIGUOUS)
+			realize(s, x);
+		if (x->kind == TG_LZ_COPY)
+			realize(s, tg_lazy_base(x->src[0]));
+		for (k = 0; k < x->nsrc; k++) {
+			b = tg_lazy_base(x->src[k]);
+			if (!is_realized(b))
+				add_child(s, b, x);
+		}
+	}
+	TG_VEC_FREE(&stack);
+	map_free(&entered);
+	return s->status;
+}
+
+/* _is_padding_okay: no op with f(0) != 0 between b and memory. */
+static int padding_ok(sched *s, tg_lazy *b)
+{
+	uint32_t k;
+
+	if (is_realized(b) || map_has(&s->realizes, b))
+		return 1;
+	if (b->kind == TG_LZ_ALU && (tg_op_flags(b->op) & TG_OPF_UNSAFE_PAD))
+		return 0;
+	for (k = 0; k < b->nsrc; k++)
+		if (!padding_ok(s, tg_lazy_base(b->src[k])))
+			return 0;
+	return 1;
+}
+
+/* The view through which `child` reads base b, when it reads it once
+ * (several different views: NULL and *many set). */
+static tg_lazy *read_view(tg_lazy *child, const tg_lazy *b, int *many)
+{
+	tg_lazy *found = NULL;
+	uint32_t k;
+
+	*many = 0;
+	for (k = 0; k < child->nsrc; k++)
+		if (tg_lazy_base(child->src[k]) == b) {
+			if (found && found != child->src[k])
+				*many = 1;
+			found = child->src[k];
+		}
+	return found;
+}
+
+typedef struct group_walk {
+	sched *s;
+	tg_lazy *r;
+	lz_map *group;
+	TG_VEC(struct { tg_lazy *tr; tg_st *st; }) seen;
+} group_walk;
+
+/* _recursive_group: the buffers tr's chain from reduce r can fuse into;
+ * adds r itself to the group when something cannot fuse. */
+static void group_from(group_walk *g, tg_lazy *tr, const tg_st *st)
+{
+	sched *s = g->s;
+	lz_vec *kids;
+	size_t i;
+
+	for (i = 0; i < g->seen.n; i++)
+		if (g->seen.v[i].tr == tr && tg_st_eq(g->seen.v[i].st, st))
+			return;
+	if (TG_VEC_RESERVE(&g->seen, g->seen.n + 1) ||
+	    !(g->seen.v[g->seen.n].st = tg_st_copy(st))) {
+		s->status = tg_error_oom("schedule");
+		return;
+	}
+	g->seen.v[g->seen.n++].tr = tr;
+	if (map_has(&s->realizes, tr) && tr != g->r) {
+		if (!tg_st_contiguous(st) || tg_st_size(st) !=
+		    tg_lazy_numel(g->r) || map_has(&s->reduce_for, tr))
+			map_put(g->group, g->r, NULL);
+		map_put(g->group, tr, NULL);
+		return;
+	}
+	kids = children_of(s, tr);
+	for (i = 0; kids && i < kids->n && !s->status; i++) {
+		tg_lazy *next = kids->v[i], *v;
+		tg_st *cat;
+		int many;
+
+		if (next->kind == TG_LZ_REDUCE) {
+			map_put(g->group, g->r, NULL);
+			return;
+		}
+		v = read_view(next, tr, &many);
+		if (many) {
+			map_put(g->group, g->r, NULL);
+			return;
+		}
+		if (!(cat = tg_st_concat(NULL, st, v->st))) {
+			s->status = tg_last_status();
+			return;
+		}
+		group_from(g, next, cat);
+		tg_st_free(cat);
+	}
+}
+
+/* The single consumer chain below a forced reduce that can be stored
+ * instead (tinygrad's "chase down to contiguous children"). */
+static tg_lazy *chase(sched *s, tg_lazy *r)
+{
+	tg_lazy *tr = r;
+	tg_st *st = tg_st_copy(r->st), *cat;
+	lz_vec *kids;
+
+	while (st && (kids = children_of(s, tr)) && kids->n == 1) {
+		tg_lazy *next = kids->v[0], *v;
+		int many;
+
+		v = read_view(next, tr, &many);
+		if (many || tg_st_size(st) != tg_lazy_numel(v))
+			break;
+		cat = tg_st_concat(NULL, st, v->st);
+		tg_st_free(st);
+		st = cat;
+		if (!st || !tg_st_contiguous(st) || next->kind == TG_LZ_REDUCE)
+			break;
+		tr = next;
+	}
+	tg_st_free(st);
+	/* never store a widened cast: store its source */
+	if (tr != r && tr->kind == TG_LZ_CAST &&
+	    tg_dtype_size(tr->dtype) > tg_dtype_size(tr->src[0]->dtype))
+		tr = tg_lazy_base(tr->src[0]);
+	return tr;
+}
+
+static int group_reaches_other_reduce(sched *s, lz_map *group, tg_lazy *r);
+
+/* Decides, for each reduce, the kernel it fuses into. */
+static void group_reduces(sched *s)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->order.n && !s->status; i++) {
+		tg_lazy *r = s->order.v[i], *tr;
+		lz_map group = { 0 };
+		group_walk g = { s, r, &group, { 0 } };
+		int forced, can_chase = 1;
+
+		if (r->kind != TG_LZ_REDUCE || map_has(&s->realizes, r))
+			continue;
+		group_from(&g, r, r->st);
+		for (j = 0; j < group.cap; j++)
+			if (group.key[j] && map_has(&s->reduce_for, group.key[j]))
+				can_chase = 0;
+		forced = map_has(&group, r);
+		if (!forced && group.n > 1 &&
+		    group_reaches_other_reduce(s, &group, r))
+			forced = 1;
+		if (forced) {
+			tr = can_chase ? chase(s, r) : r;
+			if (can_chase)
+				map_put(&s->reduce_for, tr, r);
+			realize(s, tr);
+		} else {
+			for (j = 0; j < group.cap; j++)
+				if (group.key[j])
+					map_put(&s->reduce_for, group.key[j], r);
+		}
+		for (j = 0; j < g.seen.n; j++)
+			tg_st_free(g.seen.v[j].st);
+		TG_VEC_FREE(&g.seen);
+		map_free(&group);
+	}
+}
+
+/* tinygrad's parent check: a multi-output group may not pull in a
+ * second reduce through its members' sources. */
+static int group_reaches_other_reduce(sched *s, lz_map *group, tg_lazy *r)
+{
+	lz_vec stack = { 0 };
+	lz_map seen = { 0 };
+	size_t j;
+	int found = 0;
+
+	for (j = 0; j < group->cap; j++)
+		if (group->key[j] && TG_VEC_PUSH(&stack, group->key[j]))
+			s->status = tg_error_oom("schedule");
+	while (stack.n && !found && !s->status) {
+		tg_lazy *p = stack.v[--stack.n];
+		uint32_t k;
+
+		if (map_put(&seen, p, NULL) != 1)
+			continue;
+		if (p->kind == TG_LZ_REDUCE && p != r) {
+			found = 1;
+			break;
+		}
+		for (k = 0; k < p->nsrc; k++) {
+			tg_lazy *b = tg_lazy_base(p->src[k]);
+
+			if (!is_realized(b) && b != r && TG_VEC_PUSH(&stack, b))
+				s->status = tg_error_oom("schedule");
+		}
+	}
+	TG_VEC_FREE(&stack);
+	map_free(&seen);
+	return found;
+}
+
+/* ------------------------------------------------------------ lowering */
+
+typedef struct lower {
+	sched *s;
+	tg_kast *k;
+	tg_lazy *r;             /* the kernel's reduce, or NULL */
+	lz_vec outs;            /* stored bases, buffer i = outs[i] */
+	lz_vec inputs;          /* loaded bases, buffer nouts + i */
+	TG_VEC(struct { tg_lazy *b; tg_st *st; tg_ast *a; }) memo;
+} lower;
+
+static tg_ast *lower_buf(lower *L, tg_lazy *buf, tg_st *st);
+
+static int index_of(const lz_vec *v, const tg_lazy *b)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (v->v[i] == b)
+			return (int)i;
+	return -1;
+}
+
+static tg_ast *lower_load(lower *L, tg_lazy *b, tg_st *st)
+{
+	int i = index_of(&L->inputs, b);
+
+	if (i < 0) {
+		if (TG_VEC_PUSH(&L->inputs, b)) {
+			tg_st_free(st);
+			tg_error_oom("schedule");
+			return NULL;
+		}
+		i = (int)L->inputs.n - 1;
+	}
+	return tg_ast_load(L->k, (int)L->outs.n + i, b->dtype, st);
+}
+
+static tg_ast *lower_reduce(lower *L, tg_lazy *b, tg_st *st)
+{
+	tg_lazy *src = b->src[0];
+	tg_st *in;
+
+	tg_st_free(st);
+	if (b != L->r) {
+		tg_error(TG_EINTERNAL, "schedule: a second reduce in one kernel");
+		return NULL;
+	}
+	in = tg_st_from_shape(NULL, tg_lazy_ndim(src), tg_lazy_shape(src));
+	return tg_ast_reduce(L->k, b->op, lower_buf(L, src, in), b->axes);
+}
+
+/* The AST of base b read through st (taken). */
+static tg_ast *lower_base(lower *L, tg_lazy *b, tg_st *st)
+{
+	tg_ast *a[3] = { 0 };
+	uint32_t k;
+
+	if (b->kind == TG_LZ_CONST)
+		return tg_ast_const(L->k, b->dtype, b->value, st);
+	if (is_realized(b) ||
+	    (map_has(&L->s->realizes, b) && index_of(&L->outs, b) < 0))
+		return lower_load(L, b, st);
+	if (b->kind == TG_LZ_REDUCE)
+		return lower_reduce(L, b, st);
+	for (k = 0; k < b->nsrc; k++) {
+		tg_st *c = tg_st_copy(st);
+
+		a[k] = c ? lower_buf(L, b->src[k], c) : NULL;
+	}
+	tg_st_free(st);
+	switch (b->kind) {
+	case TG_LZ_ALU:
+		return tg_ast_alu(L->k, b->op, a[0], a[1], a[2]);
+	case TG_LZ_CAST:
+		return tg_ast_cast(L->k, a[0], b->dtype);
+	case TG_LZ_BITCAST:
+		return tg_ast_bitcast(L->k, a[0], b->dtype);
+	case TG_LZ_CONTIGUOUS:
+		return a[0];
+	default:
+		tg_error(TG_EINTERNAL, "schedule: cannot fuse lazy kind %d",
+		         b->kind);
+		return NULL;
+	}
+}
+
+/* _recursive_lazyop: views compose their tracker in front of st. */
+static tg_ast *lower_buf(lower *L, tg_lazy *buf, tg_st *st)
+{
+	tg_ast *a;
+	tg_st *simple;
+	size_t i;
+
+	if (!st)
+		return NULL;
+	if (buf->base) {
+		tg_st *cat = tg_st_concat(NULL, buf->st, st);
+
+		tg_st_free(st);
+		return cat ? lower_buf(L, buf->base, cat) : NULL;
+	}
+	simple = tg_st_simplify(NULL, st);
+	tg_st_free(st);
+	if (!simple)
+		return NULL;
+	for (i = 0; i < L->memo.n; i++)
+		if (L->memo.v[i].b == buf && tg_st_eq(L->memo.v[i].st, simple)) {
+			tg_st_free(simple);
+			return L->memo.v[i].a;
+		}
+	if (TG_VEC_RESERVE(&L->memo, L->memo.n + 1) ||
+	    !(L->memo.v[L->memo.n].st = tg_st_copy(simple))) {
+		tg_st_free(simple);
+		tg_error_oom("schedule");
+		return NULL;
+	}
+	L->memo.v[L->memo.n].b = buf;
+	L->memo.v[L->memo.n].a = NULL;
+	i = L->memo.n++; /* before recursing: nested calls append */
+	a = lower_base(L, buf, simple);
+	L->memo.v[i].a = a;
+	return a;
+}
+
+/* ------------------------------------------------------- schedule items */
+
+static void item_free(tg_sched_item *it)
+{
+	size_t i;
+
+	tg_kast_free(it->ast);
+	for (i = 0; i < it->nbufs; i++)
+		tg_buffer_unref(it->bufs[i]);
+	for (i = 0; i < it->nouts; i++)
+		tg_lazy_unref(it->outs[i]);
+	free(it->bufs);
+	free(it->outs);
+	memset(it, 0, sizeof *it);
+}
+
+void tg_schedule_free(tg_schedule *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->items.n; i++)
+		item_free(&s->items.v[i]);
+	TG_VEC_FREE(&s->items);
+}
+
+/* Gives a realized-to-be base its memory. */
+static int give_buffer(tg_lazy *b)
+{
+	if (b->buf)
+		return 0;
+	b->buf = tg_buffer_new(b->dev, (size_t)tg_lazy_numel(b), b->dtype);
+	return b->buf ? 0 : tg_last_status();
+}
+
+static int fill_item(tg_sched_item *it, const lz_vec *outs,
+                     const lz_vec *ins)
+{
+	size_t i, n = outs->n + ins->n;
+
+	it->bufs = calloc(n ? n : 1, sizeof *it->bufs);
+	it->outs = calloc(outs->n ? outs->n : 1, sizeof *it->outs);
+	if (!it->bufs || !it->outs)
+		return tg_error_oom("schedule");
+	for (i = 0; i < outs->n; i++) {
+		it->outs[it->nouts++] = tg_lazy_ref(outs->v[i]);
+		if (give_buffer(outs->v[i]))
+			return tg_last_status();
+		it->bufs[it->nbufs++] = tg_buffer_ref(outs->v[i]->buf);
+	}
+	for (i = 0; i < ins->n; i++) {
+		if (give_buffer(ins->v[i]))
+			return tg_last_status();
+		it->bufs[it->nbufs++] = tg_buffer_ref(ins->v[i]->buf);
+	}
+	return 0;
+}
+
+/* The kernel computing the bases in `outs` (all in one group). */
+static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
+                       tg_sched_item *it)
+{
+	lower L = { .s = s };
+	tg_ast *stores[64];
+	size_t i;
+	int rc = 0;
+
+	if (outs->n > TG_ARRAY_LEN(stores))
+		return tg_error(TG_EINTERNAL, "schedule: %zu outputs in one "
+		                "kernel", outs->n);
+	L.r = key->kind == TG_LZ_REDUCE ? key : NULL;
+	if (!(L.k = tg_kast_new()))
+		return tg_last_status();
+	for (i = 0; i < outs->n && !rc; i++)
+		if (TG_VEC_PUSH(&L.outs, outs->v[i]))
+			rc = tg_error_oom("schedule");
+	for (i = 0; i < outs->n && !rc; i++) {
+		const tg_lazy *shape_of = L.r ? L.r : outs->v[i];
+		tg_st *st = tg_st_from_shape(NULL, tg_lazy_ndim(shape_of),
+		                             tg_lazy_shape(shape_of));
+		tg_st *sst = st ? tg_st_copy(st) : NULL;
+		tg_ast *v = lower_buf(&L, outs->v[i], st);
+
+		stores[i] = tg_ast_store(L.k, (int)i, v, sst);
+		if (!stores[i])
+			rc = tg_last_status() ? tg_last_status() : TG_EINTERNAL;
+	}
+	if (!rc && !tg_ast_sink(L.k, stores, outs->n))
+		rc = tg_last_status();
+	if (!rc)
+		rc = fill_item(it, &L.outs, &L.inputs);
+	it->ast = L.k;
+	for (i = 0; i < L.memo.n; i++)
+		tg_st_free(L.memo.v[i].st);
+	TG_VEC_FREE(&L.memo);
+	TG_VEC_FREE(&L.outs);
+	TG_VEC_FREE(&L.inputs);
+	return rc;
+}
+
+static int make_copy(tg_lazy *b, tg_sched_item *it)
+{
+	lz_vec outs = { 0 }, ins = { 0 };
+	int rc;
+
+	if (TG_VEC_PUSH(&outs, b) ||
+	    TG_VEC_PUSH(&ins, tg_lazy_base(b->src[0])))
+		rc = tg_error_oom("schedule");
+	else
+		rc = fill_item(it, &outs, &ins);
+	TG_VEC_FREE(&outs);
+	TG_VEC_FREE(&ins);
+	return rc;
+}
+
+/* Output groups: bases sharing a reduce form one kernel (tinygrad's
+ * MULTIOUTPUT), the rest one each, in the order they were realized. */
+static int build_items(sched *s, tg_schedule *out)
+{
+	lz_map done = { 0 };
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; i < s->realize_order.n && !rc; i++) {
+		tg_lazy *b = s->realize_order.v[i], *key;
+		lz_vec grp = { 0 };
+		tg_sched_item it = { 0 };
+
+		if (map_has(&done, b))
+			continue;
+		key = map_has(&s->reduce_for, b) ? (tg_lazy *)map_get(&s->reduce_for, b) : b;
+		for (j = i; j < s->realize_order.n; j++) {
+			tg_lazy *o = s->realize_order.v[j];
+			tg_lazy *ok = map_has(&s->reduce_for, o) ?
+			              (tg_lazy *)map_get(&s->reduce_for, o) : o;
+
+			if (ok == key && !map_has(&done, o) &&
+			    o->kind != TG_LZ_COPY) {
+				map_put(&done, o, NULL);
+				if (TG_VEC_PUSH(&grp, o))
+					rc = tg_error_oom("schedule");
+			}
+		}
+		if (b->kind == TG_LZ_COPY) {
+			map_put(&done, b, NULL);
+			rc = rc ? rc : make_copy(b, &it);
+		} else if (!rc) {
+			rc = make_kernel(s, key, &grp, &it);
+		}
+		if (TG_VEC_PUSH(&out->items, it)) {
+			item_free(&it);
+			rc = tg_error_oom("schedule");
+		}
+		TG_VEC_FREE(&grp);
+	}
+	map_free(&done);
+	return rc;
+}
+
+/* Whether item a writes a buffer item b reads. */
+static int feeds(const tg_sched_item *a, const tg_sched_item *b)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->nouts; i++)
+		for (j = b->nouts; j < b->nbufs; j++)
+			if (a->bufs[i] == b->bufs[j])
+				return 1;
+	return 0;
+}
+
+/* Kahn's algorithm, ties in creation order: producers run first. */
+static int order_items(tg_schedule *out)
+{
+	size_t n = out->items.n, i, j, head = 0, tail = 0;
+	size_t *indeg = calloc(n + 1, sizeof *indeg);
+	size_t *queue = calloc(n + 1, sizeof *queue);
+	tg_sched_item *sorted = calloc(n + 1, sizeof *sorted);
+
+	if (!indeg || !queue || !sorted) {
+		free(indeg), free(queue), free(sorted);
+		return tg_error_oom("schedule");
+	}
+	for (i = 0; i < n; i++)
+		for (j = 0; j < n; j++)
+			if (i != j && feeds(&out->items.v[j], &out->items.v[i]))
+				indeg[i]++;
+	for (i = 0; i < n; i++)
+		if (!indeg[i])
+			queue[tail++] = i;
+	while (head < tail) {
+		size_t k = queue[head++];
+
+		sorted[head - 1] = out->items.v[k];
+		for (j = 0; j < n; j++)
+			if (j != k && feeds(&out->items.v[k], &out->items.v[j]) &&
+			    --indeg[j] == 0)
+				queue[tail++] = j;
+	}
+	free(indeg), free(queue);
+	if (tail != n) {
+		free(sorted);
+		return tg_error(TG_EINTERNAL, "schedule: the kernels depend on "
+		                "each other in a cycle");
+	}
+	memcpy(out->items.v, sorted, n * sizeof *sorted);
+	free(sorted);
+	return 0;
+}
+
+static void sched_free(sched *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->children.cap; i++)
+		if (s->children.key[i]) {
+			lz_vec *v = s->children.val[i];
+
+			TG_VEC_FREE(v);
+			free(v);
+		}
+	map_free(&s->children);
+	map_free(&s->all);
+	map_free(&s->realizes);
+	map_free(&s->simple_pads);
+	map_free(&s->reduce_for);
+	TG_VEC_FREE(&s->order);
+	TG_VEC_FREE(&s->realize_order);
+}
+
+int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
+{
+	sched s = { 0 };
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	for (i = 0; i < n; i++)
+		if (!outs[i])
+			return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	for (i = 0; i < n; i++)
+		realize(&s, tg_lazy_base(outs[i]));
+	rc = s.status ? s.status : walk(&s, outs, n);
+	for (i = 0; !rc && i < s.order.n; i++)
+		if (map_has(&s.simple_pads, s.order.v[i]) &&
+		    !padding_ok(&s, s.order.v[i]))
+			realize(&s, s.order.v[i]);
+	if (!rc && !(rc = s.status))
+		group_reduces(&s);
+	if (!rc && !(rc = s.status))
+		rc = build_items(&s, out);
+	if (!rc)
+		rc = order_items(out);
+	sched_free(&s);
+	if (rc)
+		tg_schedule_free(out);
+	if (!rc && tg_debug >= 1 && out->items.n > 1)
+		tg_debug_log(1, "scheduled %zu kernels", out->items.n);
+	return rc;
+}
