@@ -229,19 +229,33 @@ static int walk(sched *s, tg_lazy *const *outs, size_t n)
 	return s->status;
 }
 
-/* _is_padding_okay: no op with f(0) != 0 between b and memory. */
+/* _is_padding_okay: no op with f(0) != 0 between b and memory.
+ * Iterative: elementwise chains can be long. */
 static int padding_ok(sched *s, tg_lazy *b)
 {
-	uint32_t k;
+	lz_vec stack = { 0 };
+	lz_map seen = { 0 };
+	int ok = 1;
 
-	if (is_realized(b) || map_has(&s->realizes, b))
-		return 1;
-	if (b->kind == TG_LZ_ALU && (tg_op_flags(b->op) & TG_OPF_UNSAFE_PAD))
-		return 0;
-	for (k = 0; k < b->nsrc; k++)
-		if (!padding_ok(s, tg_lazy_base(b->src[k])))
-			return 0;
-	return 1;
+	if (TG_VEC_PUSH(&stack, b))
+		s->status = tg_error_oom("schedule");
+	while (stack.n && ok && !s->status) {
+		tg_lazy *x = stack.v[--stack.n];
+		uint32_t k;
+
+		if (is_realized(x) || map_has(&s->realizes, x) ||
+		    map_put(&seen, x, NULL) != 1)
+			continue;
+		if (x->kind == TG_LZ_ALU &&
+		    (tg_op_flags(x->op) & TG_OPF_UNSAFE_PAD))
+			ok = 0;
+		for (k = 0; k < x->nsrc && ok; k++)
+			if (TG_VEC_PUSH(&stack, tg_lazy_base(x->src[k])))
+				s->status = tg_error_oom("schedule");
+	}
+	TG_VEC_FREE(&stack);
+	map_free(&seen);
+	return ok;
 }
 
 /* The view through which `child` reads base b, when it reads it once
