@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "lazy/lazy.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int init_done;
@@ -41,6 +42,7 @@ void tg_shutdown(void)
 {
 	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&tg_lock);
+	tg_method_cache_clear();
 	tg_select_reset();
 	tg_devices_close_all();
 	tg_registry_unload();

@@ -177,6 +177,32 @@ void tg_ksrc_free(tg_ksrc *ks);
  * Node order comes from the linearizer: a node is placed inside every
  * RANGE it depends on, and loops close after their last user. */
 
+/* The kernel's axes as lowering sees them (NOOPT: tinygrad's Kernel
+ * before any opt).  Axes of the full shape keep their numbers; size-1
+ * axes are in neither list. */
+typedef struct tg_kplan {
+	size_t ndim;
+	int64_t full[TG_MAX_DIMS];  /* the full shape */
+	uint32_t reduce_axes;       /* bit i: axis i is reduced */
+	int has_reduce;
+	size_t nglobal, nred;
+	uint32_t gaxes[TG_MAX_DIMS]; /* global axes, in order */
+	uint32_t raxes[TG_MAX_DIMS]; /* reduce axes, in order */
+	size_t global[3];  /* gidx0 = the last global axis, gidx1 the one
+	                      before, gidx2 the product of the rest */
+	size_t nbufs;
+	uint32_t outs;     /* bit i: buffer i is stored */
+	char name[128];    /* "E_3_5", "r_4_5" */
+} tg_kplan;
+
+/* Classifies sink's axes into *p.  Errors: symbolic shapes
+ * (TG_EUNSUPPORTED), a malformed AST, OOM. */
+int tg_lower_plan(const tg_ast *sink, tg_kplan *p);
+/* The lowered IR of sink under plan p: SINK(stores) in *out, owned by
+ * ir.  Index math is simplified (tg_sym_*). */
+int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
+             tg_uop **out);
+
 /* -------------------------------------------------- codegen/linearize.c */
 
 /* The nodes under sink in execution order: RANGE opens a loop, an

@@ -138,6 +138,17 @@ void tg_schedule_free(tg_schedule *s);
  * behind it can be freed) and leaves the lazy cache. */
 void tg_lazy_mark_realized(tg_lazy *b);
 
+/* -------------------------------------------------- lazy/realize.c */
+
+/* Runs a schedule in order: each kernel through the method cache
+ * (rendered and compiled on a miss), each copy through the host; then
+ * the computed bases become BUFFERs.  DEBUG>=2 prints a line per item. */
+int tg_schedule_run(tg_schedule *s);
+/* Schedules and runs what `outs` need. */
+int tg_lazy_realize(tg_lazy *const *outs, size_t n);
+/* Frees the in-memory method cache (tg_shutdown, before devices close). */
+void tg_method_cache_clear(void);
+
 /* -- shared by the files of lazy/ only -- */
 /* A new base (not yet interned) of kind/op over src (references
  * taken); a 0-size shape gives CONST 0.  NULL on OOM. */

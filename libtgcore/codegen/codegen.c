@@ -1,0 +1,166 @@
+/*
+ * codegen/codegen.c - the kernel compiler's entry point: plan the
+ * kernel's axes, (later: apply opts), lower, linearize, render.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+
+void tg_ksrc_free(tg_ksrc *ks)
+{
+	if (!ks)
+		return;
+	free(ks->name);
+	free(ks->src);
+	if (ks->vars)
+		for (size_t i = 0; i < ks->nvars; i++)
+			free(ks->vars[i]);
+	free(ks->vars);
+	free(ks->opts);
+	free(ks->ast_text);
+	free(ks->linear_text);
+	memset(ks, 0, sizeof *ks);
+}
+
+/* One line per linearized uop: "%12 LOAD float32 %3 %11". */
+static char *linear_text(tg_uop *const *lin, size_t n)
+{
+	tg_strbuf sb;
+	char tb[64], vb[64];
+
+	tg_strbuf_init(&sb);
+	for (size_t i = 0; i < n; i++) {
+		const tg_uop *u = lin[i];
+		tg_strbuf_addf(&sb, "%%%u %s %s", u->id, tg_op_name(u->op),
+		               tg_type_format(u->dtype, tb, sizeof tb));
+		if (u->op == TG_CONST)
+			tg_strbuf_addf(&sb, " %s",
+			               tg_scalar_format(u->arg.v,
+			                                tg_type_scalar(u->dtype), vb,
+			                                sizeof vb));
+		else if (u->arg.name)
+			tg_strbuf_addf(&sb, " %s", u->arg.name);
+		else if (u->op == TG_DEFINE_GLOBAL || u->op == TG_RANGE ||
+		         u->op == TG_DEFINE_ACC)
+			tg_strbuf_addf(&sb, " %lld", (long long)u->arg.v.i);
+		for (uint32_t k = 0; k < u->nsrc; k++)
+			tg_strbuf_addf(&sb, " %%%u", u->src[k]->id);
+		tg_strbuf_add(&sb, "\n");
+	}
+	return tg_strbuf_finish(&sb);
+}
+
+static int check_dtypes(tg_ast *const *order, size_t n,
+                        const struct tg_renderer_caps *caps,
+                        const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		const tg_ast *a = order[i];
+		if (a->kind == TG_AST_SINK)
+			continue;
+		if (a->dtype >= TG_NDTYPES ||
+		    !(caps->dtype_mask & (1u << a->dtype)))
+			return tg_error(TG_EUNSUPPORTED,
+			                "codegen: %s is not supported by this device "
+			                "(kernel %s)", tg_dtype_name(a->dtype), name);
+	}
+	return TG_OK;
+}
+
+int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
+               tg_ksrc *out)
+{
+	tg_kplan plan;
+	tg_ast **order = NULL;
+	tg_ir *ir = NULL;
+	tg_uop *lsink = NULL, **lin = NULL;
+	size_t n = 0, nlin = 0, nalu = 0;
+	double work = 1.0, bytes[64];
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if (!sink || !caps)
+		return tg_error(TG_EINVAL, "codegen: NULL argument");
+	if ((rc = tg_lower_plan(sink, &plan)))
+		return tg_error_prefix("codegen");
+	if (caps->dialect != TG_DIALECT_C)
+		return tg_error(TG_EUNSUPPORTED,
+		                "codegen: kernel %s: no renderer for dialect %d "
+		                "(only C is implemented)", plan.name, caps->dialect);
+	if (plan.nbufs > 64)
+		return tg_error(TG_EUNSUPPORTED, "codegen: kernel %s: %zu buffers",
+		                plan.name, plan.nbufs);
+	if (!(order = tg_ast_toposort(sink, &n)))
+		return TG_ENOMEM;
+	if ((rc = check_dtypes(order, n, caps, plan.name)))
+		goto done;
+
+	/* OPTS HOOK: hand-coded optimizations (unless NOOPT) edit `plan`
+	 * here and record themselves in out->opts. */
+
+	if (!(ir = tg_ir_new())) {
+		rc = TG_ENOMEM;
+		goto done;
+	}
+	if ((rc = tg_lower(ir, sink, &plan, &lsink)) ||
+	    (rc = tg_linearize(ir, lsink, &lin, &nlin))) {
+		tg_error_prefix("codegen: kernel %s", plan.name);
+		goto done;
+	}
+
+	/* estimates and launch geometry */
+	for (size_t i = 0; i < plan.ndim; i++)
+		work *= (double)plan.full[i];
+	memset(bytes, 0, sizeof bytes);
+	for (size_t i = 0; i < n; i++) {
+		const tg_ast *a = order[i];
+		if (a->kind == TG_AST_ALU)
+			nalu++;
+		if ((a->kind == TG_AST_LOAD || a->kind == TG_AST_STORE) &&
+		    a->buf >= 0 && a->buf < 64) {
+			int64_t sz = 0;
+			if (tg_st_real_size(ir, a->st, &sz))
+				sz = tg_st_size(a->st);
+			double b = (double)sz * (double)tg_dtype_size(a->dtype);
+			if (b > bytes[a->buf])
+				bytes[a->buf] = b;
+		}
+	}
+	out->flops = (double)nalu * work;
+	for (size_t i = 0; i < plan.nbufs; i++)
+		out->mem_bytes += bytes[i];
+	for (int g = 0; g < 3; g++) {
+		out->global[g] = plan.global[g];
+		out->local[g] = 1;
+	}
+	out->nbufs = plan.nbufs;
+	out->outs = plan.outs;
+	out->nvars = 0;
+	out->vars = NULL;
+	out->name = tg_strdup(plan.name, "codegen");
+	out->opts = tg_strdup("", "codegen");
+	out->ast_text = tg_ast_format(sink);
+	out->linear_text = linear_text(lin, nlin);
+	if (!out->name || !out->opts || !out->ast_text || !out->linear_text) {
+		rc = tg_error_oom("codegen");
+		goto done;
+	}
+	if (!(out->src = tg_render_c(plan.name, lin, nlin))) {
+		rc = tg_error_prefix("codegen: kernel %s", plan.name);
+		if (rc == TG_OK)
+			rc = TG_ENOMEM;
+		goto done;
+	}
+done:
+	if (rc)
+		tg_ksrc_free(out);
+	free(lin);
+	free(order);
+	tg_ir_free(ir);
+	return rc;
+}
