@@ -3,8 +3,8 @@
  * object, scopes, and the few primitives every public op is built from
  * (tinygrad's Tensor over LazyBuffer).  Internal; never installed.
  *
- * Status: the plan for issue 4's tensor layer, written before the code;
- * nothing compiles it yet (the scheduler and codegen come first).
+ * Status: tensor.c and tensor_move.c are built; the composite ops
+ * (tensor/tensor_api.h) are not written yet.
  *
  * tensor.c holds the object, scopes, creation, movement, cast, copy and
  * realize; the other files of tensor/ build the public ops of tg/tg.h
@@ -36,6 +36,8 @@
 struct tg_tensor {
 	uint32_t refs;   /* caller- and scope-held references */
 	tg_lazy *lazy;   /* owned reference */
+	size_t ndim;     /* the lazy buffer's shape as integers */
+	int64_t shape[TG_MAX_DIMS];
 };
 
 /* A new tensor around `lb` (takes that reference; NULL gives NULL),
@@ -77,7 +79,7 @@ tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul);
  * "Python scalar" in tg/tg.h). */
 tg_dtype tg_t_scalar_dtype(tg_dtype dt, double v);
 /* Broadcasts a and b to one shape (numpy rules) and casts them to
- * their least upper dtype; *ra/*rb get new references.  `op` names the
+ * their least upper dtype; *ra and *rb get new references.  `op` names the
  * caller in the message "add: shapes (2,3) and (4,) don't broadcast". */
 int tg_t_broadcast2(const char *op, const tg_tensor *a, const tg_tensor *b,
                     tg_tensor **ra, tg_tensor **rb);

@@ -9,103 +9,13 @@
 
 #include <tg/tg.h>
 
-/* ------------------------------------------------------------------ */
-/* Tensors                                                             */
-/* ------------------------------------------------------------------ */
-/*
- * A tensor is a lazy value: building one records what to compute; the
- * work runs (fused into generated kernels) when a result is needed:
- * tg_tensor_data(), tg_tensor_item(), tg_realize().
- *
- * Ownership (the rules every tensor function follows):
- *  - Arguments are borrowed: no function consumes or frees a tensor it
- *    is given.
- *  - Every function returning a tg_tensor * returns a new reference.
- *    When a scope is open on the calling thread (tg_scope_begin), the
- *    scope holds that reference and drops it at tg_scope_end, unless the
- *    tensor was kept with tg_keep.  Outside any scope the caller owns it
- *    and releases it with tg_tensor_unref.
- *  - So expression chains need no cleanup inside a scope:
- *
- *        tg_scope_begin();
- *        tg_tensor *y = tg_relu(tg_add(tg_matmul(x, w), b));
- *        tg_keep(y);           // y survives the scope
- *        tg_scope_end();       // the matmul and add temporaries go
- *        ...
- *        tg_tensor_unref(y);
- *
- *  - Scopes nest; tg_keep moves a tensor to the enclosing scope (or to
- *    the caller when the scope is the outermost).
- *
- * Errors: a failing function returns NULL and sets tg_last_error() to a
- * message naming the op and the shapes ("matmul: shapes (3,4) and (5,6)
- * don't match on the contracted axis (4 vs 5)").  Every function accepts
- * NULL tensor arguments and then returns NULL without touching the
- * error, so a chain is checked once, at its end, and the message is the
- * first failure's.
- *
- * Axes are ints; negative values count from the end.  Shapes are
- * int64_t arrays.  "Python scalar" arguments are doubles: with a float
- * tensor they take its dtype; with an int or bool tensor an integral
- * value takes the tensor's dtype and any other value promotes to the
- * default float (tinygrad's rule for Python ints and floats).
- */
+/* (The declarations already in tg/tg.h are not repeated here.) */
 
-typedef struct tg_tensor tg_tensor;
-
-/* Scopes (per thread). */
-TG_API void tg_scope_begin(void);
-/* Drops every reference the innermost scope holds.  Without an open
- * scope it does nothing. */
-TG_API void tg_scope_end(void);
-/* Takes t out of the innermost scope: it moves to the enclosing scope,
- * or to the caller when there is none.  Returns t (NULL stays NULL). */
-TG_API tg_tensor *tg_keep(tg_tensor *t);
-
-/* Adds a reference (owned by the caller, never by a scope); returns t. */
-TG_API tg_tensor *tg_tensor_ref(tg_tensor *t);
-/* Drops a reference.  NULL is allowed. */
-TG_API void tg_tensor_unref(tg_tensor *t);
-
-/* -- properties -- */
-TG_API size_t tg_tensor_ndim(const tg_tensor *t);
-/* The shape, ndim entries.  Borrowed from t. */
-TG_API const int64_t *tg_tensor_shape(const tg_tensor *t);
-/* Size of axis `axis` (negative counts from the end); -1 on a bad axis. */
-TG_API int64_t tg_tensor_size(const tg_tensor *t, int axis);
-TG_API int64_t tg_tensor_numel(const tg_tensor *t);
-TG_API tg_dtype tg_tensor_dtype(const tg_tensor *t);
-/* Borrowed. */
-TG_API tg_dev *tg_tensor_dev(const tg_tensor *t);
-/* "(2,3)" into buf (truncated), for messages. */
-TG_API const char *tg_tensor_shape_str(const tg_tensor *t, char *buf,
-                                       size_t n);
-
-/* -- creation.  `dev` NULL means the default device.  -- */
-/* A tensor of `shape` holding a copy of `data` (numel * dtype size
- * bytes, row-major); data NULL gives uninitialized memory (empty). */
-TG_API tg_tensor *tg_tensor_new(tg_dev *dev, tg_dtype dt, size_t ndim,
-                                const int64_t *shape, const void *data);
-TG_API tg_tensor *tg_empty(tg_dev *dev, tg_dtype dt, size_t ndim,
-                           const int64_t *shape);
-TG_API tg_tensor *tg_full(tg_dev *dev, tg_dtype dt, size_t ndim,
-                          const int64_t *shape, double value);
-TG_API tg_tensor *tg_zeros(tg_dev *dev, tg_dtype dt, size_t ndim,
-                           const int64_t *shape);
-TG_API tg_tensor *tg_ones(tg_dev *dev, tg_dtype dt, size_t ndim,
-                          const int64_t *shape);
-/* A 0-dim tensor. */
-TG_API tg_tensor *tg_tensor_scalar(tg_dev *dev, tg_dtype dt, double value);
 /* start, start+step, ... below stop (above it when step < 0). */
 TG_API tg_tensor *tg_arange(tg_dev *dev, tg_dtype dt, double start,
                             double stop, double step);
 /* n x m with ones on the diagonal. */
 TG_API tg_tensor *tg_eye(tg_dev *dev, tg_dtype dt, int64_t n, int64_t m);
-/* Same shape, device (and dtype for the first three) as t. */
-TG_API tg_tensor *tg_full_like(const tg_tensor *t, double value);
-TG_API tg_tensor *tg_zeros_like(const tg_tensor *t);
-TG_API tg_tensor *tg_ones_like(const tg_tensor *t);
-TG_API tg_tensor *tg_empty_like(const tg_tensor *t);
 
 /* -- random (Threefry2x32 computed on the device: the same numbers on
  * every backend for the same seed and call sequence) -- */
@@ -133,24 +43,6 @@ TG_API tg_tensor *tg_kaiming_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
                                      const int64_t *shape, double a);
 TG_API tg_tensor *tg_kaiming_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
                                     const int64_t *shape, double a);
-
-/* -- results -- */
-/* Computes t (and everything it needs) now. */
-TG_API int tg_realize(tg_tensor *t);
-/* Computes all n tensors with one schedule (shared work runs once). */
-TG_API int tg_realize_many(tg_tensor *const *ts, size_t n);
-/* Copies the values, row-major, into dst (nbytes must be at least
- * numel * dtype size). */
-TG_API int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes);
-/* The single element of a one-element tensor, as a double. */
-TG_API int tg_tensor_item(tg_tensor *t, double *out);
-/* The same values on another device (a lazy copy). */
-TG_API tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev);
-/* A tensor that will own its own contiguous memory. */
-TG_API tg_tensor *tg_contiguous(const tg_tensor *t);
-TG_API tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt);
-/* Reinterprets the bits; the element size must match. */
-TG_API tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt);
 
 /* -- elementwise, unary -- */
 #define TG_UNARY_OPS(X)                                                  \
@@ -227,22 +119,6 @@ TG_API tg_tensor *tg_softmax(const tg_tensor *t, int axis);
 TG_API tg_tensor *tg_log_softmax(const tg_tensor *t, int axis);
 TG_API tg_tensor *tg_cumsum(const tg_tensor *t, int axis);
 
-/* -- movement and indexing (views: no data is copied) -- */
-/* One entry may be -1 (inferred). */
-TG_API tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim,
-                             const int64_t *shape);
-/* Size-1 axes grow; -1 keeps an axis; new axes may be prepended. */
-TG_API tg_tensor *tg_expand(const tg_tensor *t, size_t ndim,
-                            const int64_t *shape);
-/* New axis i is old axis order[i]. */
-TG_API tg_tensor *tg_permute(const tg_tensor *t, size_t n, const int *order);
-TG_API tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n);
-/* n pairs [begin, end) per axis, n == ndim. */
-TG_API tg_tensor *tg_shrink(const tg_tensor *t, size_t n,
-                            const int64_t *pairs);
-/* n pairs (before, after) for the first n axes; negative values crop. */
-TG_API tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
-                         double value);
 TG_API tg_tensor *tg_transpose(const tg_tensor *t, int d0, int d1);
 /* Axes start..end (inclusive) merged into one. */
 TG_API tg_tensor *tg_flatten(const tg_tensor *t, int start, int end);
@@ -336,5 +212,6 @@ TG_API tg_tensor *tg_scaled_dot_product_attention(const tg_tensor *q,
                                                   const tg_tensor *v,
                                                   const tg_tensor *mask,
                                                   int is_causal);
+
 
 #endif /* TG_TENSOR_API_H */

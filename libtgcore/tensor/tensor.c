@@ -1,0 +1,297 @@
+/*
+ * tensor/tensor.c - the tensor object: references and scopes, creation,
+ * movement, casts, copies and getting results out (the parts of
+ * tinygrad's Tensor that map one to one onto lazy buffers).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor/tensor.h"
+
+/* ------------------------------------------------------------- scopes */
+
+typedef TG_VEC(tg_tensor *) tensor_vec;
+
+/* The calling thread's open scopes, innermost last. */
+static _Thread_local TG_VEC(tensor_vec) scopes;
+
+void tg_scope_begin(void)
+{
+	tensor_vec empty = { 0 };
+
+	if (TG_VEC_PUSH(&scopes, empty))
+		tg_error_oom("scope_begin"); /* tensors then go to the caller */
+}
+
+void tg_scope_end(void)
+{
+	tensor_vec *s;
+	size_t i;
+
+	if (!scopes.n)
+		return;
+	s = &scopes.v[scopes.n - 1];
+	for (i = 0; i < s->n; i++)
+		tg_tensor_unref(s->v[i]);
+	TG_VEC_FREE(s);
+	if (--scopes.n == 0)
+		TG_VEC_FREE(&scopes);
+}
+
+tg_tensor *tg_keep(tg_tensor *t)
+{
+	tensor_vec *s;
+	size_t i;
+
+	if (!t || !scopes.n)
+		return t;
+	s = &scopes.v[scopes.n - 1];
+	for (i = s->n; i-- > 0;)
+		if (s->v[i] == t) {
+			memmove(&s->v[i], &s->v[i + 1],
+			        (s->n - i - 1) * sizeof *s->v);
+			s->n--;
+			if (scopes.n > 1 && TG_VEC_PUSH(&scopes.v[scopes.n - 2], t))
+				tg_error_oom("keep"); /* the caller owns it then */
+			break;
+		}
+	return t;
+}
+
+tg_tensor *tg_tensor_ref(tg_tensor *t)
+{
+	if (t)
+		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+	return t;
+}
+
+void tg_tensor_unref(tg_tensor *t)
+{
+	if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		tg_lazy_unref(t->lazy);
+		free(t);
+	}
+}
+
+tg_tensor *tg_t_wrap(tg_lazy *lb)
+{
+	tg_tensor *t;
+	size_t i, n;
+
+	if (!lb)
+		return NULL;
+	if (!(t = calloc(1, sizeof *t))) {
+		tg_lazy_unref(lb);
+		tg_error_oom("tensor");
+		return NULL;
+	}
+	t->refs = 1;
+	t->lazy = lb;
+	n = tg_lazy_ndim(lb);
+	t->ndim = n;
+	for (i = 0; i < n; i++)
+		t->shape[i] = tg_lazy_shape(lb)[i].c;
+	if (scopes.n && TG_VEC_PUSH(&scopes.v[scopes.n - 1], t)) {
+		tg_tensor_unref(t);
+		tg_error_oom("tensor");
+		return NULL;
+	}
+	return t;
+}
+
+tg_tensor *tg_t_fail(int status, const char *op, const char *fmt, ...)
+{
+	char msg[TG_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	tg_error(status, "%s: %s", op, msg);
+	return NULL;
+}
+
+int tg_t_axis(const char *op, int axis, size_t ndim)
+{
+	long n = ndim ? (long)ndim : 1;
+
+	if (axis < -n || axis >= n) {
+		tg_error(TG_EINVAL, "%s: axis %d out of range for %zu dims", op,
+		         axis, ndim);
+		return -1;
+	}
+	return axis < 0 ? (int)(axis + n) : axis;
+}
+
+/* --------------------------------------------------------- properties */
+
+size_t tg_tensor_ndim(const tg_tensor *t) { return t ? t->ndim : 0; }
+const int64_t *tg_tensor_shape(const tg_tensor *t)
+{
+	return t ? t->shape : NULL;
+}
+tg_dtype tg_tensor_dtype(const tg_tensor *t)
+{
+	return t ? t->lazy->dtype : TG_NDTYPES;
+}
+tg_dev *tg_tensor_dev(const tg_tensor *t) { return t ? t->lazy->dev : NULL; }
+
+int64_t tg_tensor_size(const tg_tensor *t, int axis)
+{
+	int a;
+
+	if (!t || t->ndim == 0 ||
+	    (a = tg_t_axis("size", axis, t->ndim)) < 0)
+		return -1;
+	return t->shape[a];
+}
+
+int64_t tg_tensor_numel(const tg_tensor *t)
+{
+	int64_t n = 1;
+	size_t i;
+
+	for (i = 0; t && i < t->ndim; i++)
+		n *= t->shape[i];
+	return t ? n : 0;
+}
+
+const char *tg_tensor_shape_str(const tg_tensor *t, char *buf, size_t n)
+{
+	size_t i, len = 0;
+
+	if (!n)
+		return buf;
+	buf[0] = 0;
+	if (!t)
+		return buf;
+	len += (size_t)snprintf(buf, n, "(");
+	for (i = 0; i < t->ndim && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%lld",
+		                        i ? "," : "", (long long)t->shape[i]);
+	if (len < n)
+		snprintf(buf + len, n - len, t->ndim == 1 ? ",)" : ")");
+	return buf;
+}
+
+/* ----------------------------------------------------------- creation */
+
+/* A Python-style value as a constant of dt. */
+static tg_scalar scalar_of(tg_dtype dt, double v)
+{
+	tg_scalar s;
+
+	if (tg_dtype_is_float(dt))
+		s.f = tg_float_round(v, dt);
+	else if (dt == TG_BOOL)
+		s.i = v != 0;
+	else if (dt == TG_UINT64 && v >= 9223372036854775808.0)
+		s.u = (uint64_t)v;
+	else
+		s = tg_scalar_from_int((int64_t)v, dt);
+	return s;
+}
+
+static int check_shape(const char *op, tg_dtype dt, size_t ndim,
+                       const int64_t *shape)
+{
+	size_t i;
+
+	if ((unsigned)dt >= TG_NDTYPES)
+		return tg_error(TG_EINVAL, "%s: dtype %d is not a dtype", op,
+		                (int)dt);
+	if (ndim > TG_MAX_DIMS)
+		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)", op,
+		                ndim, TG_MAX_DIMS);
+	for (i = 0; i < ndim; i++)
+		if (shape[i] < 0)
+			return tg_error(TG_EINVAL, "%s: negative size %lld on "
+			                "axis %zu", op, (long long)shape[i], i);
+	return 0;
+}
+
+static tg_dev *dev_or_default(tg_dev *dev)
+{
+	return dev ? dev : tg_dev_get(NULL);
+}
+
+tg_tensor *tg_empty(tg_dev *dev, tg_dtype dt, size_t ndim,
+                    const int64_t *shape)
+{
+	if (check_shape("empty", dt, ndim, shape) ||
+	    !(dev = dev_or_default(dev)))
+		return NULL;
+	return tg_t_wrap(tg_lazy_empty(dev, dt, ndim, shape));
+}
+
+tg_tensor *tg_tensor_new(tg_dev *dev, tg_dtype dt, size_t ndim,
+                         const int64_t *shape, const void *data)
+{
+	tg_tensor *t = tg_empty(dev, dt, ndim, shape);
+	size_t n;
+
+	if (!t || !data || !(n = (size_t)tg_tensor_numel(t)))
+		return t;
+	if (tg_buffer_copyin(tg_lazy_base(t->lazy)->buf, data,
+	                     n * tg_dtype_size(dt))) {
+		tg_error_prefix("tensor_new");
+		tg_keep(t);
+		tg_tensor_unref(t);
+		return NULL;
+	}
+	return t;
+}
+
+tg_tensor *tg_full(tg_dev *dev, tg_dtype dt, size_t ndim,
+                   const int64_t *shape, double value)
+{
+	if (check_shape("full", dt, ndim, shape) ||
+	    !(dev = dev_or_default(dev)))
+		return NULL;
+	return tg_t_wrap(tg_lazy_const(dev, dt, scalar_of(dt, value), ndim,
+	                               shape));
+}
+
+tg_tensor *tg_zeros(tg_dev *dev, tg_dtype dt, size_t ndim,
+                    const int64_t *shape)
+{
+	return tg_full(dev, dt, ndim, shape, 0);
+}
+
+tg_tensor *tg_ones(tg_dev *dev, tg_dtype dt, size_t ndim,
+                   const int64_t *shape)
+{
+	return tg_full(dev, dt, ndim, shape, 1);
+}
+
+tg_tensor *tg_tensor_scalar(tg_dev *dev, tg_dtype dt, double value)
+{
+	return tg_full(dev, dt, 0, NULL, value);
+}
+
+tg_tensor *tg_full_like(const tg_tensor *t, double value)
+{
+	return t ? tg_full(t->lazy->dev, t->lazy->dtype, t->ndim, t->shape,
+	                   value) : NULL;
+}
+
+tg_tensor *tg_zeros_like(const tg_tensor *t) { return tg_full_like(t, 0); }
+tg_tensor *tg_ones_like(const tg_tensor *t) { return tg_full_like(t, 1); }
+
+tg_tensor *tg_empty_like(const tg_tensor *t)
+{
+	return t ? tg_empty(t->lazy->dev, t->lazy->dtype, t->ndim, t->shape)
+	         : NULL;
+}
+
+tg_tensor *tg_t_const(const tg_tensor *like, tg_dtype dt, double v,
+                      size_t ndim, const int64_t *shape)
+{
+	return like ? tg_full(like->lazy->dev, dt, ndim, shape, v) : NULL;
+}
+
+tg_tensor *tg_t_const_like(const tg_tensor *like, double v)
+{
+	return tg_full_like(like, v);
+}

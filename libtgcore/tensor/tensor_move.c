@@ -1,0 +1,290 @@
+/*
+ * tensor/tensor_move.c - movement ops, casts, copies, the primitives
+ * composite ops are built from, and getting results out.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor/tensor.h"
+
+/* "(2,3)" of t, for messages. */
+#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
+
+tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
+{
+	int64_t s[TG_MAX_DIMS], known = 1, numel;
+	size_t i, infer = SIZE_MAX;
+	char b[160];
+
+	if (!t)
+		return NULL;
+	if (ndim > TG_MAX_DIMS)
+		return tg_t_fail(TG_EINVAL, "reshape", "%zu dims (at most %d)",
+		                 ndim, TG_MAX_DIMS);
+	for (i = 0; i < ndim; i++) {
+		s[i] = shape[i];
+		if (shape[i] == -1 && infer == SIZE_MAX)
+			infer = i;
+		else if (shape[i] < 0)
+			return tg_t_fail(TG_EINVAL, "reshape", "bad size %lld "
+			                 "in the new shape of %s",
+			                 (long long)shape[i], SHAPE(t, b));
+		else
+			known *= shape[i];
+	}
+	numel = tg_tensor_numel(t);
+	if (infer != SIZE_MAX) {
+		if (known == 0 || numel % known)
+			return tg_t_fail(TG_EINVAL, "reshape", "cannot infer -1: "
+			                 "%lld elements of %s into parts of %lld",
+			                 (long long)numel, SHAPE(t, b),
+			                 (long long)known);
+		s[infer] = numel / known;
+	}
+	return tg_t_wrap(tg_lazy_reshape(t->lazy, ndim, s));
+}
+
+tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
+{
+	int64_t s[TG_MAX_DIMS], one[TG_MAX_DIMS];
+	size_t i, lead;
+	tg_tensor *r, *res;
+	char b[160];
+
+	if (!t)
+		return NULL;
+	if (ndim > TG_MAX_DIMS || ndim < t->ndim)
+		return tg_t_fail(TG_EINVAL, "expand", "cannot expand %s to "
+		                 "%zu dims", SHAPE(t, b), ndim);
+	lead = ndim - t->ndim;
+	for (i = 0; i < ndim; i++) {
+		one[i] = i < lead ? 1 : t->shape[i - lead];
+		s[i] = shape[i] == -1 ? one[i] : shape[i];
+		if (one[i] != 1 && s[i] != one[i])
+			return tg_t_fail(TG_EINVAL, "expand", "axis %zu of %s is "
+			                 "%lld, not 1, and cannot become %lld",
+			                 i - lead, SHAPE(t, b),
+			                 (long long)one[i], (long long)s[i]);
+	}
+	tg_scope_begin();
+	r = lead ? tg_reshape(t, ndim, one) : (tg_tensor *)t;
+	res = r ? tg_t_wrap(tg_lazy_expand(r->lazy, ndim, s)) : NULL;
+	tg_keep(res);
+	tg_scope_end();
+	return res;
+}
+
+tg_tensor *tg_permute(const tg_tensor *t, size_t n, const int *order)
+{
+	uint32_t ax[TG_MAX_DIMS];
+	size_t i;
+	int a;
+
+	if (!t)
+		return NULL;
+	if (n != t->ndim)
+		return tg_t_fail(TG_EINVAL, "permute", "%zu axes for %zu dims",
+		                 n, t->ndim);
+	for (i = 0; i < n; i++) {
+		if ((a = tg_t_axis("permute", order[i], n)) < 0)
+			return NULL;
+		ax[i] = (uint32_t)a;
+	}
+	return tg_t_wrap(tg_lazy_permute(t->lazy, n, ax));
+}
+
+tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n)
+{
+	int64_t mul[TG_MAX_DIMS];
+	size_t i;
+	int a;
+
+	if (!t)
+		return NULL;
+	for (i = 0; i < t->ndim; i++)
+		mul[i] = 1;
+	for (i = 0; i < n; i++) {
+		if ((a = tg_t_axis("flip", axes[i], t->ndim)) < 0)
+			return NULL;
+		if (mul[a] == -1)
+			return tg_t_fail(TG_EINVAL, "flip", "axis %d given twice",
+			                 axes[i]);
+		mul[a] = -1;
+	}
+	return tg_t_wrap(tg_lazy_stride(t->lazy, t->ndim, mul));
+}
+
+tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul)
+{
+	return t ? tg_t_wrap(tg_lazy_stride(t->lazy, n, mul)) : NULL;
+}
+
+tg_tensor *tg_shrink(const tg_tensor *t, size_t n, const int64_t *pairs)
+{
+	if (!t)
+		return NULL;
+	if (n != t->ndim)
+		return tg_t_fail(TG_EINVAL, "shrink", "%zu pairs for %zu dims", n,
+		                 t->ndim);
+	return tg_t_wrap(tg_lazy_shrink(t->lazy, n, pairs));
+}
+
+/* Negative padding crops (a shrink), positive pads; a nonzero value is
+ * where(mask, x, value) over a padded ones mask, as tinygrad does. */
+tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
+                  double value)
+{
+	int64_t pos[2 * TG_MAX_DIMS], crop[2 * TG_MAX_DIMS];
+	size_t i;
+	tg_tensor *c, *p, *res = NULL;
+
+	if (!t)
+		return NULL;
+	if (n > t->ndim)
+		return tg_t_fail(TG_EINVAL, "pad", "%zu pairs for %zu dims", n,
+		                 t->ndim);
+	for (i = 0; i < t->ndim; i++) {
+		int64_t lo = i < n ? pairs[2 * i] : 0;
+		int64_t hi = i < n ? pairs[2 * i + 1] : 0;
+
+		crop[2 * i] = lo < 0 ? -lo : 0;
+		crop[2 * i + 1] = t->shape[i] - (hi < 0 ? -hi : 0);
+		if (crop[2 * i + 1] < crop[2 * i])
+			return tg_t_fail(TG_EINVAL, "pad", "axis %zu of size %lld "
+			                 "cropped by %lld and %lld", i,
+			                 (long long)t->shape[i], (long long)-lo,
+			                 (long long)-hi);
+		pos[2 * i] = lo > 0 ? lo : 0;
+		pos[2 * i + 1] = hi > 0 ? hi : 0;
+	}
+	tg_scope_begin();
+	c = tg_shrink(t, t->ndim, crop);
+	p = c ? tg_t_wrap(tg_lazy_pad(c->lazy, t->ndim, pos)) : NULL;
+	if (p && value != 0) {
+		tg_tensor *ones = tg_t_const(c, TG_BOOL, 1, c->ndim, c->shape);
+		tg_tensor *m = ones ? tg_t_wrap(tg_lazy_pad(ones->lazy, t->ndim,
+		                                            pos)) : NULL;
+		tg_tensor *v = tg_t_const(p, p->lazy->dtype, value, p->ndim,
+		                          p->shape);
+
+		p = tg_t_alu(TG_WHERE, m, p, v);
+	}
+	res = tg_keep(p);
+	tg_scope_end();
+	return res;
+}
+
+tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt)
+{
+	return t ? tg_t_wrap(tg_lazy_cast(t->lazy, dt, 0)) : NULL;
+}
+
+tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt)
+{
+	return t ? tg_t_wrap(tg_lazy_cast(t->lazy, dt, 1)) : NULL;
+}
+
+tg_tensor *tg_contiguous(const tg_tensor *t)
+{
+	return t ? tg_t_wrap(tg_lazy_contiguous(t->lazy)) : NULL;
+}
+
+tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev)
+{
+	if (!t)
+		return NULL;
+	if (!dev)
+		return tg_t_fail(TG_EINVAL, "to", "no device given");
+	return tg_t_wrap(tg_lazy_copy(t->lazy, dev));
+}
+
+tg_tensor *tg_t_alu(unsigned op, const tg_tensor *a, const tg_tensor *b,
+                    const tg_tensor *c)
+{
+	const tg_tensor *in[3] = { a, b, c };
+	size_t n = tg_op_arity(op), i;
+
+	for (i = 0; i < n; i++)
+		if (!in[i])
+			return NULL;
+	return tg_t_wrap(tg_lazy_alu(op, a->lazy, n > 1 ? b->lazy : NULL,
+	                             n > 2 ? c->lazy : NULL));
+}
+
+tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes)
+{
+	return t ? tg_t_wrap(tg_lazy_reduce(op, t->lazy, axes)) : NULL;
+}
+
+/* ------------------------------------------------------------- results */
+
+int tg_realize_many(tg_tensor *const *ts, size_t n)
+{
+	tg_lazy **l = malloc((n + 1) * sizeof *l);
+	size_t i;
+	int rc = 0;
+
+	if (!l)
+		return tg_error_oom("realize");
+	for (i = 0; i < n && !rc; i++) {
+		if (!ts[i])
+			rc = tg_error(TG_EINVAL, "realize: tensor %zu is NULL", i);
+		else
+			l[i] = ts[i]->lazy;
+	}
+	if (!rc)
+		rc = tg_lazy_realize(l, n);
+	free(l);
+	return rc;
+}
+
+int tg_realize(tg_tensor *t)
+{
+	return tg_realize_many(&t, 1);
+}
+
+int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes)
+{
+	size_t need;
+	tg_lazy *c;
+	int rc;
+
+	if (!t)
+		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	need = (size_t)tg_tensor_numel(t) * tg_dtype_size(t->lazy->dtype);
+	if (nbytes < need)
+		return tg_error(TG_EINVAL, "tensor_data: %zu bytes of room for "
+		                "%zu bytes", nbytes, need);
+	if (!need)
+		return 0;
+	if (!(c = tg_lazy_contiguous(t->lazy)))
+		return tg_last_status();
+	rc = tg_lazy_realize(&c, 1);
+	if (!rc)
+		rc = tg_buffer_copyout(tg_lazy_base(c)->buf, dst, need);
+	tg_lazy_unref(c);
+	return rc;
+}
+
+int tg_tensor_item(tg_tensor *t, double *out)
+{
+	tg_scalar v;
+	uint64_t bits = 0;
+	tg_dtype dt;
+	int rc;
+
+	if (!t)
+		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (tg_tensor_numel(t) != 1) {
+		char b[160];
+
+		return tg_error(TG_EINVAL, "item: %s has %lld elements, not 1",
+		                SHAPE(t, b), (long long)tg_tensor_numel(t));
+	}
+	dt = t->lazy->dtype;
+	if ((rc = tg_tensor_data(t, &bits, tg_dtype_size(dt))))
+		return rc;
+	v = tg_scalar_from_bits(bits, dt);
+	*out = tg_scalar_to_double(v, dt);
+	return 0;
+}

@@ -1,0 +1,254 @@
+/*
+ * test_tensor.c - the tensor object through the public API: scopes and
+ * references, creation, movement ops, casts and reading results, each
+ * checked against values computed here with plain loops, and the error
+ * message of every bad argument.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "testlib.h"
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
+}
+
+static void teardown(void)
+{
+	tg_shutdown();
+}
+
+/* A (2,3) float32 tensor holding 0..5. */
+static tg_tensor *t23(void)
+{
+	static const float v[6] = { 0, 1, 2, 3, 4, 5 };
+	int64_t s[2] = { 2, 3 };
+
+	return tg_tensor_new(NULL, TG_FLOAT32, 2, s, v);
+}
+
+static void read_f32(tg_tensor *t, float *out, size_t n)
+{
+	ck_assert_msg(tg_tensor_data(t, out, n * sizeof(float)) == 0, "%s",
+	              tg_last_error());
+}
+
+START_TEST(new_and_data_round_trip)
+{
+	float got[6];
+	tg_tensor *t = t23();
+	char b[32];
+	int i;
+
+	ck_assert_uint_eq(tg_tensor_ndim(t), 2);
+	ck_assert_int_eq(tg_tensor_size(t, -1), 3);
+	ck_assert_int_eq(tg_tensor_numel(t), 6);
+	ck_assert_int_eq(tg_tensor_dtype(t), TG_FLOAT32);
+	ck_assert_str_eq(tg_tensor_shape_str(t, b, sizeof b), "(2,3)");
+	read_f32(t, got, 6);
+	for (i = 0; i < 6; i++)
+		ck_assert_float_eq(got[i], (float)i);
+	tg_tensor_unref(t);
+}
+END_TEST
+
+START_TEST(full_zeros_ones_and_scalars)
+{
+	int64_t s[2] = { 3, 2 };
+	int32_t gi[6];
+	float gf[6];
+	double item;
+	tg_tensor *f, *z, *o, *sc;
+	int i;
+
+	tg_scope_begin();
+	f = tg_full(NULL, TG_INT32, 2, s, 7.9);
+	z = tg_zeros(NULL, TG_FLOAT32, 2, s);
+	o = tg_ones_like(z);
+	sc = tg_tensor_scalar(NULL, TG_FLOAT16, 2.5);
+	ck_assert_int_eq(tg_tensor_data(f, gi, sizeof gi), 0);
+	for (i = 0; i < 6; i++)
+		ck_assert_int_eq(gi[i], 7); /* int from 7.9 truncates */
+	read_f32(z, gf, 6);
+	ck_assert_float_eq(gf[5], 0);
+	read_f32(o, gf, 6);
+	ck_assert_float_eq(gf[0], 1);
+	ck_assert_uint_eq(tg_tensor_ndim(sc), 0);
+	ck_assert_int_eq(tg_tensor_item(sc, &item), 0);
+	ck_assert_double_eq(item, 2.5);
+	tg_scope_end();
+}
+END_TEST
+
+START_TEST(scope_keeps_only_what_is_kept)
+{
+	tg_tensor *x, *y;
+	int64_t s[1] = { 6 };
+	float got[6];
+
+	x = t23();
+	tg_scope_begin();
+	y = tg_contiguous(tg_reshape(tg_permute(x, 2, (int[]){ 1, 0 }), 1, s));
+	tg_keep(y);
+	tg_scope_end();
+	read_f32(y, got, 6);
+	ck_assert_float_eq(got[1], 3); /* transpose of 0..5 */
+	ck_assert_float_eq(got[2], 1);
+	tg_tensor_unref(y);
+	tg_tensor_unref(x);
+	tg_scope_end(); /* without an open scope: nothing */
+}
+END_TEST
+
+START_TEST(nested_scopes_move_kept_tensors_outward)
+{
+	tg_tensor *x, *y;
+	float got[6];
+
+	tg_scope_begin();
+	x = t23();
+	tg_scope_begin();
+	y = tg_keep(tg_flip(x, (int[]){ 1 }, 1));
+	tg_scope_end();
+	read_f32(y, got, 6); /* y now belongs to the outer scope */
+	ck_assert_float_eq(got[0], 2);
+	ck_assert_float_eq(got[5], 3);
+	tg_scope_end();
+}
+END_TEST
+
+START_TEST(reshape_infers_and_expand_prepends)
+{
+	float got[12];
+	tg_tensor *x, *r, *row, *e;
+	int i;
+
+	tg_scope_begin();
+	x = t23();
+	r = tg_reshape(x, 2, (int64_t[]){ -1, 2 });
+	ck_assert_int_eq(tg_tensor_shape(r)[0], 3);
+	row = tg_reshape(x, 2, (int64_t[]){ 6, 1 });
+	e = tg_expand(tg_shrink(row, 2, (int64_t[]){ 0, 3, 0, 1 }), 3,
+	              (int64_t[]){ 2, 3, 2 });
+	ck_assert_uint_eq(tg_tensor_ndim(e), 3);
+	read_f32(e, got, 12);
+	for (i = 0; i < 12; i++)
+		ck_assert_float_eq(got[i], (float)((i / 2) % 3));
+	tg_scope_end();
+}
+END_TEST
+
+START_TEST(pad_with_value_and_negative_pad)
+{
+	float got[20];
+	tg_tensor *x, *p, *c;
+	int r, k;
+
+	tg_scope_begin();
+	x = t23();
+	p = tg_pad(x, 2, (int64_t[]){ 1, 1, 0, 1 }, -1.5);
+	ck_assert_int_eq(tg_tensor_shape(p)[0], 4);
+	ck_assert_int_eq(tg_tensor_shape(p)[1], 4);
+	read_f32(p, got, 16);
+	for (r = 0; r < 4; r++)
+		for (k = 0; k < 4; k++)
+			ck_assert_float_eq(got[r * 4 + k],
+			                   r >= 1 && r <= 2 && k < 3 ?
+			                   (float)((r - 1) * 3 + k) : -1.5f);
+	c = tg_pad(x, 2, (int64_t[]){ 0, 0, -1, 0 }, 0);
+	read_f32(c, got, 4);
+	ck_assert_float_eq(got[0], 1);
+	ck_assert_float_eq(got[3], 5);
+	tg_scope_end();
+}
+END_TEST
+
+START_TEST(casts_and_bitcasts)
+{
+	static const float v[4] = { -2.75f, 1.5f, 300.25f, 0.0f };
+	int64_t s[1] = { 4 };
+	int32_t gi[4];
+	uint32_t gu[4];
+	tg_tensor *x;
+
+	tg_scope_begin();
+	x = tg_tensor_new(NULL, TG_FLOAT32, 1, s, v);
+	ck_assert_int_eq(tg_tensor_data(tg_cast(x, TG_INT32), gi, sizeof gi),
+	                 0);
+	ck_assert_int_eq(gi[0], -2);
+	ck_assert_int_eq(gi[2], 300);
+	ck_assert_int_eq(tg_tensor_data(tg_bitcast(x, TG_UINT32), gu,
+	                                sizeof gu), 0);
+	ck_assert_uint_eq(gu[1], 0x3fc00000u);
+	tg_scope_end();
+}
+END_TEST
+
+START_TEST(bad_arguments_name_the_op)
+{
+	int64_t s[1] = { 4 };
+	float small[2];
+	double d;
+	tg_tensor *x;
+
+	tg_scope_begin();
+	x = t23();
+	ck_assert_ptr_null(tg_reshape(x, 1, (int64_t[]){ 5 }));
+	ck_assert_error("reshape");
+	ck_assert_ptr_null(tg_reshape(x, 2, (int64_t[]){ -1, 4 }));
+	ck_assert_error("reshape: cannot infer -1: 6 elements of (2,3)");
+	ck_assert_ptr_null(tg_expand(x, 2, (int64_t[]){ 4, 3 }));
+	ck_assert_error("expand: axis 0 of (2,3) is 2, not 1");
+	ck_assert_ptr_null(tg_permute(x, 1, (int[]){ 0 }));
+	ck_assert_error("permute: 1 axes for 2 dims");
+	ck_assert_ptr_null(tg_permute(x, 2, (int[]){ 0, 2 }));
+	ck_assert_error("permute: axis 2 out of range for 2 dims");
+	ck_assert_ptr_null(tg_flip(x, (int[]){ 1, -1 }, 2));
+	ck_assert_error("flip: axis -1 given twice");
+	ck_assert_ptr_null(tg_pad(x, 1, (int64_t[]){ -2, -1 }, 0));
+	ck_assert_error("pad: axis 0 of size 2 cropped by 2 and 1");
+	ck_assert_ptr_null(tg_shrink(x, 1, (int64_t[]){ 0, 1 }));
+	ck_assert_error("shrink: 1 pairs for 2 dims");
+	ck_assert_ptr_null(tg_empty(NULL, TG_FLOAT32, 1, (int64_t[]){ -3 }));
+	ck_assert_error("empty: negative size -3 on axis 0");
+	ck_assert_ptr_null(tg_full(NULL, (tg_dtype)99, 1, s, 0));
+	ck_assert_error("full: dtype 99 is not a dtype");
+	ck_assert_int_eq(tg_tensor_data(x, small, sizeof small), TG_EINVAL);
+	ck_assert_error("tensor_data: 8 bytes of room for 24 bytes");
+	ck_assert_int_eq(tg_tensor_item(x, &d), TG_EINVAL);
+	ck_assert_error("item: (2,3) has 6 elements, not 1");
+	ck_assert_ptr_null(tg_bitcast(x, TG_INT8));
+	ck_assert_error("bitcast: float32 (4 bytes) to int8 (1 bytes)");
+	ck_assert_ptr_null(tg_to(x, NULL));
+	ck_assert_error("to: no device given");
+	/* NULL in, NULL out, the first message kept */
+	ck_assert_ptr_null(tg_reshape(tg_permute(x, 1, (int[]){ 0 }), 1, s));
+	ck_assert_error("permute: 1 axes for 2 dims");
+	tg_scope_end();
+}
+END_TEST
+
+static Suite *tensor_suite(void)
+{
+	Suite *s = suite_create("tensor");
+	TCase *t = tcase_create("tensor");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, new_and_data_round_trip);
+	tcase_add_test(t, full_zeros_ones_and_scalars);
+	tcase_add_test(t, scope_keeps_only_what_is_kept);
+	tcase_add_test(t, nested_scopes_move_kept_tensors_outward);
+	tcase_add_test(t, reshape_infers_and_expand_prepends);
+	tcase_add_test(t, pad_with_value_and_negative_pad);
+	tcase_add_test(t, casts_and_bitcasts);
+	tcase_add_test(t, bad_arguments_name_the_op);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	return tl_run(tensor_suite());
+}
