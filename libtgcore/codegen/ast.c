@@ -386,7 +386,8 @@ static int widen(size_t *ndim, tg_sint *shape, const tg_st *st)
 
 	if (*ndim == (size_t)-1) {
 		*ndim = nd;
-		memcpy(shape, s, nd * sizeof *s);
+		if (nd)
+			memcpy(shape, s, nd * sizeof *s);
 		return 0;
 	}
 	if (nd != *ndim)

@@ -456,61 +456,55 @@ tg_lazy *tg_lazy_view_(const tg_lazy *lb, tg_st *st)
 	return tg_lazy_finish_(v);
 }
 
-tg_lazy *tg_lazy_reshape(tg_lazy *a, size_t ndim, const int64_t *shape)
+/* The tracker ops that take int64 sizes (one per axis, or pairs). */
+enum { MV_RESHAPE, MV_EXPAND, MV_PAD, MV_SHRINK };
+static const char *const mv_name[] = { "reshape", "expand", "pad",
+                                       "shrink" };
+
+static tg_lazy *move_sized(int kind, tg_lazy *a, size_t n,
+                           const int64_t *v)
 {
-	tg_sint s[TG_MAX_DIMS];
+	tg_sint s[2 * TG_MAX_DIMS];
+	tg_st *st;
 
 	if (!a)
 		return NULL;
-	if (ndim > TG_MAX_DIMS)
-		return tg_error(TG_EINVAL, "reshape: %zu dims (at most %d)",
-		                ndim, TG_MAX_DIMS), NULL;
-	to_sints(ndim, shape, s);
-	return tg_lazy_view_(a, tg_st_reshape(NULL, a->st, ndim, s));
+	if (n > TG_MAX_DIMS)
+		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)",
+		                mv_name[kind], n, TG_MAX_DIMS), NULL;
+	to_sints(kind >= MV_PAD ? 2 * n : n, v, s);
+	switch (kind) {
+	case MV_RESHAPE: st = tg_st_reshape(NULL, a->st, n, s); break;
+	case MV_EXPAND: st = tg_st_expand(NULL, a->st, n, s); break;
+	case MV_PAD: st = tg_st_pad(NULL, a->st, n, s); break;
+	default: st = tg_st_shrink(NULL, a->st, n, s); break;
+	}
+	return tg_lazy_view_(a, st);
+}
+
+tg_lazy *tg_lazy_reshape(tg_lazy *a, size_t ndim, const int64_t *shape)
+{
+	return move_sized(MV_RESHAPE, a, ndim, shape);
 }
 
 tg_lazy *tg_lazy_expand(tg_lazy *a, size_t ndim, const int64_t *shape)
 {
-	tg_sint s[TG_MAX_DIMS];
+	return move_sized(MV_EXPAND, a, ndim, shape);
+}
 
-	if (!a)
-		return NULL;
-	if (ndim > TG_MAX_DIMS)
-		return tg_error(TG_EINVAL, "expand: %zu dims (at most %d)",
-		                ndim, TG_MAX_DIMS), NULL;
-	to_sints(ndim, shape, s);
-	return tg_lazy_view_(a, tg_st_expand(NULL, a->st, ndim, s));
+tg_lazy *tg_lazy_pad(tg_lazy *a, size_t n, const int64_t *pairs)
+{
+	return move_sized(MV_PAD, a, n, pairs);
+}
+
+tg_lazy *tg_lazy_shrink(tg_lazy *a, size_t n, const int64_t *pairs)
+{
+	return move_sized(MV_SHRINK, a, n, pairs);
 }
 
 tg_lazy *tg_lazy_permute(tg_lazy *a, size_t n, const uint32_t *axis)
 {
 	return a ? tg_lazy_view_(a, tg_st_permute(NULL, a->st, n, axis)) : NULL;
-}
-
-tg_lazy *tg_lazy_pad(tg_lazy *a, size_t n, const int64_t *pairs)
-{
-	tg_sint s[2 * TG_MAX_DIMS];
-
-	if (!a)
-		return NULL;
-	if (n > TG_MAX_DIMS)
-		return tg_error(TG_EINVAL, "pad: %zu axes (at most %d)", n,
-		                TG_MAX_DIMS), NULL;
-	to_sints(2 * n, pairs, s);
-	return tg_lazy_view_(a, tg_st_pad(NULL, a->st, n, s));
-}
-
-tg_lazy *tg_lazy_shrink(tg_lazy *a, size_t n, const int64_t *pairs)
-{
-	tg_sint s[2 * TG_MAX_DIMS];
-
-	if (!a)
-		return NULL;
-	if (n > TG_MAX_DIMS)
-		return tg_error(TG_EINVAL, "shrink: %zu axes (at most %d)", n,
-		                TG_MAX_DIMS), NULL;
-	to_sints(2 * n, pairs, s);
-	return tg_lazy_view_(a, tg_st_shrink(NULL, a->st, n, s));
 }
 
 tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul)

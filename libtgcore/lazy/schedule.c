@@ -739,6 +739,10 @@ static int order_items(tg_schedule *out)
 	size_t *queue = calloc(n + 1, sizeof *queue);
 	tg_sched_item *sorted = calloc(n + 1, sizeof *sorted);
 
+	if (n == 0) {
+		free(indeg), free(queue), free(sorted);
+		return 0;
+	}
 	if (!indeg || !queue || !sorted) {
 		free(indeg), free(queue), free(sorted);
 		return tg_error_oom("schedule");

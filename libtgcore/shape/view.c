@@ -229,7 +229,8 @@ int tg_view_make(tg_ir *ir, const char *op, size_t ndim,
 		return rc;
 	if (!(v = view_alloc(ndim)))
 		return tg_error_oom(op);
-	memcpy(v->shape, shape, ndim * sizeof *shape);
+	if (ndim) /* a 0-dim shape may be NULL */
+		memcpy(v->shape, shape, ndim * sizeof *shape);
 	if (strides)
 		memcpy(v->strides, strides, ndim * sizeof *strides);
 	if (mask)

@@ -3,8 +3,9 @@
  * object, scopes, and the few primitives every public op is built from
  * (tinygrad's Tensor over LazyBuffer).  Internal; never installed.
  *
- * Status: tensor.c and tensor_move.c are built; the composite ops
- * (tensor/tensor_api.h) are not written yet.
+ * Status: tensor.c, tensor_move.c and elementwise.c are built; the
+ * reductions, indexing and processing ops (tensor/tensor_api.h) are not
+ * written yet.
  *
  * tensor.c holds the object, scopes, creation, movement, cast, copy and
  * realize; the other files of tensor/ build the public ops of tg/tg.h

@@ -44,50 +44,6 @@ TG_API tg_tensor *tg_kaiming_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
 TG_API tg_tensor *tg_kaiming_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
                                     const int64_t *shape, double a);
 
-/* -- elementwise, unary -- */
-#define TG_UNARY_OPS(X)                                                  \
-	X(neg) X(log) X(log2) X(exp) X(exp2) X(sqrt) X(rsqrt) X(sin)       \
-	X(cos) X(tan) X(trunc) X(ceil) X(floor) X(round) X(sign) X(abs)    \
-	X(reciprocal) X(relu) X(sigmoid) X(tanh) X(silu) X(swish) X(relu6) \
-	X(hardswish) X(gelu) X(quick_gelu) X(mish) X(softsign) X(sinh)     \
-	X(cosh) X(atanh) X(asinh) X(acosh) X(logical_not) X(bitwise_not)   \
-	X(square) X(hardsigmoid)
-#define TG_DECLARE_UNARY(name) \
-	TG_API tg_tensor *tg_##name(const tg_tensor *t);
-TG_UNARY_OPS(TG_DECLARE_UNARY)
-#undef TG_DECLARE_UNARY
-TG_API tg_tensor *tg_elu(const tg_tensor *t, double alpha);
-TG_API tg_tensor *tg_celu(const tg_tensor *t, double alpha);
-TG_API tg_tensor *tg_leakyrelu(const tg_tensor *t, double slope);
-TG_API tg_tensor *tg_softplus(const tg_tensor *t, double beta);
-TG_API tg_tensor *tg_hardtanh(const tg_tensor *t, double lo, double hi);
-TG_API tg_tensor *tg_clip(const tg_tensor *t, double lo, double hi);
-
-/* -- elementwise, binary (numpy broadcasting, tinygrad promotion) -- */
-#define TG_BINARY_OPS(X)                                                 \
-	X(add) X(sub) X(mul) X(div) X(idiv) X(mod) X(pow) X(maximum)       \
-	X(minimum) X(bitwise_xor) X(bitwise_and) X(bitwise_or) X(lshift)   \
-	X(rshift) X(lt) X(le) X(gt) X(ge) X(eq) X(ne)
-#define TG_DECLARE_BINARY(name)                                          \
-	TG_API tg_tensor *tg_##name(const tg_tensor *a, const tg_tensor *b); \
-	TG_API tg_tensor *tg_##name##_s(const tg_tensor *a, double b);
-TG_BINARY_OPS(TG_DECLARE_BINARY)
-#undef TG_DECLARE_BINARY
-/* b - a, b / a, b ** a with a scalar b. */
-TG_API tg_tensor *tg_rsub_s(const tg_tensor *a, double b);
-TG_API tg_tensor *tg_rdiv_s(const tg_tensor *a, double b);
-TG_API tg_tensor *tg_rpow_s(const tg_tensor *a, double b);
-/* cond ? a : b, broadcast; cond is cast to bool. */
-TG_API tg_tensor *tg_where(const tg_tensor *cond, const tg_tensor *a,
-                           const tg_tensor *b);
-TG_API tg_tensor *tg_where_s(const tg_tensor *cond, double a, double b);
-/* t with `value` where mask is true. */
-TG_API tg_tensor *tg_masked_fill(const tg_tensor *t, const tg_tensor *mask,
-                                 double value);
-/* a + (b - a) * w. */
-TG_API tg_tensor *tg_lerp(const tg_tensor *a, const tg_tensor *b,
-                          const tg_tensor *w);
-
 /* -- reductions.  axes NULL: every axis (naxes ignored); otherwise the
  * naxes listed (0 reduces nothing).  keepdim keeps reduced axes as 1. -- */
 TG_API tg_tensor *tg_sum(const tg_tensor *t, const int *axes, size_t naxes,
