@@ -634,7 +634,9 @@ tg_tensor *tg_trunc(const tg_tensor *t)
 	return r;
 }
 
-tg_tensor *tg_floor(const tg_tensor *t)
+/* trunc(t) moved one step toward -inf (dir -1, floor) or +inf (dir 1,
+ * ceil) where it lies on the wrong side of t. */
+static tg_tensor *trunc_toward(const tg_tensor *t, int dir)
 {
 	tg_tensor *r, *b;
 
@@ -644,25 +646,14 @@ tg_tensor *tg_floor(const tg_tensor *t)
 		return view(t);
 	tg_scope_begin();
 	b = tg_trunc(t);
-	r = tg_keep(tg_where(tg_gt(b, t), tg_sub_s(b, 1), b));
+	r = tg_keep(tg_where(dir < 0 ? tg_gt(b, t) : tg_lt(b, t),
+	                     tg_add_s(b, dir), b));
 	tg_scope_end();
 	return r;
 }
 
-tg_tensor *tg_ceil(const tg_tensor *t)
-{
-	tg_tensor *r, *b;
-
-	if (!t)
-		return NULL;
-	if (!isf(t))
-		return view(t);
-	tg_scope_begin();
-	b = tg_trunc(t);
-	r = tg_keep(tg_where(tg_lt(b, t), tg_add_s(b, 1), b));
-	tg_scope_end();
-	return r;
-}
+tg_tensor *tg_floor(const tg_tensor *t) { return trunc_toward(t, -1); }
+tg_tensor *tg_ceil(const tg_tensor *t) { return trunc_toward(t, 1); }
 
 /* Half to even. */
 tg_tensor *tg_round(const tg_tensor *t)
