@@ -38,6 +38,7 @@ static const struct core_key {
 	{ "plugins_disable", "TG_PLUGINS_DISABLE", K_STR, 0, 0 },
 	{ "DEVICE", "DEVICE", K_STR, 0, 0 },
 	{ "DEBUG", "DEBUG", K_INT, 0, 7 },
+	{ "NOOPT", "NOOPT", K_BOOL, 0, 1 },
 	{ "CACHELEVEL", "CACHELEVEL", K_INT, 0, 9 },
 	{ "CACHEDB", "CACHEDB", K_STR, 0, 0 },
 	{ "LRU", "LRU", K_BOOL, 0, 1 },
@@ -409,6 +410,9 @@ int tg_config_set(const char *full, const char *value)
 		return tg_error(TG_EINVAL, "config_set: unknown key '%s'", key);
 	if (!value) {
 		drop(&api_vals, sec, k ? k->name : key);
+		/* the level falls back to the environment or the file */
+		if (k && !strcmp(k->name, "DEBUG"))
+			tg_debug = (int)tg_cfg_int("core", "DEBUG", 0);
 		return 0;
 	}
 	if (k && (rc = check_value(k, value, "tg_config_set()")))

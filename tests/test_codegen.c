@@ -1,7 +1,9 @@
 /*
  * test_codegen.c - the kernel compiler end to end: kernel ASTs built by
- * hand, compiled by tg_codegen for the CPU device (NOOPT lowering),
- * run on the CPU plugin and checked against C loops.
+ * hand, compiled by tg_codegen for the CPU device (NOOPT lowering:
+ * names, launch sizes and accumulators as without opts; test_opts.c
+ * runs optimized kernels), run on the CPU plugin and checked against C
+ * loops.
  */
 #include "config.h"
 
@@ -517,5 +519,6 @@ static Suite *suite(void)
 
 int main(void)
 {
+	setenv("NOOPT", "1", 1);  /* forked tests inherit it */
 	return tl_run(suite());
 }

@@ -249,6 +249,54 @@ START_TEST(same_ast_over_other_buffers)
 }
 END_TEST
 
+/* a(16,16) @ b(16,16) of fresh inputs, realized, into got. */
+static void matmul16(float *got)
+{
+	int64_t sa[3] = { 16, 1, 16 }, sb[3] = { 1, 16, 16 };
+	int64_t full[3] = { 16, 16, 16 }, s2[2] = { 16, 16 };
+	uint32_t t[2] = { 1, 0 };
+	tg_lazy *a = input(16, 16, wave), *b = input(16, 16, ramp);
+	tg_lazy *ar = keep(tg_lazy_expand(keep(tg_lazy_reshape(a, 3, sa)), 3,
+	                                  full));
+	tg_lazy *br = keep(tg_lazy_expand(keep(tg_lazy_reshape(
+		keep(tg_lazy_permute(b, 2, t)), 3, sb)), 3, full));
+
+	fetch(keep(tg_lazy_reshape(keep(tg_lazy_reduce(TG_ADD,
+		alu(TG_MUL, ar, br), 4)), 2, s2)), got, 256);
+}
+
+/* NOOPT is part of the method cache's key: the same AST realized with
+ * and without it runs two kernels (named by their opts in DEBUG=2
+ * lines), with the same results. */
+START_TEST(noopt_keys_the_method_cache)
+{
+	const char *path = tl_write_file("noopt.log", "");
+	float g1[256], g2[256];
+	char line[256];
+	int saved = dup(2), seen_noopt = 0, seen_opt = 0;
+	FILE *f;
+
+	ck_assert(freopen(path, "w", stderr) != NULL);
+	tg_debug = 2;
+	setenv("NOOPT", "1", 1);
+	matmul16(g1);
+	unsetenv("NOOPT");
+	matmul16(g2);
+	tg_debug = 0;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_int_eq(memcmp(g1, g2, sizeof g1), 0);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	while (fgets(line, sizeof line, f)) {
+		seen_noopt |= strstr(line, " r_16_16_16 ") != NULL;
+		seen_opt |= strstr(line, " r_4_4_4_4_4_4 ") != NULL;
+	}
+	fclose(f);
+	ck_assert(seen_noopt && seen_opt);
+}
+END_TEST
+
 static Suite *realize_suite(void)
 {
 	Suite *s = suite_create("realize");
@@ -263,6 +311,7 @@ static Suite *realize_suite(void)
 	tcase_add_test(t, matmul_bias_relu);
 	tcase_add_test(t, large_sum_in_two_kernels);
 	tcase_add_test(t, same_ast_over_other_buffers);
+	tcase_add_test(t, noopt_keys_the_method_cache);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -416,10 +416,11 @@ END_TEST
 
 START_TEST(unsupported_op_is_an_error)
 {
-	tg_uop *g = gidx0(4), *d0 = glob(0, TG_UINT64, 1);
-	tg_uop *t = tg_uop2(ir, TG_THREEFRY, TG_UINT64,
-	                    tg_uop1(ir, TG_CAST, TG_UINT64, g),
-	                    tg_uop_const_int(ir, TG_UINT64, 7));
+	/* THREEFRY is defined on uint64 only */
+	tg_uop *g = gidx0(4), *d0 = glob(0, TG_UINT32, 1);
+	tg_uop *t = tg_uop2(ir, TG_THREEFRY, TG_UINT32,
+	                    tg_uop1(ir, TG_CAST, TG_UINT32, g),
+	                    tg_uop_const_int(ir, TG_UINT32, 7));
 	tg_uop *s = sink(store(d0, g, t), NULL);
 	tg_uop **lin;
 	size_t n;

@@ -1,6 +1,6 @@
 /*
  * codegen/codegen.c - the kernel compiler's entry point: plan the
- * kernel's axes, (later: apply opts), lower, linearize, render.
+ * kernel's axes, apply the hand-coded opts, lower, linearize, render.
  */
 #include "config.h"
 
@@ -72,6 +72,11 @@ static int check_dtypes(tg_ast *const *order, size_t n,
 	return TG_OK;
 }
 
+int tg_codegen_noopt(void)
+{
+	return tg_cfg_int("core", "NOOPT", 0) != 0;
+}
+
 int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
                tg_ksrc *out)
 {
@@ -81,6 +86,7 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	tg_uop *lsink = NULL, **lin = NULL;
 	size_t n = 0, nlin = 0, nalu = 0;
 	double work = 1.0, bytes[64];
+	char opts[TG_MAX_OPTS * 24];
 	int rc;
 
 	memset(out, 0, sizeof *out);
@@ -100,8 +106,10 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	if ((rc = check_dtypes(order, n, caps, plan.name)))
 		goto done;
 
-	/* OPTS HOOK: hand-coded optimizations (unless NOOPT) edit `plan`
-	 * here and record themselves in out->opts. */
+	if (!tg_codegen_noopt() &&
+	    (rc = tg_kplan_hand_opt(&plan, order, n)))
+		goto done;
+	tg_kplan_format_opts(&plan, opts, sizeof opts);
 
 	if (!(ir = tg_ir_new())) {
 		rc = TG_ENOMEM;
@@ -143,7 +151,7 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	out->nvars = 0;
 	out->vars = NULL;
 	out->name = tg_strdup(plan.name, "codegen");
-	out->opts = tg_strdup("", "codegen");
+	out->opts = tg_strdup(opts, "codegen");
 	out->ast_text = tg_ast_format(sink);
 	out->linear_text = linear_text(lin, nlin);
 	if (!out->name || !out->opts || !out->ast_text || !out->linear_text) {

@@ -103,7 +103,9 @@ tg_ast **tg_ast_toposort(const tg_ast *sink, size_t *n);
 
 /* ---------------------------------------------------- codegen/kernel.c */
 
-/* Optimization ops (tinygrad's OptOps) the kernel can apply. */
+/* Optimization ops (tinygrad's OptOps).  The C renderer has no work
+ * groups, so only UPCAST and UNROLL are applied; the others are refused
+ * (TG_EUNSUPPORTED). */
 enum tg_optop {
 	TG_OPT_UPCAST,  /* unroll a global axis by amt into the body */
 	TG_OPT_UNROLL,  /* unroll a reduce axis by amt */
@@ -114,15 +116,31 @@ enum tg_optop {
 	TG_OPT_PADTO
 };
 
+/* An opt on axis `axis` of the full shape (not tinygrad's position in
+ * the permuted shape: our axes never move). */
 typedef struct tg_opt {
 	int op;      /* enum tg_optop */
 	int axis;
-	int64_t amt; /* 0 means the whole axis */
+	int64_t amt; /* 0 means the whole (remaining) axis */
 } tg_opt;
 
-/* The kernel being optimized (tinygrad's Kernel).  Axes are ordered
- * [globals | (locals) | reduces | (unrolled reduces) | upcasted]. */
-typedef struct tg_kernel tg_kernel;
+#define TG_MAX_OPTS 8
+/* Most body copies one thread may expand to (tinygrad's register
+ * budget of 256 upcasted elements). */
+#define TG_MAX_EXPAND 256
+
+struct tg_kplan;
+/* Applies one opt to the plan (tinygrad's Kernel.apply_opt): splits the
+ * axis's remaining extent s into s/amt (still a launch index or loop)
+ * and amt expanded copies of the body.  Errors (plan unchanged): an
+ * unknown or unsupported op, an axis of the wrong kind, amt not
+ * dividing s, more than TG_MAX_OPTS opts or TG_MAX_EXPAND copies. */
+int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
+/* tinygrad's hand_coded_optimizations for a CPU (see kernel.c) on a
+ * plan without opts.  `order` is the kernel's AST (tg_ast_toposort). */
+int tg_kplan_hand_opt(struct tg_kplan *p, tg_ast *const *order, size_t n);
+/* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */
+void tg_kplan_format_opts(const struct tg_kplan *p, char *buf, size_t len);
 
 /* ---------------------------------------------- codegen/codegen.c (entry) */
 
@@ -143,6 +161,10 @@ typedef struct tg_ksrc {
 	char *linear_text; /* one line per linearized uop (DEBUG=5) */
 } tg_ksrc;
 
+/* Whether the NOOPT setting (config key NOOPT, environment NOOPT) turns
+ * the hand-coded optimizations off; read at every call, so the method
+ * cache must key on it. */
+int tg_codegen_noopt(void);
 /* Optimizes (hand-coded defaults unless NOOPT is set), lowers,
  * linearizes and renders `sink` for a device with these caps.  On
  * success *out is filled and owned by the caller (tg_ksrc_free).  Errors
@@ -183,23 +205,36 @@ void tg_ksrc_free(tg_ksrc *ks);
 typedef struct tg_kplan {
 	size_t ndim;
 	int64_t full[TG_MAX_DIMS];  /* the full shape */
+	int64_t upcast[TG_MAX_DIMS]; /* per axis, the expanded part of a
+	                               split (1: none); full/upcast is the
+	                               extent left to gidx or the loop */
 	uint32_t reduce_axes;       /* bit i: axis i is reduced */
 	int has_reduce;
 	size_t nglobal, nred;
-	uint32_t gaxes[TG_MAX_DIMS]; /* global axes, in order */
-	uint32_t raxes[TG_MAX_DIMS]; /* reduce axes, in order */
+	uint32_t gaxes[TG_MAX_DIMS]; /* global axes left, in order */
+	uint32_t raxes[TG_MAX_DIMS]; /* reduce axes left, in order */
 	size_t global[3];  /* gidx0 = the last global axis, gidx1 the one
 	                      before, gidx2 the product of the rest */
 	size_t nbufs;
 	uint32_t outs;     /* bit i: buffer i is stored */
-	char name[128];    /* "E_3_5", "r_4_5" */
+	char name[128];    /* "E_3_5", "r_4_5"; opts append the amounts
+	                      of the unrolled, then the upcasted axes */
+	size_t nopts;
+	tg_opt opts[TG_MAX_OPTS]; /* applied, in order */
 } tg_kplan;
 
-/* Classifies sink's axes into *p.  Errors: symbolic shapes
+/* Classifies sink's axes into *p (no opts).  Errors: symbolic shapes
  * (TG_EUNSUPPORTED), a malformed AST, OOM. */
 int tg_lower_plan(const tg_ast *sink, tg_kplan *p);
+/* Recomputes gaxes, raxes, global and name from full and upcast (an
+ * axis whose extent left is 1 is in neither list). */
+void tg_kplan_update(tg_kplan *p);
 /* The lowered IR of sink under plan p: SINK(stores) in *out, owned by
- * ir.  Index math is simplified (tg_sym_*). */
+ * ir.  Index math is simplified (tg_sym_*).  An axis with upcast[ax] =
+ * u > 1 is indexed outer*u + i, and the body is lowered once per value
+ * i (constants substituted): one load, ALU and store per copy, one
+ * accumulator per copy of the global (upcasted) axes, the copies of
+ * the reduce (unrolled) axes folded into it in loop order. */
 int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
              tg_uop **out);
 

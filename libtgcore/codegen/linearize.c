@@ -12,8 +12,10 @@
  * exactly the open ones (lowest topological position first), else close
  * the innermost loop when nothing left needs it, else open the ready
  * RANGE with the lowest loop number whose bounds depend on no loop that
- * is not open (lowering numbers loops outermost first).  A graph whose
- * loops cannot nest this way is refused (TG_EUNSUPPORTED).
+ * is not open (lowering numbers loops outermost first), else place a
+ * value whose loops are all open, deeper than it needs (find_inner).
+ * A graph whose loops cannot nest this way is refused
+ * (TG_EUNSUPPORTED).
  */
 #include "config.h"
 
@@ -69,6 +71,28 @@ static uint32_t nwait(const tg_uop *u)
 	if (u->op == TG_DEFINE_ACC)
 		return u->nsrc ? 1 : 0;
 	return u->nsrc;
+}
+
+/* A ready pure node whose loops are all open but are not exactly the
+ * open ones: it uses an outer and an inner loop of one nest but not the
+ * loop between (a conv's index over channel and kernel x, not kernel
+ * y).  Placed inside the open loops, it is recomputed per iteration of
+ * the loop it skips, which is correct for a value.  st->n when none. */
+static size_t find_inner(const lin_state *st, const uint8_t *done,
+                         const uint32_t *pending, uint64_t open)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		const tg_uop *u = st->topo[i];
+
+		if (done[i] || pending[i] || (st->deps[i] & ~open))
+			continue;
+		if (u->op == TG_SINK || u->op == TG_RANGE ||
+		    u->op == TG_STORE || u->op == TG_DEFINE_ACC ||
+		    u->op == TG_PHI)
+			continue;
+		return i;
+	}
+	return st->n;
 }
 
 int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *nout)
@@ -201,6 +225,10 @@ int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *nout)
 						best = u->arg.v.i;
 					}
 				}
+				if (pick == st.n &&
+				    (pick = find_inner(&st, done, pending,
+				                       open)) < st.n)
+					goto place;
 				if (pick == st.n) {
 					rc = tg_error(TG_EUNSUPPORTED,
 					              "linearize: loops do not nest "
@@ -209,6 +237,7 @@ int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *nout)
 				}
 				stack[depth++] = st.topo[pick];
 			}
+place:
 			/* place topo[pick] */
 			done[pick] = 1;
 			left--;

@@ -1,7 +1,6 @@
 /*
  * codegen/lower.c - from a kernel AST to the lowered IR (tinygrad's
- * codegen/lowerer.py, with the kernel's axis bookkeeping of kernel.py in
- * its NOOPT form).
+ * codegen/lowerer.py, with the kernel's axis bookkeeping of kernel.py).
  *
  * The plan (tg_lower_plan) classifies the full shape's axes: reduce axes
  * (those of the REDUCE), global axes (the others), size-1 axes dropped.
@@ -13,9 +12,12 @@
  * leading ones share gidx2 and are recovered by div/mod.  Reduce axes
  * become RANGE loops.
  *
- * Hand-coded optimizations (UPCAST, UNROLL, LOCAL, GROUP, ...) will edit
- * the plan between tg_lower_plan and tg_lower (see OPTS HOOK in
- * codegen.c); this file then has to learn split and upcasted axes.
+ * Opts (kernel.c) split an axis into an outer part, which stays a
+ * launch index or loop, and an upcast part: the body is lowered once
+ * per value of the upcast digits ("copies", tinygrad's expand), each
+ * axis indexed outer*upcast + digit.  Interning merges the copies that
+ * do not depend on a digit, so a reduce's result and what is computed
+ * from it exist once per copy of the global axes only.
  */
 #include "config.h"
 
@@ -30,7 +32,7 @@ int tg_lower_plan(const tg_ast *sink, tg_kplan *p)
 {
 	tg_sint shape[TG_MAX_DIMS];
 	tg_ast **order;
-	size_t n, nd, i, len;
+	size_t n, nd, i;
 	int rc, has_reduce = 0;
 
 	memset(p, 0, sizeof *p);
@@ -60,8 +62,52 @@ int tg_lower_plan(const tg_ast *sink, tg_kplan *p)
 	}
 	free(order);
 	p->has_reduce = has_reduce;
-	for (i = 0; i < nd; i++) {
-		if (p->full[i] == 1 || p->full[i] == 0)
+	for (i = 0; i < nd; i++)
+		p->upcast[i] = 1;
+	tg_kplan_update(p);
+	return TG_OK;
+}
+
+/* Extent of axis ax left to a launch index or loop. */
+static int64_t outer(const tg_kplan *p, size_t ax)
+{
+	return p->full[ax] / p->upcast[ax];
+}
+
+/* "E_"/"r_", the extents left to launch indices and loops, then the
+ * unrolled and upcasted amounts: "r_128_128_128_4_4_4". */
+static void plan_name(tg_kplan *p)
+{
+	size_t len, i;
+
+	len = (size_t)snprintf(p->name, sizeof p->name, "%s",
+	                       p->has_reduce ? "r" : "E");
+	for (i = 0; i < p->nglobal + p->nred && len < sizeof p->name; i++) {
+		uint32_t ax = i < p->nglobal ? p->gaxes[i]
+		                             : p->raxes[i - p->nglobal];
+		len += (size_t)snprintf(p->name + len, sizeof p->name - len,
+		                        "_%lld", (long long)outer(p, ax));
+	}
+	/* tinygrad's order: unrolled, then upcasted */
+	for (int red = 1; red >= 0; red--)
+		for (i = 0; i < p->ndim && len < sizeof p->name; i++) {
+			if (p->upcast[i] == 1 ||
+			    !!(p->reduce_axes & (1u << i)) != red)
+				continue;
+			len += (size_t)snprintf(p->name + len, sizeof p->name - len,
+			                        "_%lld", (long long)p->upcast[i]);
+		}
+	if (len == 1)
+		snprintf(p->name + len, sizeof p->name - len, "_1");
+}
+
+void tg_kplan_update(tg_kplan *p)
+{
+	size_t i;
+
+	p->nglobal = p->nred = 0;
+	for (i = 0; i < p->ndim; i++) {
+		if (p->full[i] == 0 || outer(p, i) == 1)
 			continue;  /* size-1 axes index 0 (0-size: see below) */
 		if (p->reduce_axes & (1u << i))
 			p->raxes[p->nred++] = (uint32_t)i;
@@ -74,30 +120,22 @@ int tg_lower_plan(const tg_ast *sink, tg_kplan *p)
 	for (i = 0; i < p->nglobal; i++) {
 		size_t from_end = p->nglobal - 1 - i;
 		size_t g = from_end < 2 ? from_end : 2;
-		p->global[g] *= (size_t)p->full[p->gaxes[i]];
+		p->global[g] *= (size_t)outer(p, p->gaxes[i]);
 	}
-	/* the name: "E_"/"r_" then global extents then reduce extents */
-	len = (size_t)snprintf(p->name, sizeof p->name, "%s",
-	                       has_reduce ? "r" : "E");
-	for (i = 0; i < p->nglobal + p->nred && len < sizeof p->name; i++) {
-		uint32_t ax = i < p->nglobal ? p->gaxes[i]
-		                             : p->raxes[i - p->nglobal];
-		len += (size_t)snprintf(p->name + len, sizeof p->name - len,
-		                        "_%lld", (long long)p->full[ax]);
-	}
-	if (p->nglobal + p->nred == 0 && len < sizeof p->name)
-		snprintf(p->name + len, sizeof p->name - len, "_1");
-	return TG_OK;
+	plan_name(p);
 }
 
 typedef struct lower_state {
 	tg_ir *ir;
 	const tg_kplan *p;
-	tg_uop *axis_idx[TG_MAX_DIMS]; /* per full-shape axis */
+	tg_uop *base[TG_MAX_DIMS];     /* per axis: gidx, loop or 0 */
+	tg_uop *axis_idx[TG_MAX_DIMS]; /* per axis, in the current copy */
 	tg_uop *zero;                  /* CONST 0 index */
 	tg_uop *ranges[TG_MAX_DIMS];
 	size_t nranges;
-	tg_uop **val;                  /* by ast id */
+	size_t ncopy;                  /* body copies: product of upcast */
+	size_t xstride[TG_MAX_DIMS];   /* per axis, its digit's weight */
+	tg_uop **val;                  /* by ast id * ncopy + copy */
 	tg_uop *bufs[64];
 	int nacc;
 } lower_state;
@@ -161,14 +199,112 @@ static tg_uop *buf_of(lower_state *ls, int buf, tg_dtype dt, int out)
 	return ls->bufs[buf];
 }
 
-static int lower_node(lower_state *ls, const tg_ast *a, tg_uop **res)
+/* The index of every axis in body copy c: outer*u + digit, where the
+ * digits of c count the upcast axes, the last fastest. */
+static void set_copy(lower_state *ls, size_t c)
+{
+	const tg_kplan *p = ls->p;
+
+	for (size_t ax = 0; ax < p->ndim; ax++) {
+		int64_t u = p->upcast[ax], d;
+		if (u == 1) {
+			ls->axis_idx[ax] = ls->base[ax];
+			continue;
+		}
+		d = (int64_t)(c / ls->xstride[ax]) % u;
+		ls->axis_idx[ax] = tg_sym_addi(ls->ir,
+		                               tg_sym_muli(ls->ir, ls->base[ax],
+		                                           u), d);
+	}
+}
+
+/* The first copy of c's group: the copies that differ from c only in
+ * the digits of unrolled (reduce) axes share one accumulator. */
+static size_t group_of(const lower_state *ls, size_t c)
+{
+	const tg_kplan *p = ls->p;
+
+	for (size_t ax = 0; ax < p->ndim; ax++)
+		if ((p->reduce_axes & (1u << ax)) && p->upcast[ax] > 1)
+			c -= (c / ls->xstride[ax]) % (size_t)p->upcast[ax] *
+			     ls->xstride[ax];
+	return c;
+}
+
+/* REDUCE for copy c: one accumulator per group, folding the group's
+ * copies in ascending order, which is the order of the loop they were
+ * unrolled from (so results match the NOOPT kernel bit for bit).
+ * Without loops left, the copies fold without an accumulator. */
+static tg_uop *lower_reduce(lower_state *ls, const tg_ast *a, size_t c)
+{
+	tg_ir *ir = ls->ir;
+	size_t g = group_of(ls, c), src_id = a->src[0]->id * ls->ncopy;
+	tg_uop *src[1 + TG_MAX_DIMS], *acc, *u;
+	tg_scalar init;
+	tg_arg aa;
+
+	if (g != c)  /* computed with the group's first copy */
+		return ls->val[a->id * ls->ncopy + g];
+	if (a->op == TG_ADD)
+		init.u = 0;
+	else
+		init = tg_dtype_min(a->dtype);
+	acc = u = NULL;
+	if (ls->nranges > 0) {
+		src[0] = tg_uop_const(ir, a->dtype, init);
+		for (size_t i = 0; i < ls->nranges; i++)
+			src[1 + i] = ls->ranges[i];
+		memset(&aa, 0, sizeof aa);
+		aa.v.i = ls->nacc++;
+		acc = u = tg_uop_new(ir, TG_DEFINE_ACC, a->dtype, src,
+		                     1 + ls->nranges, &aa);
+	}
+	for (size_t k = g; k < ls->ncopy; k++)
+		if (group_of(ls, k) == g)
+			u = !u ? ls->val[src_id + k]
+			       : tg_uop_alu(ir, a->op, u, ls->val[src_id + k],
+			                    NULL);
+	if (ls->nranges == 0 || !u)
+		return u;
+	return tg_uop2(ir, TG_PHI, a->dtype, acc, u);
+}
+
+/* SINK of every copy of every store, each distinct store once (copies
+ * that differ only in unrolled axes are the same node). */
+static int lower_sink(lower_state *ls, const tg_ast *a, tg_uop **res)
+{
+	size_t n = 0, m = (size_t)a->nsrc * ls->ncopy;
+	tg_uop **src = malloc((m ? m : 1) * sizeof *src);
+
+	if (!src)
+		return tg_error_oom("lower");
+	for (uint32_t i = 0; i < a->nsrc; i++)
+		for (size_t c = 0; c < ls->ncopy; c++) {
+			tg_uop *st = ls->val[a->src[i]->id * ls->ncopy + c];
+			size_t k = 0;
+			while (k < n && src[k] != st)
+				k++;
+			if (k == n)
+				src[n++] = st;
+		}
+	*res = tg_uop_new(ls->ir, TG_SINK, TG_VOID, src, n, NULL);
+	free(src);
+	if (!*res)
+		return tg_ir_status(ls->ir) ? tg_ir_status(ls->ir) : TG_ENOMEM;
+	return TG_OK;
+}
+
+/* Copy c of node a: sources from copy c, indices as set by
+ * set_copy. */
+static int lower_node(lower_state *ls, const tg_ast *a, size_t c,
+                      tg_uop **res)
 {
 	tg_ir *ir = ls->ir;
 	tg_uop *s[3] = { NULL, NULL, NULL }, *idx, *valid, *u = NULL;
 	int rc, cb;
 
 	for (uint32_t i = 0; i < a->nsrc && i < 3; i++)
-		s[i] = ls->val[a->src[i]->id];
+		s[i] = ls->val[a->src[i]->id * ls->ncopy + c];
 	switch (a->kind) {
 	case TG_AST_LOAD: {
 		tg_uop *b = buf_of(ls, a->buf, a->dtype,
@@ -212,32 +348,12 @@ static int lower_node(lower_state *ls, const tg_ast *a, tg_uop **res)
 	case TG_AST_BITCAST:
 		u = tg_uop1(ir, TG_BITCAST, a->dtype, s[0]);
 		break;
-	case TG_AST_REDUCE: {
-		tg_uop *src[1 + TG_MAX_DIMS];
-		tg_scalar init;
-		tg_arg aa;
+	case TG_AST_REDUCE:
 		if (a->op != TG_ADD && a->op != TG_MAX)
 			return tg_error(TG_EUNSUPPORTED, "lower: REDUCE %s",
 			                tg_op_name(a->op));
-		if (ls->nranges == 0) {  /* only size-1 axes reduced */
-			u = s[0];
-			break;
-		}
-		if (a->op == TG_ADD)
-			init.u = 0;
-		else
-			init = tg_dtype_min(a->dtype);
-		src[0] = tg_uop_const(ir, a->dtype, init);
-		for (size_t i = 0; i < ls->nranges; i++)
-			src[1 + i] = ls->ranges[i];
-		memset(&aa, 0, sizeof aa);
-		aa.v.i = ls->nacc++;
-		tg_uop *acc = tg_uop_new(ir, TG_DEFINE_ACC, a->dtype, src,
-		                         1 + ls->nranges, &aa);
-		u = tg_uop2(ir, TG_PHI, a->dtype, acc,
-		            tg_uop_alu(ir, a->op, acc, s[0], NULL));
+		u = lower_reduce(ls, a, c);
 		break;
-	}
 	case TG_AST_STORE: {
 		tg_uop *b = buf_of(ls, a->buf, a->dtype, 1);
 		if (!b)
@@ -248,16 +364,8 @@ static int lower_node(lower_state *ls, const tg_ast *a, tg_uop **res)
 		u = tg_uop_new(ir, TG_STORE, TG_VOID, src, 3, NULL);
 		break;
 	}
-	case TG_AST_SINK: {
-		tg_uop **src = malloc((a->nsrc ? a->nsrc : 1) * sizeof *src);
-		if (!src)
-			return tg_error_oom("lower");
-		for (uint32_t i = 0; i < a->nsrc; i++)
-			src[i] = ls->val[a->src[i]->id];
-		u = tg_uop_new(ir, TG_SINK, TG_VOID, src, a->nsrc, NULL);
-		free(src);
-		break;
-	}
+	case TG_AST_SINK:
+		return lower_sink(ls, a, res);
 	default:
 		return tg_error(TG_EINVAL, "lower: AST kind %d", a->kind);
 	}
@@ -265,6 +373,54 @@ static int lower_node(lower_state *ls, const tg_ast *a, tg_uop **res)
 		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
 	*res = u;
 	return TG_OK;
+}
+
+/* The outer index of every axis: global axes become launch indices,
+ * reduce axes loops, the rest 0. */
+static void set_bases(lower_state *ls)
+{
+	static const char *const gname[3] = { "gidx0", "gidx1", "gidx2" };
+	const tg_kplan *p = ls->p;
+	tg_ir *ir = ls->ir;
+	size_t ng = p->nglobal < 3 ? p->nglobal : 3, i;
+	tg_uop *sp[3];
+	int64_t div = 1;
+
+	for (i = 0; i < p->ndim; i++)
+		ls->base[i] = ls->zero;
+	for (size_t g = 0; g < ng; g++) {
+		tg_arg a;
+		memset(&a, 0, sizeof a);
+		a.name = gname[g];
+		a.a = (int64_t)p->global[g];
+		sp[g] = tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
+	}
+	/* the last two global axes are gidx0 and gidx1; the rest come
+	 * out of gidx2 by div/mod, last fastest */
+	for (size_t k = 0; k < p->nglobal; k++) {
+		size_t ax_i = p->nglobal - 1 - k;
+		uint32_t ax = p->gaxes[ax_i];
+		int64_t ext = outer(p, ax);
+		if (k < 2 || p->nglobal == 3) {
+			ls->base[ax] = sp[k < 2 ? k : 2];
+			continue;
+		}
+		tg_uop *q = div == 1 ? sp[2] : tg_sym_idivi(ir, sp[2], div);
+		ls->base[ax] = ax_i == 0 ? q : tg_sym_modi(ir, q, ext);
+		div *= ext;
+	}
+	/* reduce axes: loops numbered outermost first */
+	for (i = 0; i < p->nred; i++) {
+		uint32_t ax = p->raxes[i];
+		tg_arg a;
+		memset(&a, 0, sizeof a);
+		a.v.i = (int64_t)i;
+		a.a = 1;
+		tg_uop *src[2] = { tg_sym_int(ir, 0),
+		                   tg_sym_int(ir, outer(p, ax)) };
+		ls->ranges[ls->nranges++] = ls->base[ax] =
+			tg_uop_new(ir, TG_RANGE, TG_INDEX, src, 2, &a);
+	}
 }
 
 int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
@@ -280,54 +436,16 @@ int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
 	ls.ir = ir;
 	ls.p = p;
 	ls.zero = tg_sym_int(ir, 0);
-	for (i = 0; i < p->ndim; i++)
-		ls.axis_idx[i] = ls.zero;
-	/* global axes: launch indices */
-	if (p->nglobal > 0) {
-		static const char *const gname[3] = { "gidx0", "gidx1", "gidx2" };
-		size_t ng = p->nglobal < 3 ? p->nglobal : 3;
-		tg_uop *sp[3];
-		for (size_t g = 0; g < ng; g++) {
-			tg_arg a;
-			memset(&a, 0, sizeof a);
-			a.name = gname[g];
-			a.a = (int64_t)p->global[g];
-			sp[g] = tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
-		}
-		/* the last two global axes are gidx0 and gidx1; the rest
-		 * come out of gidx2 by div/mod, last fastest */
-		tg_uop *rest = NULL;
-		int64_t div = 1;
-		for (size_t k = 0; k < p->nglobal; k++) {
-			size_t ax_i = p->nglobal - 1 - k;
-			uint32_t ax = p->gaxes[ax_i];
-			if (k < 2) {
-				ls.axis_idx[ax] = sp[k];
-				continue;
-			}
-			rest = sp[2];
-			if (p->nglobal == 3) {
-				ls.axis_idx[ax] = rest;
-				continue;
-			}
-			tg_uop *q = div == 1 ? rest : tg_sym_idivi(ir, rest, div);
-			ls.axis_idx[ax] = ax_i == 0 ? q
-			                  : tg_sym_modi(ir, q, p->full[ax]);
-			div *= p->full[ax];
-		}
+	ls.ncopy = 1;
+	for (i = p->ndim; i-- > 0;) {
+		if (p->upcast[i] < 1 || p->full[i] % p->upcast[i] ||
+		    ls.ncopy * (size_t)p->upcast[i] > TG_MAX_EXPAND)
+			return tg_error(TG_EINVAL, "lower: bad upcast %lld on "
+			                "axis %zu", (long long)p->upcast[i], i);
+		ls.xstride[i] = ls.ncopy;
+		ls.ncopy *= (size_t)p->upcast[i];
 	}
-	/* OPTS HOOK: upcasted/unrolled axes would be expanded here. */
-	/* reduce axes: loops numbered outermost first */
-	for (i = 0; i < p->nred; i++) {
-		uint32_t ax = p->raxes[i];
-		tg_arg a;
-		memset(&a, 0, sizeof a);
-		a.v.i = (int64_t)i;
-		a.a = 1;
-		tg_uop *src[2] = { tg_sym_int(ir, 0), tg_sym_int(ir, p->full[ax]) };
-		ls.ranges[ls.nranges++] = ls.axis_idx[ax] =
-			tg_uop_new(ir, TG_RANGE, TG_INDEX, src, 2, &a);
-	}
+	set_bases(&ls);
 	if (tg_ir_status(ir))
 		return tg_ir_status(ir);
 	/* a 0-size axis: nothing to compute; the plan dropped it, so the
@@ -341,15 +459,25 @@ int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
 	for (i = 0; i < n; i++)
 		if (order[i]->id > maxid)
 			maxid = order[i]->id;
-	ls.val = calloc((size_t)maxid + 1, sizeof *ls.val);
+	ls.val = calloc(((size_t)maxid + 1) * ls.ncopy, sizeof *ls.val);
 	if (!ls.val) {
 		rc = tg_error_oom("lower");
 		goto done;
 	}
-	for (i = 0; i < n && rc == TG_OK; i++)
-		rc = lower_node(&ls, order[i], &ls.val[order[i]->id]);
+	for (i = 0; i < n && rc == TG_OK; i++) {
+		const tg_ast *a = order[i];
+		if (a->kind == TG_AST_SINK) {
+			rc = lower_node(&ls, a, 0, &ls.val[a->id * ls.ncopy]);
+			continue;
+		}
+		for (size_t c = 0; c < ls.ncopy && rc == TG_OK; c++) {
+			set_copy(&ls, c);
+			rc = lower_node(&ls, a, c,
+			                &ls.val[a->id * ls.ncopy + c]);
+		}
+	}
 	if (rc == TG_OK)
-		*out = ls.val[sink->id];
+		*out = ls.val[sink->id * ls.ncopy];
 done:
 	free(ls.val);
 	free(order);

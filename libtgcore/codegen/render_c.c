@@ -32,6 +32,7 @@ typedef struct rc_state {
 	int depth;
 	unsigned nv;
 	int use_bf16;
+	int use_threefry;
 	uint32_t vec_used[TG_NSCALARS]; /* bit k: width 1 << k */
 	int err;
 } rc_state;
@@ -230,6 +231,23 @@ static void operand(unsigned s, const char *e, char *out, size_t n)
 
 /* Scalar ALU op: sout the result kind, sin the operand kind (WHERE: of
  * b and c). */
+/* Threefry2x32 with 5 rounds of 4 as the kernel's C (the same function
+ * as the constant folder's in ir/alu.c): counter x and key as two
+ * 32-bit words each, low word first; the result's words likewise. */
+static const char threefry_c[] =
+	"static inline uint64_t tg_threefry(uint64_t x, uint64_t key)\n"
+	"{ static const unsigned char r[2][4] = {{13,15,26,6},{17,29,16,24}};\n"
+	"  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);\n"
+	"  uint32_t ks[3] = { k1, k0 ^ k1 ^ 0x1BD11BDAu, k0 };\n"
+	"  uint32_t a = (uint32_t)x + ks[2], b = (uint32_t)(x >> 32) + ks[0];\n"
+	"  for (unsigned i = 0; i < 5; i++) {\n"
+	"    for (unsigned j = 0; j < 4; j++) {\n"
+	"      a += b; b = ((b << r[i % 2][j]) | (b >> (32 - r[i % 2][j]))) ^ a;\n"
+	"    }\n"
+	"    a += ks[i % 3]; b += ks[(i + 1) % 3] + i + 1;\n"
+	"  }\n"
+	"  return (uint64_t)b << 32 | a; }\n";
+
 static void alu_expr(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
                      unsigned sin, const char *ea, const char *eb,
                      const char *ec)
@@ -273,6 +291,12 @@ static void alu_expr(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
 			tg_strbuf_addf(sb, "__builtin_%s%s(%s)", fn, fsuf, a);
 		break;
 	}
+	case TG_THREEFRY:
+		if (cs != TG_UINT64)
+			goto bad;
+		st->use_threefry = 1;
+		tg_strbuf_addf(sb, "tg_threefry(%s,%s)", a, b);
+		break;
 	case TG_RECIP:
 		if (!isf)
 			goto bad;
@@ -596,7 +620,7 @@ static void render_node(rc_state *st, const tg_uop *u)
 		return;
 	}
 	default:
-		if (tg_op_arity(u->op) && u->op != TG_THREEFRY) {
+		if (tg_op_arity(u->op)) {
 			emit_value(st, u, lane_alu);
 			return;
 		}
@@ -725,6 +749,8 @@ char *tg_render_c(const char *name, tg_uop *const *lin, size_t n)
 		    "    return (unsigned short)((u >> 16) | 0x40u);\n"
 		    "  u += 0x7fffu + ((u >> 16) & 1u);\n"
 		    "  return (unsigned short)(u >> 16); }\n");
+	if (st.use_threefry)
+		tg_strbuf_add(&out, threefry_c);
 	tg_strbuf_addf(&out,
 	               "__attribute__((optimize(\"fp-contract=off\")))\n"
 	               "void %s(void *const *bufs, const int64_t *vals, "

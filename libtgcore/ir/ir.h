@@ -169,7 +169,7 @@ int tg_exec_bitcast(tg_scalar v, unsigned from, unsigned to,
 	X(SHL, 2, TG_OPF_INT) X(SHR, 2, TG_OPF_INT)                    \
 	X(OR, 2, TG_OPF_COMMUTE | TG_OPF_INT)                          \
 	X(AND, 2, TG_OPF_COMMUTE | TG_OPF_INT)                         \
-	X(THREEFRY, 2, TG_OPF_INT) X(WHERE, 3, 0) X(MULACC, 3, 0)
+	X(THREEFRY, 2, TG_OPF_INT | TG_OPF_UNSAFE_PAD) X(WHERE, 3, 0) X(MULACC, 3, 0)
 
 typedef enum tg_op {
 #define TG_OP_ENUM(name, arity, flags) TG_##name,

@@ -63,6 +63,9 @@ static int check_alu(unsigned op, tg_lazy *const *s, size_t n)
 	if (op == TG_WHERE && s[0]->dtype != TG_BOOL)
 		return tg_error(TG_EINVAL, "WHERE: condition is %s, not bool",
 		                dtn(s[0]->dtype));
+	if (op == TG_THREEFRY && s[0]->dtype != TG_UINT64)
+		return tg_error(TG_EINVAL, "THREEFRY: operands are %s, not uint64",
+		                dtn(s[0]->dtype));
 	if (op == TG_NEG && s[0]->dtype == TG_BOOL)
 		return tg_error(TG_EINVAL, "NEG: not defined on bool");
 	if ((tg_op_flags(op) & TG_OPF_INT) && tg_dtype_is_float(s[n - 1]->dtype))

@@ -14,7 +14,7 @@
 
 /* A compiled kernel kept for the process (tinygrad's method_cache). */
 typedef struct method {
-	char *key;          /* device name, newline, AST text */
+	char *key;          /* device name, NOOPT=n, AST text, by lines */
 	tg_program *prog;
 	tg_ksrc ks;
 	struct method *next;
@@ -47,9 +47,10 @@ static char *method_key(tg_dev *dev, const tg_ast *sink)
 
 	if (!ast)
 		return NULL;
-	n = strlen(tg_dev_name(dev)) + strlen(ast) + 2;
-	if ((key = malloc(n)))
-		snprintf(key, n, "%s\n%s", tg_dev_name(dev), ast);
+	n = strlen(tg_dev_name(dev)) + strlen(ast) + 12;
+	if ((key = malloc(n)))  /* NOOPT changes the kernel */
+		snprintf(key, n, "%s\nNOOPT=%d\n%s", tg_dev_name(dev),
+		         tg_codegen_noopt(), ast);
 	else
 		tg_error_oom("method cache");
 	free(ast);

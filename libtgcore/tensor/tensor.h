@@ -3,9 +3,7 @@
  * object, scopes, and the few primitives every public op is built from
  * (tinygrad's Tensor over LazyBuffer).  Internal; never installed.
  *
- * Status: tensor.c, tensor_move.c and elementwise.c are built; the
- * reductions, indexing and processing ops (tensor/tensor_api.h) are not
- * written yet.
+ * Status: everything of tg/tg.h's tensor section is built.
  *
  * tensor.c holds the object, scopes, creation, movement, cast, copy and
  * realize; the other files of tensor/ build the public ops of tg/tg.h
@@ -75,6 +73,12 @@ tg_tensor *tg_t_const_like(const tg_tensor *like, double v);
 /* Takes every mul[i]-th element of axis i (negative: from the end).
  * tinygrad's stride, used by slicing with steps. */
 tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul);
+
+/* tinygrad's _pool: the sliding windows of kernel k over the last nk
+ * axes (stride and dilation per axis, NULL or 0 meaning 1) as a view
+ * (..., o_1..o_nk, k_1..k_nk), o = ceil((in - d*(k-1)) / s). */
+tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
+                     const int64_t *stride, const int64_t *dilation);
 
 /* The dtype a Python scalar v takes next to a tensor of dtype dt (see
  * "Python scalar" in tg/tg.h). */

@@ -1,0 +1,185 @@
+/*
+ * tensor/indexing.c - arange and eye, and the ops that index by
+ * comparing with an arange: triu, tril, one_hot and gather (tinygrad's
+ * tensor.py; the comparisons fuse into the consumer's kernel).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor/tensor.h"
+
+#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
+
+/* tinygrad's arange: a cumsum of `step`s plus start - step, so that it
+ * is one kernel (and collapses to an index expression in consumers). */
+tg_tensor *tg_arange(tg_dev *dev, tg_dtype dt, double start, double stop,
+                     double step)
+{
+	double cnt;
+	int64_t n;
+	tg_tensor *r;
+
+	if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step))
+		return tg_t_fail(TG_EINVAL, "arange", "start %g, stop %g, step %g "
+		                 "(step must be nonzero, all finite)", start, stop,
+		                 step);
+	cnt = ceil((stop - start) / step);
+	if (cnt > (double)INT32_MAX)
+		return tg_t_fail(TG_EINVAL, "arange", "%g elements", cnt);
+	n = cnt > 0 ? (int64_t)cnt : 0;
+	tg_scope_begin();
+	r = tg_cumsum(tg_full(dev, dt, 1, &n, step), 0);
+	r = tg_add_s(r, start - step);
+	if (r && tg_tensor_dtype(r) != dt)
+		r = tg_cast(r, dt);
+	tg_keep(r);
+	tg_scope_end();
+	return r;
+}
+
+/* A column of ones padded by n zeros, flattened: every n+1-th element
+ * is one, which reshaped to (n, n) is the diagonal; no kernel. */
+tg_tensor *tg_eye(tg_dev *dev, tg_dtype dt, int64_t n, int64_t m)
+{
+	int64_t col[2] = { n, 1 }, sq[2] = { n, n };
+	int64_t pad[4] = { 0, 0, 0, n }, cut[2] = { 0, n * n };
+	int64_t fix[4] = { 0, 0, 0, m - n };
+	tg_tensor *r;
+
+	if (n < 0 || m < 0)
+		return tg_t_fail(TG_EINVAL, "eye", "negative size %lld x %lld",
+		                 (long long)n, (long long)m);
+	tg_scope_begin();
+	r = tg_pad(tg_ones(dev, dt, 2, col), 2, pad, 0);
+	r = tg_reshape(tg_shrink(tg_flatten(r, 0, 1), 1, cut), 2, sq);
+	r = tg_keep(tg_pad(r, 2, fix, 0));
+	tg_scope_end();
+	return r;
+}
+
+/* (r, c) bool: true where column - row >= k. */
+static tg_tensor *tri(const tg_tensor *like, int64_t r, int64_t c, int64_t k)
+{
+	int64_t rs[2] = { r, 1 }, cs[2] = { 1, c }, full[2] = { r, c };
+	tg_dev *dev = tg_tensor_dev(like);
+	tg_tensor *rows, *cols;
+
+	rows = tg_reshape(tg_arange(dev, TG_INT32, 0, (double)r, 1), 2, rs);
+	cols = tg_reshape(tg_arange(dev, TG_INT32, (double)-k, (double)(c - k),
+	                            1), 2, cs);
+	return tg_le(tg_expand(rows, 2, full), tg_expand(cols, 2, full));
+}
+
+static tg_tensor *triangle(const char *op, const tg_tensor *t, int64_t k,
+                           int upper)
+{
+	tg_tensor *m, *z, *res;
+	char b[160];
+
+	if (!t)
+		return NULL;
+	if (t->ndim < 2)
+		return tg_t_fail(TG_EINVAL, op, "input %s needs at least 2 dims",
+		                 SHAPE(t, b));
+	tg_scope_begin();
+	m = tri(t, t->shape[t->ndim - 2], t->shape[t->ndim - 1],
+	        upper ? k : k + 1);
+	z = tg_zeros_like(t);
+	res = tg_keep(upper ? tg_where(m, t, z) : tg_where(m, z, t));
+	tg_scope_end();
+	return res;
+}
+
+tg_tensor *tg_triu(const tg_tensor *t, int64_t k)
+{
+	return triangle("triu", t, k, 1);
+}
+
+tg_tensor *tg_tril(const tg_tensor *t, int64_t k)
+{
+	return triangle("tril", t, k, 0);
+}
+
+tg_tensor *tg_one_hot(const tg_tensor *t, int64_t num_classes)
+{
+	tg_tensor *r;
+	char b[160];
+
+	if (!t)
+		return NULL;
+	if (!tg_dtype_is_int(tg_tensor_dtype(t)))
+		return tg_t_fail(TG_EINVAL, "one_hot", "class indices %s must be "
+		                 "an int dtype, not %s", SHAPE(t, b),
+		                 tg_dtype_name(tg_tensor_dtype(t)));
+	if (num_classes < 0 || num_classes > INT32_MAX)
+		return tg_t_fail(TG_EINVAL, "one_hot", "%lld classes",
+		                 (long long)num_classes);
+	tg_scope_begin();
+	r = tg_eq(tg_unsqueeze(t, -1),
+	          tg_arange(tg_tensor_dev(t), TG_INT32, 0,
+	                    (double)num_classes, 1));
+	r = tg_keep(tg_cast(r, TG_INT32));
+	tg_scope_end();
+	return r;
+}
+
+static int check_gather(const tg_tensor *t, int a, const tg_tensor *index)
+{
+	char b1[160], b2[160];
+	size_t d;
+
+	if (!tg_dtype_is_int(tg_tensor_dtype(index))) {
+		tg_t_fail(TG_EINVAL, "gather", "index %s must be an int dtype, "
+		          "not %s", SHAPE(index, b1),
+		          tg_dtype_name(tg_tensor_dtype(index)));
+		return -1;
+	}
+	if (index->ndim != t->ndim || !t->ndim) {
+		tg_t_fail(TG_EINVAL, "gather", "index %s and input %s need the "
+		          "same number of dims (at least 1)", SHAPE(index, b1),
+		          SHAPE(t, b2));
+		return -1;
+	}
+	for (d = 0; d < t->ndim; d++)
+		if ((int)d != a && index->shape[d] > t->shape[d]) {
+			tg_t_fail(TG_EINVAL, "gather", "index %s is larger than "
+			          "input %s on axis %zu", SHAPE(index, b1),
+			          SHAPE(t, b2), d);
+			return -1;
+		}
+	return 0;
+}
+
+/* tinygrad's gather: the index compared with an arange over the axis
+ * picks, by a multiply and a sum, the element of each row.  An index
+ * out of range matches nothing and gives 0. */
+tg_tensor *tg_gather(const tg_tensor *t, int axis, const tg_tensor *index)
+{
+	int64_t pairs[2 * TG_MAX_DIMS];
+	tg_tensor *x, *hot, *r;
+	size_t d;
+	int a;
+
+	if (!t || !index)
+		return NULL;
+	if ((a = tg_t_axis("gather", axis, t->ndim)) < 0 ||
+	    check_gather(t, a, index))
+		return NULL;
+	for (d = 0; d < t->ndim; d++) {
+		pairs[2 * d] = 0;
+		pairs[2 * d + 1] = (int)d == a ? t->shape[d] : index->shape[d];
+	}
+	tg_scope_begin();
+	x = tg_transpose(tg_unsqueeze(tg_shrink(t, t->ndim, pairs), -1), -1, a);
+	if (tg_tensor_dev(index) != tg_tensor_dev(t))
+		index = tg_to(index, tg_tensor_dev(t));
+	hot = tg_eq(tg_unsqueeze(index, -1),
+	            tg_arange(tg_tensor_dev(t), TG_INT32, 0,
+	                      (double)t->shape[a], 1));
+	r = tg_mul(hot, x);
+	r = tg_t_reduce(TG_ADD, r, 1u << (r ? r->ndim - 1 : 0));
+	r = tg_keep(tg_squeeze(r, -1));
+	tg_scope_end();
+	return r;
+}

@@ -1,0 +1,544 @@
+/*
+ * tensor/processing.c - matmul, the pooling view every convolution and
+ * pool is made of (tinygrad's _pool), conv2d, conv_transpose2d, the
+ * pools and attention.  All of them are movement ops, a multiply and a
+ * reduce, which the scheduler fuses into one kernel each.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensor/tensor.h"
+
+#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
+
+/* ------------------------------------------------------------ matmul */
+
+/* tinygrad's dot: x (..., n, k) as (..., n, 1, k), w (..., k, m) as
+ * (..., 1, m, k), multiplied with broadcasting and summed over k in
+ * acc (the lub of the operands when TG_NDTYPES). */
+static tg_tensor *dot_acc(const char *op, const tg_tensor *a,
+                          const tg_tensor *b, tg_dtype acc)
+{
+	int64_t xs[TG_MAX_DIMS], ws[TG_MAX_DIMS];
+	size_t n1, n2, one, wk, i, nx = 0, nw = 0;
+	tg_tensor *x, *w, *r;
+	tg_dtype out;
+	int last = -1;
+	char b1[160], b2[160];
+
+	if (!a || !b)
+		return NULL;
+	n1 = a->ndim;
+	n2 = b->ndim;
+	if (!n1 || !n2)
+		return tg_t_fail(TG_EINVAL, op, "both operands need at least 1 "
+		                 "dim, got %s and %s", SHAPE(a, b1), SHAPE(b, b2));
+	wk = n2 < 2 ? n2 : 2;
+	if (a->shape[n1 - 1] != b->shape[n2 - wk])
+		return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't match on "
+		                 "the contracted axis (%lld vs %lld)", SHAPE(a, b1),
+		                 SHAPE(b, b2), (long long)a->shape[n1 - 1],
+		                 (long long)b->shape[n2 - wk]);
+	if (n1 >= TG_MAX_DIMS || n2 >= TG_MAX_DIMS)
+		return tg_t_fail(TG_EINVAL, op, "too many dims: %s and %s",
+		                 SHAPE(a, b1), SHAPE(b, b2));
+	/* the batch axes (all but the last two) broadcast right-aligned;
+	 * checked here so that the message names the operands */
+	for (i = 1; n1 >= 2 + i && n2 >= 2 + i; i++) {
+		int64_t da = a->shape[n1 - 2 - i], db = b->shape[n2 - 2 - i];
+
+		if (da != db && da != 1 && db != 1)
+			return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't "
+			                 "broadcast", SHAPE(a, b1), SHAPE(b, b2));
+	}
+	one = n1 > 1 && n2 > 1;
+	for (i = 0; i + 1 < n1; i++)
+		xs[nx++] = a->shape[i];
+	if (one)
+		xs[nx++] = 1;
+	xs[nx++] = a->shape[n1 - 1];
+	for (i = 0; i + wk < n2; i++)
+		ws[nw++] = b->shape[i];
+	if (one)
+		ws[nw++] = 1;
+	for (i = n2 - wk; i < n2; i++)
+		ws[nw++] = b->shape[i];
+	out = tg_dtype_lub(tg_tensor_dtype(a), tg_tensor_dtype(b));
+	tg_scope_begin();
+	x = tg_reshape(a, nx, xs);
+	w = tg_transpose(tg_reshape(b, nw, ws), -1, -(int)wk);
+	r = tg_mul(x, w);
+	if (r && acc != TG_NDTYPES && tg_tensor_dtype(r) != acc)
+		r = tg_cast(r, acc);
+	r = tg_sum(r, &last, 1, 0);
+	if (r && tg_tensor_dtype(r) != (acc != TG_NDTYPES ? acc : out))
+		r = tg_cast(r, acc != TG_NDTYPES ? acc : out);
+	tg_keep(r);
+	tg_scope_end();
+	if (!r && a && b)
+		tg_error_prefix("%s", op);
+	return r;
+}
+
+tg_tensor *tg_dot(const tg_tensor *a, const tg_tensor *b)
+{
+	return dot_acc("dot", a, b, TG_NDTYPES);
+}
+
+tg_tensor *tg_matmul(const tg_tensor *a, const tg_tensor *b)
+{
+	return dot_acc("matmul", a, b, TG_NDTYPES);
+}
+
+tg_tensor *tg_linear(const tg_tensor *x, const tg_tensor *w,
+                     const tg_tensor *bias)
+{
+	tg_tensor *r;
+
+	if (!x || !w)
+		return NULL;
+	tg_scope_begin();
+	r = w->ndim == 1 ? tg_mul(x, w) : dot_acc("linear", x, w, TG_NDTYPES);
+	if (bias)
+		r = tg_add(r, bias);
+	tg_keep(r);
+	tg_scope_end();
+	return r;
+}
+
+/* --------------------------------------------------------------- pool */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Without overlap (kernel <= stride, no dilation): pad/shrink to o*s,
+ * split each axis into (o, s) and keep (o, k).  Shape (..., o..., k...). */
+static tg_tensor *pool_simple(const tg_tensor *t, size_t nk, const int64_t *k,
+                              const int64_t *s, const int64_t *o)
+{
+	int64_t p[2 * TG_MAX_DIMS] = { 0 }, r[TG_MAX_DIMS], sh[2 * TG_MAX_DIMS];
+	size_t lead = t->ndim - nk, i, n = 0;
+	int perm[TG_MAX_DIMS];
+	tg_tensor *x;
+
+	for (i = 0; i < nk; i++) {
+		int64_t in = t->shape[lead + i];
+
+		p[2 * (lead + i) + 1] = o[i] * s[i] - in; /* < 0 crops */
+	}
+	x = tg_pad(t, t->ndim, p, 0);
+	for (i = 0; i < lead; i++) {
+		r[n++] = t->shape[i];
+		sh[2 * i] = 0;
+		sh[2 * i + 1] = t->shape[i];
+	}
+	for (i = 0; i < nk; i++) {
+		r[n++] = o[i];
+		r[n++] = s[i];
+	}
+	x = tg_reshape(x, n, r);
+	for (i = 0; i < nk; i++) {
+		sh[2 * (lead + 2 * i)] = 0;
+		sh[2 * (lead + 2 * i) + 1] = o[i];
+		sh[2 * (lead + 2 * i) + 2] = 0;
+		sh[2 * (lead + 2 * i) + 3] = k[i];
+	}
+	x = tg_shrink(x, n, sh);
+	for (i = 0; i < lead; i++)
+		perm[i] = (int)i;
+	for (i = 0; i < nk; i++) {
+		perm[lead + i] = (int)(lead + 2 * i);
+		perm[lead + nk + i] = (int)(lead + 2 * i + 1);
+	}
+	return tg_permute(x, lead + 2 * nk, perm);
+}
+
+/* With overlap or dilation, tinygrad's way without padding: repeat each
+ * axis so that the windows lie side by side, then slice out dilation
+ * and stride with reshapes and shrinks. */
+static tg_tensor *pool_overlap(const tg_tensor *t, size_t nk,
+                               const int64_t *k, const int64_t *s,
+                               const int64_t *d, const int64_t *o)
+{
+	int64_t rep[TG_MAX_DIMS], sh[2 * TG_MAX_DIMS], r[TG_MAX_DIMS];
+	size_t lead = t->ndim - nk, i, n;
+	int perm[TG_MAX_DIMS];
+	tg_tensor *x;
+
+	for (i = 0; i < t->ndim; i++) {
+		int64_t in = t->shape[i];
+
+		rep[i] = i < lead ? 1 : ceil_div(k[i - lead] * (in + d[i - lead]),
+		                                 in);
+		sh[2 * i] = 0;
+		sh[2 * i + 1] = i < lead ? in : k[i - lead] * (in + d[i - lead]);
+	}
+	x = tg_shrink(tg_repeat(t, t->ndim, rep), t->ndim, sh);
+	/* (k, i + d) per axis */
+	for (i = 0, n = lead; i < nk; i++) {
+		r[n++] = k[i];
+		r[n++] = t->shape[lead + i] + d[i];
+	}
+	memcpy(r, t->shape, lead * sizeof *r);
+	x = tg_reshape(x, n, r);
+	/* (k, o * s) then (k, o, s) */
+	for (i = 0; i < nk; i++) {
+		sh[2 * (lead + 2 * i)] = 0;
+		sh[2 * (lead + 2 * i) + 1] = k[i];
+		sh[2 * (lead + 2 * i) + 2] = 0;
+		sh[2 * (lead + 2 * i) + 3] = o[i] * s[i];
+	}
+	x = tg_shrink(x, n, sh);
+	for (i = 0, n = lead; i < nk; i++) {
+		r[n++] = k[i];
+		r[n++] = o[i];
+		r[n++] = s[i];
+	}
+	x = tg_reshape(x, n, r);
+	/* keep the first of each stride: (k, o, 1) then (k, o) */
+	for (i = 0; i < lead; i++) {
+		sh[2 * i] = 0;
+		sh[2 * i + 1] = t->shape[i];
+	}
+	for (i = 0; i < nk; i++) {
+		int64_t *q = sh + 2 * (lead + 3 * i);
+
+		q[0] = 0, q[1] = k[i], q[2] = 0, q[3] = o[i], q[4] = 0, q[5] = 1;
+	}
+	x = tg_shrink(x, n, sh);
+	for (i = 0, n = lead; i < nk; i++) {
+		r[n++] = k[i];
+		r[n++] = o[i];
+	}
+	x = tg_reshape(x, n, r);
+	for (i = 0; i < lead; i++)
+		perm[i] = (int)i;
+	for (i = 0; i < nk; i++) {
+		perm[lead + i] = (int)(lead + 2 * i + 1);
+		perm[lead + nk + i] = (int)(lead + 2 * i);
+	}
+	return tg_permute(x, lead + 2 * nk, perm);
+}
+
+tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
+                     const int64_t *stride, const int64_t *dilation)
+{
+	int64_t s[TG_MAX_DIMS], d[TG_MAX_DIMS], o[TG_MAX_DIMS];
+	size_t i, lead;
+	int overlap = 0;
+	tg_tensor *r;
+	char b[160];
+
+	if (!t)
+		return NULL;
+	if (nk > t->ndim || t->ndim + 2 * nk > TG_MAX_DIMS)
+		return tg_t_fail(TG_EINVAL, "pool", "cannot pool %s with %zu "
+		                 "kernel dims", SHAPE(t, b), nk);
+	lead = t->ndim - nk;
+	for (i = 0; i < nk; i++) {
+		int64_t in = t->shape[lead + i];
+
+		s[i] = stride && stride[i] ? stride[i] : 1;
+		d[i] = dilation && dilation[i] ? dilation[i] : 1;
+		if (k[i] <= 0 || s[i] < 0 || d[i] < 0 ||
+		    in - d[i] * (k[i] - 1) <= 0)
+			return tg_t_fail(TG_EINVAL, "pool", "kernel %lld (stride "
+			                 "%lld, dilation %lld) does not fit axis %zu "
+			                 "of %s", (long long)k[i], (long long)s[i],
+			                 (long long)d[i], lead + i, SHAPE(t, b));
+		o[i] = ceil_div(in - d[i] * (k[i] - 1), s[i]);
+		overlap |= k[i] > s[i] || d[i] != 1;
+	}
+	tg_scope_begin();
+	r = overlap ? pool_overlap(t, nk, k, s, d, o)
+	            : pool_simple(t, nk, k, s, o);
+	tg_keep(r);
+	tg_scope_end();
+	return r;
+}
+
+/* ------------------------------------------------------- convolutions */
+
+/* The options with their defaults filled in. */
+static tg_conv_opts conv_defaults(const tg_conv_opts *o)
+{
+	tg_conv_opts r;
+	int i;
+
+	memset(&r, 0, sizeof r);
+	if (o)
+		r = *o;
+	for (i = 0; i < 2; i++) {
+		r.stride[i] = r.stride[i] ? r.stride[i] : 1;
+		r.dilation[i] = r.dilation[i] ? r.dilation[i] : 1;
+	}
+	r.groups = r.groups ? r.groups : 1;
+	return r;
+}
+
+/* Pads H by (top, bottom), W by (left, right); negative crops. */
+static tg_tensor *pad_hw(const tg_tensor *x, const int64_t *p, double value)
+{
+	int64_t pairs[2 * TG_MAX_DIMS] = { 0 };
+	size_t n = x->ndim;
+
+	memcpy(pairs + 2 * (n - 2), p, 4 * sizeof *p);
+	return tg_pad(x, n, pairs, value);
+}
+
+static int check_conv(const char *op, const tg_tensor *x, const tg_tensor *w,
+                      const tg_tensor *bias, const tg_conv_opts *o,
+                      int64_t cin)
+{
+	char b1[160], b2[160];
+	int i;
+
+	if (x->ndim != 4 || w->ndim != 4) {
+		tg_t_fail(TG_EINVAL, op, "input %s and weight %s must be 4-D",
+		          SHAPE(x, b1), SHAPE(w, b2));
+		return -1;
+	}
+	for (i = 0; i < 2; i++)
+		if (o->stride[i] < 1 || o->dilation[i] < 1 || o->groups < 1) {
+			tg_t_fail(TG_EINVAL, op, "stride %lld, dilation %lld and "
+			          "groups %lld must be positive",
+			          (long long)o->stride[i], (long long)o->dilation[i],
+			          (long long)o->groups);
+			return -1;
+		}
+	if (x->shape[1] != cin) {
+		tg_t_fail(TG_EINVAL, op, "input %s does not match weight %s "
+		          "with %lld groups (%lld vs %lld channels)",
+		          SHAPE(x, b1), SHAPE(w, b2), (long long)o->groups,
+		          (long long)x->shape[1], (long long)cin);
+		return -1;
+	}
+	if (bias && (bias->ndim != 1)) {
+		tg_t_fail(TG_EINVAL, op, "bias %s must be 1-D",
+		          SHAPE(bias, b1));
+		return -1;
+	}
+	return 0;
+}
+
+tg_tensor *tg_conv2d(const tg_tensor *x, const tg_tensor *w,
+                     const tg_tensor *bias, const tg_conv_opts *opts)
+{
+	tg_conv_opts o = conv_defaults(opts);
+	int64_t g, rc, cin, bs, oy, ox, s8[8], k[2];
+	int red[3] = { -1, -2, -3 };
+	tg_tensor *p, *r;
+	char b1[160], b2[160];
+
+	if (!x || !w)
+		return NULL;
+	g = o.groups;
+	if (w->ndim == 4 && w->shape[0] % g)
+		return tg_t_fail(TG_EINVAL, "conv2d", "%lld output channels of "
+		                 "weight %s don't split into %lld groups",
+		                 (long long)w->shape[0], SHAPE(w, b1),
+		                 (long long)g);
+	if (check_conv("conv2d", x, w, bias, &o, w->ndim == 4 ?
+	               w->shape[1] * g : -1))
+		return NULL;
+	bs = x->shape[0];
+	cin = w->shape[1];
+	rc = w->shape[0] / g;
+	k[0] = w->shape[2];
+	k[1] = w->shape[3];
+	tg_scope_begin();
+	p = tg_t_pool(pad_hw(x, o.padding, 0), 2, k, o.stride, o.dilation);
+	if (!p) {
+		tg_scope_end();
+		return tg_error_prefix("conv2d"), (tg_tensor *)NULL;
+	}
+	oy = p->shape[2];
+	ox = p->shape[3];
+	/* (bs, g, cin, 1, oy, ox, kh, kw) -> (bs, g, rc, oy, ox, cin, kh, kw) */
+	p = tg_reshape(p, 8, (int64_t[]){ bs, g, cin, 1, oy, ox, k[0], k[1] });
+	memcpy(s8, (int64_t[]){ bs, g, cin, rc, oy, ox, k[0], k[1] }, sizeof s8);
+	p = tg_expand(p, 8, s8);
+	p = tg_permute(p, 8, (int[]){ 0, 1, 3, 4, 5, 2, 6, 7 });
+	r = tg_mul(p, tg_reshape(w, 8, (int64_t[]){ 1, g, rc, 1, 1, cin, k[0],
+	                                            k[1] }));
+	r = tg_reshape(tg_sum(r, red, 3, 1), 4,
+	               (int64_t[]){ bs, g * rc, oy, ox });
+	if (bias && r && bias->shape[0] != g * rc)
+		r = tg_t_fail(TG_EINVAL, "conv2d", "bias %s for %lld output "
+		              "channels", SHAPE(bias, b2), (long long)(g * rc));
+	if (bias && r)
+		r = tg_add(r, tg_reshape(bias, 4, (int64_t[]){ 1, -1, 1, 1 }));
+	tg_keep(r);
+	tg_scope_end();
+	return r;
+}
+
+/* tinygrad's conv_transpose2d: zeros between the input pixels for the
+ * stride, the weight flipped with in/out channels swapped per group,
+ * then a conv2d with padding (k - 1) * d - p. */
+tg_tensor *tg_conv_transpose2d(const tg_tensor *x, const tg_tensor *w,
+                               const tg_tensor *bias,
+                               const tg_conv_opts *opts)
+{
+	tg_conv_opts o = conv_defaults(opts), c;
+	int64_t g, s6[6], sh[8] = { 0 };
+	int flip[2] = { 3, 4 };
+	tg_tensor *xx, *ww, *r;
+	char b1[160];
+	int i;
+
+	if (!x || !w)
+		return NULL;
+	g = o.groups;
+	if (check_conv("conv_transpose2d", x, w, bias, &o, w->ndim == 4 ?
+	               w->shape[0] : -1))
+		return NULL;
+	if (w->shape[0] % g)
+		return tg_t_fail(TG_EINVAL, "conv_transpose2d", "%lld input "
+		                 "channels of weight %s don't split into %lld "
+		                 "groups", (long long)w->shape[0], SHAPE(w, b1),
+		                 (long long)g);
+	tg_scope_begin();
+	ww = tg_reshape(w, 5, (int64_t[]){ g, -1, w->shape[1], w->shape[2],
+	                                   w->shape[3] });
+	ww = tg_flip(tg_permute(ww, 5, (int[]){ 0, 2, 1, 3, 4 }), flip, 2);
+	ww = tg_flatten(ww, 0, 1);
+	xx = (tg_tensor *)x;
+	if (o.stride[0] > 1 || o.stride[1] > 1) {
+		int64_t h = x->shape[2], wd = x->shape[3];
+
+		memcpy(s6, (int64_t[]){ x->shape[0], x->shape[1], h, 1, wd, 1 },
+		       sizeof s6);
+		xx = tg_reshape(xx, 6, s6);
+		xx = tg_pad(xx, 6, (int64_t[]){ 0, 0, 0, 0, 0, 0,
+		                                0, o.stride[0] - 1, 0, 0,
+		                                0, o.stride[1] - 1 }, 0);
+		xx = tg_reshape(xx, 4, (int64_t[]){ x->shape[0], x->shape[1],
+		                                    h * o.stride[0],
+		                                    wd * o.stride[1] });
+		sh[1] = x->shape[0];
+		sh[3] = x->shape[1];
+		sh[5] = h * o.stride[0] - (o.stride[0] - 1);
+		sh[7] = wd * o.stride[1] - (o.stride[1] - 1);
+		xx = tg_shrink(xx, 4, sh);
+	}
+	c = o;
+	memset(c.stride, 0, sizeof c.stride);
+	for (i = 0; i < 2; i++) {
+		int64_t base = (w->shape[2 + i] - 1) * o.dilation[i];
+
+		c.padding[2 * i] = base - o.padding[2 * i];
+		c.padding[2 * i + 1] = base - o.padding[2 * i + 1] +
+		                       o.output_padding[i];
+	}
+	r = tg_keep(tg_conv2d(xx, ww, bias, &c));
+	tg_scope_end();
+	return r;
+}
+
+/* ------------------------------------------------------------- pools */
+
+static tg_tensor *pool2d(const char *op, const tg_tensor *x,
+                         const int64_t kernel[2], const tg_conv_opts *opts,
+                         double pad_value)
+{
+	tg_conv_opts o = conv_defaults(opts);
+	int64_t st[2];
+	char b[160];
+	int i;
+
+	if (!x)
+		return NULL;
+	if (x->ndim < 2)
+		return tg_t_fail(TG_EINVAL, op, "input %s needs 2 dims",
+		                 SHAPE(x, b));
+	for (i = 0; i < 2; i++)
+		st[i] = opts && opts->stride[i] ? opts->stride[i] : kernel[i];
+	return tg_t_pool(pad_hw(x, o.padding, pad_value), 2, kernel, st,
+	                 o.dilation);
+}
+
+tg_tensor *tg_max_pool2d(const tg_tensor *x, const int64_t kernel[2],
+                         const tg_conv_opts *opts)
+{
+	int red[2] = { -1, -2 };
+	double lo = -INFINITY;
+	tg_tensor *r;
+
+	if (!x)
+		return NULL;
+	if (!tg_dtype_is_float(tg_tensor_dtype(x)))
+		lo = tg_dtype_is_unsigned(tg_tensor_dtype(x)) ? 0
+		     : tg_tensor_dtype(x) == TG_BOOL ? 0
+		     : -ldexp(1, (int)tg_dtype_size(tg_tensor_dtype(x)) * 8 - 1);
+	tg_scope_begin();
+	r = tg_keep(tg_max(pool2d("max_pool2d", x, kernel, opts, lo), red, 2,
+	                   0));
+	tg_scope_end();
+	return r;
+}
+
+tg_tensor *tg_avg_pool2d(const tg_tensor *x, const int64_t kernel[2],
+                         const tg_conv_opts *opts, int count_include_pad)
+{
+	int red[2] = { -1, -2 };
+	tg_tensor *r;
+
+	if (!x)
+		return NULL;
+	tg_scope_begin();
+	if (count_include_pad || !opts) {
+		r = tg_mean(pool2d("avg_pool2d", x, kernel, opts, 0), red, 2, 0);
+	} else {
+		tg_tensor *n = tg_sum(pool2d("avg_pool2d", tg_ones_like(x),
+		                             kernel, opts, 0), red, 2, 0);
+
+		r = tg_div(tg_sum(pool2d("avg_pool2d", x, kernel, opts, 0), red,
+		                  2, 0), n);
+	}
+	tg_keep(r);
+	tg_scope_end();
+	return r;
+}
+
+/* --------------------------------------------------------- attention */
+
+tg_tensor *tg_scaled_dot_product_attention(const tg_tensor *q,
+                                           const tg_tensor *k,
+                                           const tg_tensor *v,
+                                           const tg_tensor *mask,
+                                           int is_causal)
+{
+	tg_tensor *m = (tg_tensor *)mask, *qk, *r;
+	tg_dtype acc;
+	char b[160];
+
+	if (!q || !k || !v)
+		return NULL;
+	if (q->ndim < 2 || k->ndim < 2)
+		return tg_t_fail(TG_EINVAL, "scaled_dot_product_attention", "q "
+		                 "%s and k need at least 2 dims", SHAPE(q, b));
+	tg_scope_begin();
+	acc = tg_dtype_lub(tg_dtype_lub(tg_tensor_dtype(q), tg_tensor_dtype(k)),
+	                   TG_FLOAT32);
+	if (is_causal) {
+		int64_t s[2] = { q->shape[q->ndim - 2], k->shape[k->ndim - 2] };
+
+		m = tg_tril(tg_ones(tg_tensor_dev(q), TG_BOOL, 2, s), 0);
+	}
+	/* bool -> 0 / -inf in the accumulation float (tinygrad's
+	 * mask.where(0, -inf); explicit tensors: where_s would pick the
+	 * dtype from the values) */
+	if (m && tg_tensor_dtype(m) == TG_BOOL)
+		m = tg_where(m, tg_tensor_scalar(tg_tensor_dev(q), acc, 0),
+		             tg_tensor_scalar(tg_tensor_dev(q), acc, -INFINITY));
+	qk = dot_acc("scaled_dot_product_attention", q,
+	             tg_transpose(k, -2, -1), acc);
+	qk = tg_div_s(qk, sqrt((double)q->shape[q->ndim - 1]));
+	if (m)
+		qk = tg_add(qk, m);
+	r = tg_cast(tg_softmax(qk, -1), tg_tensor_dtype(q));
+	r = tg_keep(tg_matmul(r, v));
+	tg_scope_end();
+	return r;
+}

@@ -1,0 +1,240 @@
+/*
+ * tensor/random.c - random tensors computed on the device with
+ * Threefry2x32 (tinygrad's Tensor.rand and what it builds on), so that a
+ * seed and a sequence of calls give the same numbers on every backend.
+ *
+ * Each call consumes `numel` counter values: counters c..c+h-1 and
+ * c+h..c+2h-1 (h = ceil(numel/2)) go through Threefry as the two words
+ * of one block keyed by the seed; the first numel of the concatenated
+ * output words are the random bits.  The counter reaches the kernel as
+ * a one-element buffer, not a constant, so that every call of the same
+ * shape reuses one compiled kernel.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "tensor/tensor.h"
+
+#define TG_PI 3.14159265358979323846
+
+static _Atomic uint64_t rng_seed;
+static atomic_flag seeded = ATOMIC_FLAG_INIT;
+static _Atomic uint32_t rng_counter;
+
+void tg_manual_seed(uint64_t seed)
+{
+	atomic_flag_test_and_set(&seeded);
+	atomic_store(&rng_seed, seed);
+	atomic_store(&rng_counter, 0);
+}
+
+/* tinygrad seeds from the clock unless told otherwise. */
+static uint64_t seed_now(void)
+{
+	if (!atomic_flag_test_and_set(&seeded))
+		atomic_store(&rng_seed, (uint64_t)time(NULL));
+	return atomic_load(&rng_seed);
+}
+
+static int check_float(const char *op, tg_dtype dt, size_t ndim)
+{
+	if (!tg_dtype_is_float(dt)) {
+		tg_error(TG_EINVAL, "%s: dtype %s is not a float dtype", op,
+		         tg_dtype_name(dt));
+		return -1;
+	}
+	if (ndim > TG_MAX_DIMS - 1) {
+		tg_error(TG_EINVAL, "%s: %zu dims (at most %d)", op, ndim,
+		         TG_MAX_DIMS - 1);
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t numel_of(size_t ndim, const int64_t *shape)
+{
+	int64_t n = 1;
+	size_t i;
+
+	for (i = 0; i < ndim; i++)
+		n *= shape[i];
+	return n;
+}
+
+/* numel uint32 random words, flat. */
+static tg_tensor *random_bits(tg_dev *dev, int64_t num)
+{
+	int64_t half = (num + 1) / 2, one = 1, cut[2] = { 0, num };
+	uint32_t start = atomic_fetch_add(&rng_counter, (uint32_t)num);
+	tg_tensor *c, *c1, *c2, *x, *key, *lo, *hi;
+	const tg_tensor *both[2];
+
+	c = tg_tensor_new(dev, TG_UINT32, 1, &one, &start);
+	c1 = tg_add(tg_arange(dev, TG_UINT32, 0, (double)half, 1),
+	            tg_expand(c, 1, &half));
+	c2 = tg_add_s(c1, (double)half);
+	x = tg_bitwise_or(tg_lshift_s(tg_cast(c2, TG_UINT64), 32),
+	                  tg_cast(c1, TG_UINT64));
+	/* the key as an exact 64-bit constant (a double would round it) */
+	key = tg_t_wrap(tg_lazy_const(tg_tensor_dev(c1), TG_UINT64,
+	                              (tg_scalar){ .u = seed_now() }, 1,
+	                              &half));
+	x = tg_t_alu(TG_THREEFRY, x, key, NULL);
+	lo = tg_cast(tg_bitwise_and_s(x, 4294967295.0), TG_UINT32);
+	hi = tg_cast(tg_rshift_s(x, 32), TG_UINT32);
+	both[0] = lo;
+	both[1] = hi;
+	return lo && hi ? tg_shrink(tg_cat(both, 2, 0), 1, cut) : NULL;
+}
+
+/* Uniform [0, 1) float32 of `shape`: the top 23 bits as a mantissa of
+ * [1, 2), minus one. */
+static tg_tensor *rand_f32(const char *op, tg_dev *dev, size_t ndim,
+                           const int64_t *shape)
+{
+	int64_t num = numel_of(ndim, shape);
+	tg_tensor *r;
+
+	if (num == 0)
+		return tg_zeros(dev, TG_FLOAT32, ndim, shape);
+	if (num > INT32_MAX)
+		return tg_t_fail(TG_EINVAL, op, "%lld elements (at most %d)",
+		                 (long long)num, INT32_MAX);
+	r = tg_bitwise_or_s(tg_rshift_s(random_bits(dev, num), 9),
+	                    (double)0x3f800000u);
+	r = tg_sub_s(tg_bitcast(r, TG_FLOAT32), 1.0);
+	return tg_reshape(r, ndim, shape);
+}
+
+tg_tensor *tg_rand(tg_dev *dev, tg_dtype dt, size_t ndim,
+                   const int64_t *shape)
+{
+	tg_tensor *r;
+
+	if (check_float("rand", dt, ndim))
+		return NULL;
+	tg_scope_begin();
+	r = tg_keep(tg_cast(rand_f32("rand", dev, ndim, shape), dt));
+	tg_scope_end();
+	return r;
+}
+
+tg_tensor *tg_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
+                      const int64_t *shape, double low, double high)
+{
+	tg_tensor *r;
+
+	if (check_float("uniform", dt, ndim))
+		return NULL;
+	tg_scope_begin();
+	r = tg_add_s(tg_mul_s(rand_f32("uniform", dev, ndim, shape),
+	                      high - low), low);
+	r = tg_keep(tg_cast(r, dt));
+	tg_scope_end();
+	return r;
+}
+
+/* Box-Muller over two uniform draws stacked on a new first axis. */
+tg_tensor *tg_randn(tg_dev *dev, tg_dtype dt, size_t ndim,
+                    const int64_t *shape)
+{
+	int64_t s2[TG_MAX_DIMS];
+	tg_slice_spec first = TG_INDEX_AT(0), second = TG_INDEX_AT(1);
+	tg_tensor *src, *r;
+	size_t i;
+
+	if (check_float("randn", dt, ndim))
+		return NULL;
+	s2[0] = 2;
+	for (i = 0; i < ndim; i++)
+		s2[i + 1] = shape[i];
+	tg_scope_begin();
+	src = rand_f32("randn", dev, ndim + 1, s2);
+	r = tg_cos(tg_mul_s(tg_slice(src, 1, &first), 2 * TG_PI));
+	r = tg_mul(r, tg_sqrt(tg_mul_s(tg_log(tg_rsub_s(tg_slice(src, 1,
+	                                                         &second),
+	                                                1.0)), -2.0)));
+	r = tg_keep(tg_cast(r, dt));
+	tg_scope_end();
+	return r;
+}
+
+tg_tensor *tg_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
+                     const int64_t *shape, double mean, double std)
+{
+	tg_tensor *r;
+
+	tg_scope_begin();
+	r = tg_keep(tg_add_s(tg_mul_s(tg_randn(dev, dt, ndim, shape), std),
+	                     mean));
+	tg_scope_end();
+	return r;
+}
+
+tg_tensor *tg_randint(tg_dev *dev, size_t ndim, const int64_t *shape,
+                      int64_t low, int64_t high)
+{
+	tg_tensor *r;
+
+	if (high <= low || low < INT32_MIN || high > (int64_t)INT32_MAX + 1)
+		return tg_t_fail(TG_EINVAL, "randint", "empty or too wide range "
+		                 "[%lld, %lld)", (long long)low, (long long)high);
+	if (check_float("randint", TG_FLOAT32, ndim))
+		return NULL;
+	tg_scope_begin();
+	/* in float64 so that wide ranges keep every integer reachable */
+	r = tg_cast(rand_f32("randint", dev, ndim, shape), TG_FLOAT64);
+	r = tg_floor(tg_add_s(tg_mul_s(r, (double)(high - low)), (double)low));
+	r = tg_keep(tg_cast(r, TG_INT32));
+	tg_scope_end();
+	return r;
+}
+
+/* The product of the shape after the first axis (fan in). */
+static double fan_in(size_t ndim, const int64_t *shape)
+{
+	return ndim > 1 ? (double)numel_of(ndim - 1, shape + 1) : 1.0;
+}
+
+static tg_tensor *scaled(tg_dev *dev, tg_dtype dt, size_t ndim,
+                         const int64_t *shape, double bound, int normal)
+{
+	return normal ? tg_normal(dev, dt, ndim, shape, 0, bound)
+	              : tg_uniform(dev, dt, ndim, shape, -bound, bound);
+}
+
+tg_tensor *tg_scaled_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
+                             const int64_t *shape)
+{
+	int64_t n = numel_of(ndim, shape);
+
+	return scaled(dev, dt, ndim, shape, n ? 1 / sqrt((double)n) : 1, 0);
+}
+
+tg_tensor *tg_glorot_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
+                             const int64_t *shape)
+{
+	double fans = (ndim ? (double)shape[0] : 1) + fan_in(ndim, shape);
+
+	return scaled(dev, dt, ndim, shape, sqrt(6 / fans), 0);
+}
+
+tg_tensor *tg_kaiming_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
+                              const int64_t *shape, double a)
+{
+	double gain = sqrt(2.0 / (1 + a * a));
+
+	return scaled(dev, dt, ndim, shape,
+	              sqrt(3.0) * gain / sqrt(fan_in(ndim, shape)), 0);
+}
+
+tg_tensor *tg_kaiming_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
+                             const int64_t *shape, double a)
+{
+	double gain = sqrt(2.0 / (1 + a * a));
+
+	return scaled(dev, dt, ndim, shape, gain / sqrt(fan_in(ndim, shape)),
+	              1);
+}

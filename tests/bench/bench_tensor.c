@@ -1,0 +1,572 @@
+/*
+ * bench_tensor.c - how fast tensors run on the default device, next to
+ * numpy on the same machine.
+ *
+ * Times the steady state (the kernels already compiled, the inputs
+ * already realized) of:
+ *   - matmul, float32, N = 256, 512, 1024, 2048: GFLOP/s (2*N^3 flops);
+ *   - a*b+c on 16M float32 elements: GB/s (3 reads and 1 write of 4
+ *     bytes per element), checking that it ran as one fused kernel;
+ *   - a tiny op (x+1 on 16 elements) built, scheduled and run: the
+ *     framework's overhead per op, in microseconds.
+ * Every figure is checked against the host before it is printed.  When
+ * python3 can import numpy, the same three things are timed with numpy
+ * and printed beside.
+ *
+ * Usage: bench_tensor [--quick] [--no-numpy] [-h]
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tg/tg.h>
+
+#define FUSED_N (16 * 1024 * 1024)
+#define TINY_N 16
+#define MAX_SIZES 4
+
+static const int64_t all_sizes[MAX_SIZES] = { 256, 512, 1024, 2048 };
+
+/* What one run measures; its figures, or < 0 when not measured. */
+struct figures {
+	size_t nsizes;
+	double matmul[MAX_SIZES];  /* GFLOP/s */
+	double fused;              /* GB/s */
+	double tiny;               /* microseconds per op */
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Prints the library's error for `what` and returns -1. */
+static int fail(const char *what)
+{
+	fflush(stdout);
+	fprintf(stderr, "bench_tensor: %s: %s\n", what, tg_last_error());
+	return -1;
+}
+
+/* Element i of input `seed`: a hash of both, in [-1, 1), exact in
+ * float32 (24 bits), so the checks can recompute any input. */
+static float val(uint32_t seed, uint64_t i)
+{
+	uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^
+	             ((uint64_t)seed + 1) * 0xBF58476D1CE4E5B9ull;
+
+	x ^= x >> 31;
+	x *= 0x94D049BB133111EBull;
+	x ^= x >> 29;
+	return (float)((double)(x >> 40) / (double)(1 << 23) - 1.0);
+}
+
+/* A realized float32 tensor of `shape` holding val(seed, i).  New
+ * reference, or NULL after printing why. */
+static tg_tensor *input(size_t ndim, const int64_t *shape, uint32_t seed)
+{
+	size_t n = 1, i;
+	float *host;
+	tg_tensor *t;
+
+	for (i = 0; i < ndim; i++)
+		n *= (size_t)shape[i];
+	if (!(host = malloc(n * sizeof *host))) {
+		fprintf(stderr, "bench_tensor: out of memory for %zu floats\n",
+		        n);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		host[i] = val(seed, i);
+	t = tg_tensor_new(NULL, TG_FLOAT32, ndim, shape, host);
+	free(host);
+	if (!t || tg_realize(t)) {
+		fail("input");
+		tg_tensor_unref(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* The values of t (numel floats), malloc'd; NULL after printing why. */
+static float *fetch(tg_tensor *t)
+{
+	size_t n = (size_t)tg_tensor_numel(t);
+	float *v = malloc(n * sizeof *v);
+
+	if (!v) {
+		fprintf(stderr, "bench_tensor: out of memory for %zu floats\n",
+		        n);
+		return NULL;
+	}
+	if (tg_tensor_data(t, v, n * sizeof *v)) {
+		fail("tensor_data");
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* ------------------------------------------------------------ timing */
+
+/* One run of the thing timed: builds a fresh result (dropping the last
+ * one first, so the lazy cache cannot hand back a realized twin),
+ * realizes it and waits for the device.  The last result stays in `out`
+ * for the checks. */
+struct op {
+	const char *name;
+	tg_tensor *a, *b, *c;
+	tg_tensor *out;
+	tg_tensor *(*build)(const struct op *op);
+};
+
+static int op_run_quiet(struct op *op)
+{
+	tg_tensor_unref(op->out);
+	tg_scope_begin();
+	op->out = tg_keep(op->build(op));
+	tg_scope_end();
+	return !op->out || tg_realize(op->out) ||
+	       tg_dev_synchronize(tg_tensor_dev(op->out)) ? -1 : 0;
+}
+
+static int op_run(struct op *op)
+{
+	return op_run_quiet(op) ? fail(op->name) : 0;
+}
+
+/* Runs op once (the warm-up, which compiles) with DEBUG=2 and stderr
+ * captured, and counts the kernels it launched into *nkernels (-1 when
+ * it could not count).  The captured lines the caller's own DEBUG level
+ * asked for are passed on, and all but the kernel lines on failure. */
+static int op_warmup(struct op *op, int *nkernels)
+{
+	const char *dbg = tg_config_get("DEBUG");
+	char prev[16], line[4096];
+	long level = dbg ? strtol(dbg, NULL, 10) : 0;
+	FILE *cap;
+	int saved, rc, kernel;
+
+	snprintf(prev, sizeof prev, "%ld", level);
+	*nkernels = -1;
+	fflush(stderr);
+	if (!(cap = tmpfile()) || (saved = dup(STDERR_FILENO)) < 0) {
+		if (cap)
+			fclose(cap);
+		return op_run(op);
+	}
+	if (tg_config_set("DEBUG", "2")) {
+		close(saved);
+		fclose(cap);
+		return fail("config_set DEBUG");
+	}
+	if (dup2(fileno(cap), STDERR_FILENO) < 0) {
+		close(saved);
+		fclose(cap);
+		return tg_config_set("DEBUG", prev) ? fail("config_set DEBUG")
+		                                    : op_run(op);
+	}
+	rc = op_run_quiet(op);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(cap);
+	*nkernels = 0;
+	while (fgets(line, sizeof line, cap)) {
+		kernel = !strncmp(line, "*** ", 4) &&
+		         strncmp(line, "*** copy ", 9);
+		*nkernels += kernel;
+		if (level >= 2 ||
+		    ((level >= 1 || rc) && strncmp(line, "*** ", 4)))
+			fputs(line, stderr);
+	}
+	fclose(cap);
+	if (rc)
+		fail(op->name);  /* before tg_config_set can touch the error */
+	if (tg_config_set("DEBUG", prev))
+		return fail("config_set DEBUG");
+	return rc;
+}
+
+/* Times op after its warm-up: runs until `target` seconds have passed,
+ * at least twice.  The mean seconds per run, or -1. */
+static double op_time(struct op *op, double target)
+{
+	double total = 0, t0;
+	int runs = 0;
+
+	while (runs < 2 || total < target) {
+		t0 = now();
+		if (op_run(op))
+			return -1;
+		total += now() - t0;
+		runs++;
+	}
+	return total / runs;
+}
+
+static void op_free(struct op *op)
+{
+	tg_tensor_unref(op->a);
+	tg_tensor_unref(op->b);
+	tg_tensor_unref(op->c);
+	tg_tensor_unref(op->out);
+}
+
+/* ------------------------------------------------------------ matmul */
+
+static tg_tensor *build_matmul(const struct op *op)
+{
+	return tg_matmul(op->a, op->b);
+}
+
+/* Checks a few entries of a (n,n) @ b (n,n) against a double-precision
+ * dot product, allowing float32 rounding of a sum of n terms. */
+static int check_matmul(tg_tensor *c, int64_t n)
+{
+	static const double at[][2] = {
+		{ 0, 0 }, { 0, 1 }, { 1, 0 }, { 1, 1 }, { 0.5, 0.25 },
+		{ 0.3, 0.9 }, { 0.77, 0.11 }, { 0.999, 0.5 },
+	};
+	float *got = fetch(c);
+	size_t k;
+	int64_t i, j, x;
+
+	if (!got)
+		return -1;
+	for (k = 0; k < sizeof at / sizeof at[0]; k++) {
+		double want = 0, mag = 0, term;
+
+		i = (int64_t)(at[k][0] * (double)(n - 1));
+		j = (int64_t)(at[k][1] * (double)(n - 1));
+		for (x = 0; x < n; x++) {
+			term = (double)val(1, (uint64_t)(i * n + x)) *
+			       (double)val(2, (uint64_t)(x * n + j));
+			want += term;
+			mag += fabs(term);
+		}
+		if (fabs(got[i * n + j] - want) >
+		    (double)n * 1.2e-7 * mag + 1e-6) {
+			fprintf(stderr, "bench_tensor: matmul N=%lld: c[%lld]"
+			        "[%lld] is %.9g, expected %.9g\n", (long long)n,
+			        (long long)i, (long long)j, got[i * n + j], want);
+			free(got);
+			return -1;
+		}
+	}
+	free(got);
+	return 0;
+}
+
+static int bench_matmul(int64_t n, double target, double *gflops)
+{
+	const int64_t shape[2] = { n, n };
+	struct op op = { .name = "matmul", .build = build_matmul };
+	double s;
+	int nk, rc = -1;
+
+	if (!(op.a = input(2, shape, 1)) || !(op.b = input(2, shape, 2)) ||
+	    op_warmup(&op, &nk) || (s = op_time(&op, target)) < 0 ||
+	    check_matmul(op.out, n))
+		goto out;
+	*gflops = 2.0 * (double)n * (double)n * (double)n / s / 1e9;
+	rc = 0;
+out:
+	op_free(&op);
+	return rc;
+}
+
+/* ------------------------------------------------------------- fused */
+
+static tg_tensor *build_fused(const struct op *op)
+{
+	return tg_add(tg_mul(op->a, op->b), op->c);
+}
+
+static int check_fused(tg_tensor *d)
+{
+	float *got = fetch(d);
+	double a, b, c;
+	uint64_t i;
+
+	if (!got)
+		return -1;
+	for (i = 0; i < FUSED_N; i++) {
+		a = val(1, i);
+		b = val(2, i);
+		c = val(3, i);
+		if (fabs(got[i] - (a * b + c)) >
+		    1e-6 * (fabs(a * b) + fabs(c)) + 1e-30) {
+			fprintf(stderr, "bench_tensor: a*b+c: element %llu is "
+			        "%.9g, expected %.9g\n", (unsigned long long)i,
+			        got[i], a * b + c);
+			free(got);
+			return -1;
+		}
+	}
+	free(got);
+	return 0;
+}
+
+static int bench_fused(double target, double *gbs)
+{
+	const int64_t shape[1] = { FUSED_N };
+	struct op op = { .name = "a*b+c", .build = build_fused };
+	double s;
+	int nk, rc = -1;
+
+	if (!(op.a = input(1, shape, 1)) || !(op.b = input(1, shape, 2)) ||
+	    !(op.c = input(1, shape, 3)) || op_warmup(&op, &nk))
+		goto out;
+	if (nk >= 0 && nk != 1) {
+		fprintf(stderr, "bench_tensor: a*b+c ran as %d kernels, not "
+		        "one fused kernel\n", nk);
+		goto out;
+	}
+	if ((s = op_time(&op, target)) < 0 || check_fused(op.out))
+		goto out;
+	*gbs = 4.0 * sizeof(float) * FUSED_N / s / 1e9;
+	rc = 0;
+out:
+	op_free(&op);
+	return rc;
+}
+
+/* -------------------------------------------------------------- tiny */
+
+static tg_tensor *build_tiny(const struct op *op)
+{
+	return tg_add_s(op->a, 1.0);
+}
+
+static int bench_tiny(int iters, double *us)
+{
+	const int64_t shape[1] = { TINY_N };
+	struct op op = { .name = "x+1", .build = build_tiny };
+	double t0, t;
+	float got[TINY_N];
+	int i, nk, rc = -1;
+
+	if (!(op.a = input(1, shape, 1)) || op_warmup(&op, &nk))
+		goto out;
+	for (i = 0; i < 10; i++)
+		if (op_run(&op))
+			goto out;
+	t0 = now();
+	for (i = 0; i < iters; i++)
+		if (op_run(&op))
+			goto out;
+	t = now() - t0;
+	if (tg_tensor_data(op.out, got, sizeof got)) {
+		fail("tensor_data");
+		goto out;
+	}
+	for (i = 0; i < TINY_N; i++)
+		if (got[i] != val(1, (uint64_t)i) + 1.0f) {
+			fprintf(stderr, "bench_tensor: x+1: element %d is %.9g, "
+			        "expected %.9g\n", i, got[i],
+			        val(1, (uint64_t)i) + 1.0f);
+			goto out;
+		}
+	*us = t / iters * 1e6;
+	rc = 0;
+out:
+	op_free(&op);
+	return rc;
+}
+
+/* ------------------------------------------------------------- numpy */
+
+/* Measures what the C side does, the same way (a warm-up, then runs for
+ * at least `target` seconds and at least twice).  argv: target, tiny
+ * iterations, then the matmul sizes.  No single quotes: it is passed
+ * to the shell inside them. */
+static const char numpy_script[] =
+	"import sys, time\n"
+	"import numpy as np\n"
+	"target = float(sys.argv[1])\n"
+	"iters = int(sys.argv[2])\n"
+	"rs = np.random.RandomState(0)\n"
+	"def rand(*shape):\n"
+	"    return (rs.random_sample(shape) * 2 - 1).astype(np.float32)\n"
+	"def steady(f):\n"
+	"    f()\n"
+	"    runs, total = 0, 0.0\n"
+	"    while runs < 2 or total < target:\n"
+	"        t0 = time.perf_counter()\n"
+	"        f()\n"
+	"        total += time.perf_counter() - t0\n"
+	"        runs += 1\n"
+	"    return total / runs\n"
+	"print(\"version\", np.__version__, flush=True)\n"
+	"for n in [int(v) for v in sys.argv[3:]]:\n"
+	"    a, b = rand(n, n), rand(n, n)\n"
+	"    s = steady(lambda: a @ b)\n"
+	"    print(\"matmul\", n, 2.0 * n ** 3 / s / 1e9, flush=True)\n"
+	"n = 16 * 1024 * 1024\n"
+	"a, b, c = rand(n), rand(n), rand(n)\n"
+	"s = steady(lambda: a * b + c)\n"
+	"print(\"fused\", 16.0 * n / s / 1e9, flush=True)\n"
+	"del a, b, c\n"
+	"x = rand(16)\n"
+	"for _ in range(100):\n"
+	"    x + 1\n"
+	"t0 = time.perf_counter()\n"
+	"for _ in range(iters):\n"
+	"    x + 1\n"
+	"print(\"tiny\", (time.perf_counter() - t0) / iters * 1e6, flush=True)\n";
+
+/* Fills *np from the numpy script; -1 (having said why) when numpy is
+ * not there or the script failed: the C figures still print. */
+static int run_numpy(double target, int iters, struct figures *np,
+                     char *version, size_t vn)
+{
+	char cmd[sizeof numpy_script + 256], line[256];
+	size_t len, i;
+	FILE *p;
+	int status, n;
+	double v;
+
+	fflush(stdout);
+	status = system("python3 -c \"import numpy\" >/dev/null 2>&1");
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		printf("numpy: not importable (apt install python3-numpy to "
+		       "compare)\n");
+		return -1;
+	}
+	len = (size_t)snprintf(cmd, sizeof cmd, "python3 -c '%s' %g %d",
+	                       numpy_script, target, iters);
+	for (i = 0; i < np->nsizes && len < sizeof cmd; i++)
+		len += (size_t)snprintf(cmd + len, sizeof cmd - len, " %lld",
+		                        (long long)all_sizes[i]);
+	if (len >= sizeof cmd || !(p = popen(cmd, "r"))) {
+		fprintf(stderr, "bench_tensor: cannot run python3\n");
+		return -1;
+	}
+	while (fgets(line, sizeof line, p)) {
+		if (sscanf(line, "matmul %d %lf", &n, &v) == 2) {
+			for (i = 0; i < np->nsizes; i++)
+				if (all_sizes[i] == n)
+					np->matmul[i] = v;
+		} else if (sscanf(line, "fused %lf", &v) == 1) {
+			np->fused = v;
+		} else if (sscanf(line, "tiny %lf", &v) == 1) {
+			np->tiny = v;
+		} else if (!strncmp(line, "version ", 8)) {
+			snprintf(version, vn, "%.32s", line + 8);
+			version[strcspn(version, "\n")] = '\0';
+		}
+	}
+	status = pclose(p);
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "bench_tensor: the numpy script failed; "
+		        "printing tgcore's figures alone\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+/* "   numpy     45.60 GFLOP/s" when v was measured, else nothing; the
+ * unit is padded to `width` when another column follows. */
+static void column(const char *label, double v, const char *unit, int width)
+{
+	if (v >= 0)
+		printf("   %-6s %8.2f %-*s", label, v, width, unit);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: bench_tensor [--quick] [--no-numpy] [-h]\n"
+	        "Times matmul (GFLOP/s), a fused a*b+c (GB/s) and the "
+	        "overhead of a tiny op\n"
+	        "(us/op) on the default device, and the same with numpy "
+	        "when python3 has it.\n"
+	        "  --quick     N=256 and 512 only, shorter runs (a smoke "
+	        "test)\n"
+	        "  --no-numpy  skip the numpy comparison\n"
+	        "  -h, --help  this text\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct figures tg = { .fused = -1, .tiny = -1 };
+	struct figures np = { .fused = -1, .tiny = -1 };
+	char version[64] = "";
+	double target;
+	int quick = 0, numpy = 1, iters, np_iters, i, rc = 1;
+	size_t k;
+	tg_dev *dev;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+		} else if (!strcmp(argv[i], "--no-numpy")) {
+			numpy = 0;
+		} else if (!strcmp(argv[i], "-h") ||
+		           !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "bench_tensor: unknown option '%s'\n",
+			        argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	tg.nsizes = np.nsizes = quick ? 2 : MAX_SIZES;
+	for (k = 0; k < MAX_SIZES; k++)
+		tg.matmul[k] = np.matmul[k] = -1;
+	target = quick ? 0.1 : 0.5;
+	iters = quick ? 200 : 2000;
+	np_iters = quick ? 10000 : 100000;
+
+	if (tg_init()) {
+		fail("init");
+		goto out;
+	}
+	if (!(dev = tg_dev_get(NULL))) {
+		fail("default device");
+		goto out;
+	}
+	printf("device: %s (%s)\n", tg_dev_name(dev),
+	       tg_dev_description(dev));
+	for (k = 0; k < tg.nsizes; k++)
+		if (bench_matmul(all_sizes[k], target, &tg.matmul[k]))
+			goto out;
+	if (bench_fused(target, &tg.fused) || bench_tiny(iters, &tg.tiny))
+		goto out;
+	if (numpy && !run_numpy(target, np_iters, &np, version,
+	                        sizeof version))
+		printf("numpy: %s\n", version);
+
+	for (k = 0; k < tg.nsizes; k++) {
+		printf("matmul N=%-6lld", (long long)all_sizes[k]);
+		column("tgcore", tg.matmul[k], "GFLOP/s", 0);
+		column("numpy", np.matmul[k], "GFLOP/s", 0);
+		putchar('\n');
+	}
+	printf("%-15s", "a*b+c 16M f32");
+	column("tgcore", tg.fused, "GB/s", np.fused >= 0 ? 7 : 0);
+	column("numpy", np.fused, "GB/s", 0);
+	printf("\n%-15s", "x+1 (16 el)");
+	column("tgcore", tg.tiny, "us/op", np.tiny >= 0 ? 7 : 0);
+	column("numpy", np.tiny, "us/op", 0);
+	putchar('\n');
+	rc = 0;
+out:
+	tg_shutdown();
+	return rc;
+}
