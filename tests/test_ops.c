@@ -671,6 +671,12 @@ START_TEST(where_s_masked_fill_and_lerp)
 	ck_assert_int_eq(tg_tensor_data(r, g, sizeof g), 0);
 	ck_assert_float_eq(g[3], 0.5f);
 	ck_assert_float_eq(g[2], -1);
+	/* infinities are floats, not Python ints */
+	r = tg_where_s(tm, 0, -INFINITY);
+	ck_assert_int_eq(tg_tensor_dtype(r), TG_FLOAT32);
+	ck_assert_int_eq(tg_tensor_data(r, g, sizeof g), 0);
+	ck_assert_float_eq(g[0], 0);
+	ck_assert(isinf(g[1]) && g[1] < 0);
 	r = tg_masked_fill(ta, tm, -7);
 	ck_assert_int_eq(tg_tensor_data(r, g, sizeof g), 0);
 	ck_assert_float_eq(g[0], -7);

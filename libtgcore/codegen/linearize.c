@@ -34,6 +34,8 @@ typedef struct lin_state {
 	uint32_t *pos;      /* by id: topo index + 1, 0 when not under sink */
 	uint64_t *deps;     /* by topo index: loops the node sits in */
 	uint64_t *exports;  /* by topo index: loops users inherit */
+	uint64_t *after;    /* by topo index: loops of the accumulators
+	                       whose final values the node reads */
 	tg_uop *ranges[MAX_RANGES];
 	size_t nranges;
 } lin_state;
@@ -84,7 +86,10 @@ static size_t find_inner(const lin_state *st, const uint8_t *done,
 	for (size_t i = 0; i < st->n; i++) {
 		const tg_uop *u = st->topo[i];
 
-		if (done[i] || pending[i] || (st->deps[i] & ~open))
+		/* not while a loop is open whose accumulator's final value
+		 * it reads: that value exists only after the loop closes */
+		if (done[i] || pending[i] || (st->deps[i] & ~open) ||
+		    (st->after[i] & open))
 			continue;
 		if (u->op == TG_SINK || u->op == TG_RANGE ||
 		    u->op == TG_STORE || u->op == TG_DEFINE_ACC ||
@@ -120,11 +125,13 @@ int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *nout)
 	st.pos = calloc((size_t)st.maxid + 1, sizeof *st.pos);
 	st.deps = calloc(st.n, sizeof *st.deps);
 	st.exports = calloc(st.n, sizeof *st.exports);
+	st.after = calloc(st.n, sizeof *st.after);
 	pending = calloc(st.n, sizeof *pending);
 	done = calloc(st.n, 1);
 	cap = st.n * 2 + 1;
 	res = malloc(cap * sizeof *res);
-	if (!st.pos || !st.deps || !st.exports || !pending || !done || !res) {
+	if (!st.pos || !st.deps || !st.exports || !st.after || !pending ||
+	    !done || !res) {
 		rc = tg_error_oom("linearize");
 		goto fail;
 	}
@@ -151,9 +158,13 @@ int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *nout)
 			for (uint32_t k = 0; k < u->nsrc; k++)
 				d |= st.exports[idx_of(&st, u->src[k])];
 		}
+		for (uint32_t k = 0; k < u->nsrc; k++)
+			st.after[i] |= st.after[idx_of(&st, u->src[k])];
 		if (u->op == TG_PHI && u->nsrc >= 1 &&
-		    u->src[0]->op == TG_DEFINE_ACC)
+		    u->src[0]->op == TG_DEFINE_ACC) {
 			d |= acc_loops(&st, u->src[0]);
+			st.after[i] |= acc_loops(&st, u->src[0]);
+		}
 		st.deps[i] = d;
 		st.exports[i] = d;
 		if (u->op == TG_RANGE)
@@ -273,6 +284,7 @@ fail:
 	free(st.pos);
 	free(st.deps);
 	free(st.exports);
+	free(st.after);
 	free(pending);
 	free(done);
 	return rc;

@@ -1,7 +1,7 @@
 /*
  * lazy/realize.c - running a schedule (tinygrad's engine/realize.py):
- * each kernel through the in-memory method cache (keyed by device and
- * AST text; a miss renders, compiles through the on-disk compile cache
+ * each kernel through the in-memory method cache (a hash table keyed by
+ * device, NOOPT and AST text; a miss renders, compiles through the on-disk compile cache
  * and loads), each copy through the host; then the computed bases
  * become buffers.  DEBUG=2 prints a line per item, 3 the AST, 4 the
  * source, 5 the linear IR.
@@ -15,29 +15,57 @@
 /* A compiled kernel kept for the process (tinygrad's method_cache). */
 typedef struct method {
 	char *key;          /* device name, NOOPT=n, AST text, by lines */
+	uint64_t hash;      /* of key */
 	tg_program *prog;
 	tg_ksrc ks;
-	struct method *next;
+	struct method *next; /* in its bucket */
 } method;
 
+/* Chained buckets: a lookup hashes the key once and compares only keys
+ * of equal hash (the AST text of a big kernel is long). */
+#define MC_BUCKETS 1024
+
 static pthread_mutex_t mc_lock = PTHREAD_MUTEX_INITIALIZER;
-static method *mc_head;
+static method *mc_buckets[MC_BUCKETS];
 static size_t mc_kernels_run; /* for DEBUG lines */
 
 void tg_method_cache_clear(void)
 {
-	pthread_mutex_lock(&mc_lock);
-	while (mc_head) {
-		method *m = mc_head;
+	size_t b;
 
-		mc_head = m->next;
-		tg_program_free(m->prog);
-		tg_ksrc_free(&m->ks);
-		free(m->key);
-		free(m);
-	}
+	pthread_mutex_lock(&mc_lock);
+	for (b = 0; b < MC_BUCKETS; b++)
+		while (mc_buckets[b]) {
+			method *m = mc_buckets[b];
+
+			mc_buckets[b] = m->next;
+			tg_program_free(m->prog);
+			tg_ksrc_free(&m->ks);
+			free(m->key);
+			free(m);
+		}
 	mc_kernels_run = 0;
 	pthread_mutex_unlock(&mc_lock);
+}
+
+/* FNV-1a, 64 bits. */
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static method *mc_find(const char *key, uint64_t h)
+{
+	method *m;
+
+	for (m = mc_buckets[h % MC_BUCKETS]; m; m = m->next)
+		if (m->hash == h && !strcmp(m->key, key))
+			return m;
+	return NULL;
 }
 
 static char *method_key(tg_dev *dev, const tg_ast *sink)
@@ -70,16 +98,16 @@ static void debug_compiled(const tg_ksrc *ks)
 /* The compiled kernel for sink on dev (borrowed from the cache). */
 static method *method_get(tg_dev *dev, const tg_ast *sink)
 {
-	method *m;
+	method *m, *dup;
 	char *key = method_key(dev, sink);
+	uint64_t h;
 	int rc;
 
 	if (!key)
 		return NULL;
+	h = hash_str(key);
 	pthread_mutex_lock(&mc_lock);
-	for (m = mc_head; m; m = m->next)
-		if (!strcmp(m->key, key))
-			break;
+	m = mc_find(key, h);
 	pthread_mutex_unlock(&mc_lock);
 	if (m) {
 		free(key);
@@ -91,6 +119,7 @@ static method *method_get(tg_dev *dev, const tg_ast *sink)
 		return NULL;
 	}
 	m->key = key;
+	m->hash = h;
 	rc = tg_codegen(sink, tg_dev_caps(dev), &m->ks);
 	if (!rc) {
 		debug_compiled(&m->ks);
@@ -104,8 +133,17 @@ static method *method_get(tg_dev *dev, const tg_ast *sink)
 		return NULL;
 	}
 	pthread_mutex_lock(&mc_lock);
-	m->next = mc_head;
-	mc_head = m;
+	if ((dup = mc_find(key, h))) {
+		/* another thread compiled it meanwhile: keep theirs */
+		tg_program_free(m->prog);
+		tg_ksrc_free(&m->ks);
+		free(m->key);
+		free(m);
+		m = dup;
+	} else {
+		m->next = mc_buckets[h % MC_BUCKETS];
+		mc_buckets[h % MC_BUCKETS] = m;
+	}
 	pthread_mutex_unlock(&mc_lock);
 	return m;
 }

@@ -106,6 +106,8 @@ int tg_t_broadcast2(const char *op, const tg_tensor *a, const tg_tensor *b,
 	*ra = *rb = NULL;
 	if (!a || !b)
 		return TG_EINVAL;
+	if (tg_t_same_dev(op, a, b))
+		return TG_EINVAL;
 	if (bshape(op, a->ndim, a->shape, b->ndim, b->shape, s, &n))
 		return TG_EINVAL;
 	dt = tg_dtype_lub(tg_tensor_dtype(a), tg_tensor_dtype(b));
@@ -512,7 +514,8 @@ tg_tensor *tg_where(const tg_tensor *cond, const tg_tensor *a,
 		tg_scope_end();
 		return NULL;
 	}
-	if (bshape("where", cond->ndim, cond->shape, x->ndim, x->shape, s, &n)) {
+	if (tg_t_same_dev("where", cond, x) ||
+	    bshape("where", cond->ndim, cond->shape, x->ndim, x->shape, s, &n)) {
 		r = NULL;
 	} else {
 		tg_tensor *c, *xx, *yy;
@@ -532,8 +535,9 @@ tg_tensor *tg_where_s(const tg_tensor *cond, double a, double b)
 
 	if (!cond)
 		return NULL;
-	dt = (a == floor(a) && b == floor(b)) ? TG_INT32
-	                                      : tg_dtype_default_float();
+	/* Python ints stay int; inf and nan are floats */
+	dt = (isfinite(a) && isfinite(b) && a == floor(a) && b == floor(b))
+	     ? TG_INT32 : tg_dtype_default_float();
 	tg_scope_begin();
 	r = tg_keep(tg_where(cond, tg_t_const(cond, dt, a, cond->ndim, cond->shape),
 	                     tg_t_const(cond, dt, b, cond->ndim, cond->shape)));

@@ -58,17 +58,35 @@ tg_tensor *tg_eye(tg_dev *dev, tg_dtype dt, int64_t n, int64_t m)
 	return r;
 }
 
-/* (r, c) bool: true where column - row >= k. */
+/* (r, c) bool: true where column - row >= k, as views of one constant
+ * (no kernel of its own, as tinygrad's mid-2024 _tri).  A pattern V of
+ * length L = c + r, repeated on every row, flattened and read from
+ * offset r with rows of L - 1, shifts by one per row: (i, j) reads
+ * V[j - i + r], which lies in [1, L) for every i < r, j < c.  So V is
+ * zeros, then ones from k + r on. */
 static tg_tensor *tri(const tg_tensor *like, int64_t r, int64_t c, int64_t k)
 {
-	int64_t rs[2] = { r, 1 }, cs[2] = { 1, c }, full[2] = { r, c };
+	int64_t L = c + r, s0, n, ones, pad[2], cut[2], rs[2], sh[4];
+	int64_t row[2] = { 1, L }, full[2] = { r, L };
 	tg_dev *dev = tg_tensor_dev(like);
-	tg_tensor *rows, *cols;
+	tg_tensor *v;
 
-	rows = tg_reshape(tg_arange(dev, TG_INT32, 0, (double)r, 1), 2, rs);
-	cols = tg_reshape(tg_arange(dev, TG_INT32, (double)-k, (double)(c - k),
-	                            1), 2, cs);
-	return tg_le(tg_expand(rows, 2, full), tg_expand(cols, 2, full));
+	if (!r || !c)
+		return tg_zeros(dev, TG_BOOL, 2, (int64_t[]){ r, c });
+	s0 = k + r < 0 ? 0 : k + r > L ? L : k + r;
+	ones = L - s0;
+	pad[0] = s0;
+	pad[1] = 0;
+	v = tg_pad(tg_ones(dev, TG_BOOL, 1, &ones), 1, pad, 0);
+	n = r * L;
+	v = tg_reshape(tg_expand(tg_reshape(v, 2, row), 2, full), 1, &n);
+	cut[0] = r;
+	cut[1] = r * L;
+	rs[0] = r;
+	rs[1] = L - 1;
+	v = tg_reshape(tg_shrink(v, 1, cut), 2, rs);
+	sh[0] = 0, sh[1] = r, sh[2] = 0, sh[3] = c;
+	return tg_shrink(v, 2, sh);
 }
 
 static tg_tensor *triangle(const char *op, const tg_tensor *t, int64_t k,

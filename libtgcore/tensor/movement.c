@@ -58,6 +58,7 @@ tg_tensor *tg_flatten(const tg_tensor *t, int start, int end)
 tg_tensor *tg_unflatten(const tg_tensor *t, int axis, size_t n,
                         const int64_t *sizes)
 {
+	tg_tensor *r;
 	int64_t s[TG_MAX_DIMS];
 	size_t i, k = 0;
 	int a;
@@ -77,7 +78,9 @@ tg_tensor *tg_unflatten(const tg_tensor *t, int axis, size_t n,
 		memcpy(s + k, sizes, n * sizeof *s);
 		k += n;
 	}
-	return tg_reshape(t, k, s);
+	if (!(r = tg_reshape(t, k, s)))
+		tg_error_prefix("unflatten");
+	return r;
 }
 
 tg_tensor *tg_squeeze(const tg_tensor *t, int axis)
@@ -364,16 +367,20 @@ int tg_split_sizes(const tg_tensor *t, const int64_t *sizes, size_t nsizes,
 		pairs[2 * d] = 0;
 		pairs[2 * d + 1] = t->shape[d];
 	}
+	/* the pieces leave an inner scope together, into the caller's
+	 * scope (or to the caller), as every op's result does */
+	tg_scope_begin();
 	for (i = 0; i < nsizes; i++) {
 		pairs[2 * a] = at;
 		pairs[2 * a + 1] = at += sizes[i];
 		if (!(out[i] = tg_shrink(t, t->ndim, pairs))) {
-			while (i--)
-				tg_tensor_unref(out[i]);
+			tg_scope_end();
 			return tg_last_status();
 		}
-		tg_keep(out[i]);
 	}
+	for (i = 0; i < nsizes; i++)
+		tg_keep(out[i]);
+	tg_scope_end();
 	return 0;
 }
 

@@ -19,8 +19,8 @@ static int64_t axis_mask(const char *op, const tg_tensor *t, const int *axes,
 	size_t i;
 	int a;
 
-	if (!axes)
-		return t->ndim ? (int64_t)((1u << t->ndim) - 1) : 0;
+	if (!axes) /* ndim <= TG_MAX_DIMS (32); 1u << 32 is undefined */
+		return t->ndim ? (int64_t)(UINT32_MAX >> (32 - t->ndim)) : 0;
 	for (i = 0; i < naxes; i++) {
 		if ((a = tg_t_axis(op, axes[i], t->ndim)) < 0)
 			return -1;
@@ -191,6 +191,8 @@ tg_tensor *tg_std(const tg_tensor *t, const int *axes, size_t naxes,
 {
 	tg_tensor *r;
 
+	if (!t || axis_mask("std", t, axes, naxes) < 0)
+		return NULL;
 	tg_scope_begin();
 	r = tg_keep(tg_sqrt(tg_var(t, axes, naxes, keepdim, correction)));
 	tg_scope_end();
@@ -202,7 +204,7 @@ tg_tensor *tg_any(const tg_tensor *t, const int *axes, size_t naxes,
 {
 	tg_tensor *r;
 
-	if (!t)
+	if (!t || axis_mask("any", t, axes, naxes) < 0)
 		return NULL;
 	tg_scope_begin();
 	r = tg_keep(tg_max(tg_cast(t, TG_BOOL), axes, naxes, keepdim));
@@ -215,7 +217,7 @@ tg_tensor *tg_all(const tg_tensor *t, const int *axes, size_t naxes,
 {
 	tg_tensor *r;
 
-	if (!t)
+	if (!t || axis_mask("all", t, axes, naxes) < 0)
 		return NULL;
 	tg_scope_begin();
 	r = tg_keep(tg_logical_not(tg_any(tg_logical_not(tg_cast(t, TG_BOOL)),
@@ -408,8 +410,10 @@ tg_tensor *tg_cumsum(const tg_tensor *t, int axis)
 
 	if (!t || (a = tg_t_axis("cumsum", axis, t->ndim)) < 0)
 		return NULL;
-	if (!t->ndim)
-		return tg_reshape(t, 0, NULL);
+	/* tinygrad returns 0-dim and 0-size inputs as they are (a size-0
+	 * axis would make the pool's window empty) */
+	if (!t->ndim || !tg_tensor_numel(t))
+		return tg_reshape(t, t->ndim, t->shape);
 	tg_scope_begin();
 	x = tg_transpose(t, a, -1);
 	r = t->shape[a] <= 2 * CUMSUM_SPLIT ? cumsum_last(x, 0)

@@ -112,6 +112,15 @@ tg_tensor *tg_t_fail(int status, const char *op, const char *fmt, ...)
 	return NULL;
 }
 
+int tg_t_same_dev(const char *op, const tg_tensor *a, const tg_tensor *b)
+{
+	if (a->lazy->dev == b->lazy->dev)
+		return 0;
+	tg_error(TG_EINVAL, "%s: tensors on %s and %s (move one with tg_to)",
+	         op, tg_dev_name(a->lazy->dev), tg_dev_name(b->lazy->dev));
+	return -1;
+}
+
 int tg_t_axis(const char *op, int axis, size_t ndim)
 {
 	long n = ndim ? (long)ndim : 1;

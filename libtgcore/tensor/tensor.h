@@ -47,6 +47,10 @@ tg_tensor *tg_t_wrap(tg_lazy *lb);
 tg_tensor *tg_t_fail(int status, const char *op, const char *fmt, ...)
 	TG_PRINTF(3, 4);
 
+/* 0 when a and b are on one device; else -1 with the message "<op>:
+ * tensors on A and B". */
+int tg_t_same_dev(const char *op, const tg_tensor *a, const tg_tensor *b);
+
 /* Normalizes a possibly negative axis for ndim; -1 (with a message
  * naming op) when out of range.  ndim 0 accepts 0 and -1 as tinygrad
  * does for scalars. */
