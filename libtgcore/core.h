@@ -64,6 +64,22 @@ int tg_vec_grow_(void **v, size_t *cap, size_t need, size_t elem);
 #define TG_VEC_FREE(vec) (free((vec)->v), (vec)->v = NULL, \
 	(vec)->n = (vec)->cap = 0)
 
+/* -------------------------------------------------------- util/ptrmap.c */
+
+/* A map (and set) from pointers to pointers, by identity: zero it to
+ * start, tg_ptrmap_free to end.  Keys are never NULL. */
+typedef struct tg_ptrmap {
+	const void **key;
+	void **val;
+	size_t n, cap;
+} tg_ptrmap;
+int tg_ptrmap_has(const tg_ptrmap *m, const void *k);
+/* The value, or NULL when k is absent. */
+void *tg_ptrmap_get(const tg_ptrmap *m, const void *k);
+/* Inserts or updates: 1 when k was new, 0 when present, TG_ENOMEM. */
+int tg_ptrmap_put(tg_ptrmap *m, const void *k, void *v);
+void tg_ptrmap_free(tg_ptrmap *m);
+
 /* ---------------------------------------------------------- util/paths.c */
 
 /* strdup that reports OOM through tg_error (op names the caller). */

@@ -134,6 +134,10 @@ typedef struct tg_schedule {
  * by the caller: tg_schedule_free. */
 int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out);
 void tg_schedule_free(tg_schedule *s);
+/* The memory planner (lazy/memplan.c), run by tg_schedule_create:
+ * bases computed only for the schedule's own kernels share buffers
+ * once their last reader has run. */
+int tg_memory_plan(tg_schedule *s, tg_lazy *const *outs, size_t n);
 /* Makes a computed base a BUFFER: it drops its sources (the graph
  * behind it can be freed) and leaves the lazy cache. */
 void tg_lazy_mark_realized(tg_lazy *b);

@@ -23,79 +23,12 @@
 
 typedef TG_VEC(tg_lazy *) lz_vec;
 
-/* A set (and map) of lazy buffers by pointer: open addressing. */
-typedef struct lz_map {
-	tg_lazy **key;
-	void **val;
-	size_t n, cap;
-} lz_map;
-
-static size_t lz_slot(const lz_map *m, const tg_lazy *k)
-{
-	size_t h = ((uintptr_t)k >> 4) * 0x9e3779b97f4a7c15ull;
-
-	for (h &= m->cap - 1; m->key[h] && m->key[h] != k;
-	     h = (h + 1) & (m->cap - 1))
-		;
-	return h;
-}
-
-static int map_grow(lz_map *m)
-{
-	lz_map nm = { 0 };
-	size_t i;
-
-	nm.cap = m->cap ? m->cap * 2 : 64;
-	nm.key = calloc(nm.cap, sizeof *nm.key);
-	nm.val = calloc(nm.cap, sizeof *nm.val);
-	if (!nm.key || !nm.val) {
-		free(nm.key), free(nm.val);
-		return tg_error_oom("schedule");
-	}
-	for (i = 0; i < m->cap; i++)
-		if (m->key[i]) {
-			size_t s = lz_slot(&nm, m->key[i]);
-
-			nm.key[s] = m->key[i];
-			nm.val[s] = m->val[i];
-			nm.n++;
-		}
-	free(m->key), free(m->val);
-	*m = nm;
-	return 0;
-}
-
-static int map_has(const lz_map *m, const tg_lazy *k)
-{
-	return m->cap && m->key[lz_slot(m, k)] == k;
-}
-
-static void *map_get(const lz_map *m, const tg_lazy *k)
-{
-	return map_has(m, k) ? m->val[lz_slot(m, k)] : NULL;
-}
-
-/* Inserts or updates; 1 when k was new, 0 when present, <0 on OOM. */
-static int map_put(lz_map *m, tg_lazy *k, void *v)
-{
-	size_t s;
-
-	if ((m->n + 1) * 2 > m->cap && map_grow(m))
-		return TG_ENOMEM;
-	s = lz_slot(m, k);
-	m->val[s] = v;
-	if (m->key[s])
-		return 0;
-	m->key[s] = k;
-	m->n++;
-	return 1;
-}
-
-static void map_free(lz_map *m)
-{
-	free(m->key), free(m->val);
-	memset(m, 0, sizeof *m);
-}
+/* Sets and maps of lazy buffers by pointer (util/ptrmap.c). */
+typedef tg_ptrmap lz_map;
+#define map_has tg_ptrmap_has
+#define map_get tg_ptrmap_get
+#define map_put tg_ptrmap_put
+#define map_free tg_ptrmap_free
 
 /* The scheduler's working state. */
 typedef struct sched {
@@ -410,7 +343,8 @@ static int group_reaches_other_reduce(sched *s, lz_map *group, tg_lazy *r)
 	int found = 0;
 
 	for (j = 0; j < group->cap; j++)
-		if (group->key[j] && TG_VEC_PUSH(&stack, group->key[j]))
+		if (group->key[j] &&
+		    TG_VEC_PUSH(&stack, (tg_lazy *)group->key[j]))
 			s->status = tg_error_oom("schedule");
 	while (stack.n && !found && !s->status) {
 		tg_lazy *p = stack.v[--stack.n];
@@ -818,6 +752,8 @@ int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 	if (!rc)
 		rc = order_items(out);
 	sched_free(&s);
+	if (!rc)
+		rc = tg_memory_plan(out, outs, n);
 	if (rc)
 		tg_schedule_free(out);
 	if (!rc && tg_debug >= 1 && out->items.n > 1)
