@@ -8,11 +8,8 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdarg.h>
 
-#include "testlib.h"
-#include "../libtgcore/ir/ir.h"
-#include "../libtgcore/codegen/codegen.h"
+#include "kasttest.h"
 
 static tg_kast *k;
 
@@ -25,22 +22,6 @@ static void setup(void)
 static void teardown(void)
 {
 	tg_kast_free(k);
-}
-
-/* A contiguous st of the given dims. */
-static tg_st *st(size_t n, ...)
-{
-	tg_sint sh[8];
-	va_list ap;
-	tg_st *s;
-
-	va_start(ap, n);
-	for (size_t i = 0; i < n; i++)
-		sh[i] = tg_si(va_arg(ap, int));
-	va_end(ap);
-	s = tg_st_from_shape(NULL, n, sh);
-	ck_assert_msg(s != NULL, "%s", tg_last_error());
-	return s;
 }
 
 static tg_st *expand2(tg_st *s, int a, int b)
@@ -86,38 +67,14 @@ static tg_scalar fval(double f)
 	return v;
 }
 
-static const struct tg_renderer_caps *cpu_caps(void)
-{
-	tg_dev *dev = tg_dev_get("CPU");
-
-	ck_assert_msg(dev != NULL, "%s", tg_last_error());
-	return tg_dev_caps(dev);
-}
-
-static tg_buffer *buf_with(tg_dtype dt, size_t n, const void *host)
-{
-	tg_buffer *b = tg_buffer_new(tg_dev_get("CPU"), n, dt);
-
-	ck_assert_msg(b != NULL, "%s", tg_last_error());
-	if (host)
-		ck_assert_int_eq(tg_buffer_copyin(b, host, n * tg_dtype_size(dt)),
-		                 TG_OK);
-	else
-		ck_assert_int_eq(tg_buffer_allocate(b), TG_OK);
-	return b;
-}
-
 /* Compiles sink, checks its name, runs it over bufs. */
 static void run(tg_ast *sink, const char *name, tg_buffer **bufs,
                 size_t nbufs)
 {
 	tg_ksrc ks;
-	tg_program *p;
-	tg_launch_args args = { .bufs = bufs, .nbufs = nbufs,
-		.local = { 1, 1, 1 } };
 
 	ck_assert_ptr_nonnull(sink);
-	ck_assert_msg(tg_codegen(sink, cpu_caps(), &ks) == TG_OK, "%s",
+	ck_assert_msg(tg_codegen(sink, kt_cpu_caps(), &ks) == TG_OK, "%s",
 	              tg_last_error());
 	if (getenv("TG_TEST_SHOW_SOURCE"))  /* for debugging */
 		fprintf(stderr, "%s%s%s", ks.ast_text, ks.linear_text, ks.src);
@@ -128,53 +85,35 @@ static void run(tg_ast *sink, const char *name, tg_buffer **bufs,
 	ck_assert_ptr_nonnull(ks.ast_text);
 	ck_assert_ptr_nonnull(ks.linear_text);
 	ck_assert_uint_eq(ks.nvars, 0);
-	for (int i = 0; i < 3; i++) {
-		args.global[i] = ks.global[i];
+	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(ks.local[i], 1);
-	}
-	p = tg_program_new(tg_dev_get("CPU"), ks.name, ks.src);
-	ck_assert_msg(p != NULL, "%s\n%s", tg_last_error(), ks.src);
-	ck_assert_msg(tg_program_launch(p, &args, NULL) == TG_OK, "%s",
-	              tg_last_error());
-	tg_program_free(p);
+	kt_launch(&ks, bufs, nbufs);
 	tg_ksrc_free(&ks);
 	tg_ksrc_free(&ks); /* idempotent */
-}
-
-static void fill(float *x, size_t n, float mul, float add)
-{
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)((int)(i * 7 % 11) - 5) * mul + add;
-}
-
-static void unref(tg_buffer **b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		tg_buffer_unref(b[i]);
 }
 
 START_TEST(elementwise_add)
 {
 	float a[15], b[15], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(2, 3, 5));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, st(2, 3, 5));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
+	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 3, 5));
 	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
-	                               st(2, 3, 5)));
+	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[3];
 	tg_ksrc ks;
 
-	fill(a, 15, 0.5f, 0.25f);
-	fill(b, 15, -1.5f, 3.0f);
-	bufs[0] = buf_with(TG_FLOAT32, 15, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 15, a);
-	bufs[2] = buf_with(TG_FLOAT32, 15, b);
+	kt_fill(a, 15, 0.5f, 0.25f);
+	kt_fill(b, 15, -1.5f, 3.0f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 15, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 15, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 15, b);
 	run(s, "E_3_5", bufs, 3);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 15; i++)
 		ck_assert_float_eq(out[i], a[i] + b[i]);
-	unref(bufs, 3);
+	kt_unref(bufs, 3);
 	/* geometry and estimates */
-	ck_assert_int_eq(tg_codegen(s, cpu_caps(), &ks), TG_OK);
+	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), &ks), TG_OK);
 	ck_assert_uint_eq(ks.global[0], 5);
 	ck_assert_uint_eq(ks.global[1], 3);
 	ck_assert_uint_eq(ks.global[2], 1);
@@ -191,23 +130,23 @@ END_TEST
 START_TEST(broadcast_add)
 {
 	float a[15], b[5], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(2, 3, 5));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, expand2(st(2, 1, 5), 3, 5));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
+	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, expand2(kt_st(2, 1, 5), 3, 5));
 	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
-	                               st(2, 3, 5)));
+	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[3];
 
-	fill(a, 15, 0.5f, 0.25f);
-	fill(b, 5, 2.0f, -1.0f);
-	bufs[0] = buf_with(TG_FLOAT32, 15, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 15, a);
-	bufs[2] = buf_with(TG_FLOAT32, 5, b);
+	kt_fill(a, 15, 0.5f, 0.25f);
+	kt_fill(b, 5, 2.0f, -1.0f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 15, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 15, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 5, b);
 	run(s, "E_3_5", bufs, 3);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 5; j++)
 			ck_assert_float_eq(out[i * 5 + j], a[i * 5 + j] + b[j]);
-	unref(bufs, 3);
+	kt_unref(bufs, 3);
 }
 END_TEST
 
@@ -216,22 +155,22 @@ START_TEST(transposed_input)
 {
 	static const uint32_t perm[2] = { 1, 0 };
 	float a[15], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, permute(st(2, 5, 3), 2,
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, permute(kt_st(2, 5, 3), 2,
 	                                                  perm));
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, fval(2.0), st(2, 1, 1));
+	tg_ast *c = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
 	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_MUL, x, c, NULL),
-	                               st(2, 3, 5)));
+	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[2];
 
-	fill(a, 15, 0.75f, 0.5f);
-	bufs[0] = buf_with(TG_FLOAT32, 15, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 15, a);
+	kt_fill(a, 15, 0.75f, 0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 15, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 15, a);
 	run(s, "E_3_5", bufs, 2);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 5; j++)
 			ck_assert_float_eq(out[i * 5 + j], a[j * 3 + i] * 2.0f);
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 
@@ -239,15 +178,16 @@ END_TEST
 START_TEST(padded_input)
 {
 	float a[9], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, pad2(st(2, 3, 3), 0, 0, 1, 1));
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, fval(1.0), st(2, 1, 1));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32,
+	                        pad2(kt_st(2, 3, 3), 0, 0, 1, 1));
+	tg_ast *c = tg_ast_const(k, TG_FLOAT32, fval(1.0), kt_st(2, 1, 1));
 	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
-	                               st(2, 3, 5)));
+	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[2];
 
-	fill(a, 9, 1.25f, 0.5f);
-	bufs[0] = buf_with(TG_FLOAT32, 15, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 9, a);
+	kt_fill(a, 9, 1.25f, 0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 15, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 9, a);
 	run(s, "E_3_5", bufs, 2);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 3; i++)
@@ -255,7 +195,7 @@ START_TEST(padded_input)
 			float v = (j >= 1 && j < 4) ? a[i * 3 + j - 1] : 0.0f;
 			ck_assert_float_eq(out[i * 5 + j], v + 1.0f);
 		}
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 
@@ -263,23 +203,23 @@ END_TEST
 START_TEST(masked_const)
 {
 	float a[15], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(2, 3, 5));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
 	tg_ast *c = tg_ast_const(k, TG_FLOAT32, fval(3.0),
-	                         pad2(st(2, 3, 3), 0, 0, 2, 0));
+	                         pad2(kt_st(2, 3, 3), 0, 0, 2, 0));
 	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
-	                               st(2, 3, 5)));
+	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[2];
 
-	fill(a, 15, 0.5f, 0.0f);
-	bufs[0] = buf_with(TG_FLOAT32, 15, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 15, a);
+	kt_fill(a, 15, 0.5f, 0.0f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 15, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 15, a);
 	run(s, "E_3_5", bufs, 2);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 5; j++)
 			ck_assert_float_eq(out[i * 5 + j],
 			                   a[i * 5 + j] + (j >= 2 ? 3.0f : 0.0f));
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 
@@ -287,14 +227,14 @@ END_TEST
 START_TEST(sum_rows)
 {
 	float a[20], out[4];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(2, 4, 5));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 5));
 	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
-	tg_ast *s = sink1(tg_ast_store(k, 0, r, st(2, 4, 1)));
+	tg_ast *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 4, 1)));
 	tg_buffer *bufs[2];
 
-	fill(a, 20, 0.5f, 0.125f);
-	bufs[0] = buf_with(TG_FLOAT32, 4, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 20, a);
+	kt_fill(a, 20, 0.5f, 0.125f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 4, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 20, a);
 	run(s, "r_4_5", bufs, 2);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 4; i++) {
@@ -303,7 +243,7 @@ START_TEST(sum_rows)
 			acc += a[i * 5 + j];
 		ck_assert_float_eq(out[i], acc);
 	}
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 
@@ -312,15 +252,15 @@ END_TEST
 START_TEST(max_columns_int32)
 {
 	int32_t a[20], out[5];
-	tg_ast *x = tg_ast_load(k, 1, TG_INT32, st(2, 4, 5));
+	tg_ast *x = tg_ast_load(k, 1, TG_INT32, kt_st(2, 4, 5));
 	tg_ast *r = tg_ast_reduce(k, TG_MAX, x, 1u << 0);
-	tg_ast *s = sink1(tg_ast_store(k, 0, r, st(2, 1, 5)));
+	tg_ast *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 1, 5)));
 	tg_buffer *bufs[2];
 
 	for (int i = 0; i < 20; i++)
 		a[i] = (i * 37 % 23) - 100;
-	bufs[0] = buf_with(TG_INT32, 5, NULL);
-	bufs[1] = buf_with(TG_INT32, 20, a);
+	bufs[0] = kt_buf_with(TG_INT32, 5, NULL);
+	bufs[1] = kt_buf_with(TG_INT32, 20, a);
 	run(s, "r_5_4", bufs, 2);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int j = 0; j < 5; j++) {
@@ -329,7 +269,7 @@ START_TEST(max_columns_int32)
 			m = a[i * 5 + j] > m ? a[i * 5 + j] : m;
 		ck_assert_int_eq(out[j], m);
 	}
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 
@@ -337,23 +277,23 @@ END_TEST
 START_TEST(sum_to_scalar)
 {
 	float a[15], out[1], acc = 0.0f;
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(2, 3, 5));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
 	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 3u);
-	tg_ast *s = sink1(tg_ast_store(k, 0, r, st(2, 1, 1)));
+	tg_ast *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 1, 1)));
 	tg_buffer *bufs[2];
 	tg_ksrc ks;
 
-	fill(a, 15, 0.5f, 0.25f);
-	bufs[0] = buf_with(TG_FLOAT32, 1, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 15, a);
+	kt_fill(a, 15, 0.5f, 0.25f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 1, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 15, a);
 	run(s, "r_3_5", bufs, 2);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 5; j++)
 			acc += a[i * 5 + j];
 	ck_assert_float_eq(out[0], acc);
-	unref(bufs, 2);
-	ck_assert_int_eq(tg_codegen(s, cpu_caps(), &ks), TG_OK);
+	kt_unref(bufs, 2);
+	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), &ks), TG_OK);
 	ck_assert_uint_eq(ks.global[0] * ks.global[1] * ks.global[2], 1);
 	ck_assert_ptr_nonnull(strstr(ks.linear_text, "DEFINE_ACC"));
 	ck_assert_ptr_nonnull(strstr(ks.linear_text, "ENDRANGE"));
@@ -365,20 +305,20 @@ END_TEST
 START_TEST(reduce_then_elementwise)
 {
 	float a[20], bias[4], out[4];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(2, 4, 5));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 5));
 	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
-	tg_ast *two = tg_ast_const(k, TG_FLOAT32, fval(2.0), st(2, 1, 1));
-	tg_ast *b = tg_ast_load(k, 2, TG_FLOAT32, st(2, 4, 1));
+	tg_ast *two = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
+	tg_ast *b = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 4, 1));
 	tg_ast *v = tg_ast_alu(k, TG_ADD, tg_ast_alu(k, TG_MUL, r, two, NULL),
 	                       b, NULL);
-	tg_ast *s = sink1(tg_ast_store(k, 0, v, st(2, 4, 1)));
+	tg_ast *s = sink1(tg_ast_store(k, 0, v, kt_st(2, 4, 1)));
 	tg_buffer *bufs[3];
 
-	fill(a, 20, 0.5f, 0.125f);
-	fill(bias, 4, 3.0f, 0.5f);
-	bufs[0] = buf_with(TG_FLOAT32, 4, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 20, a);
-	bufs[2] = buf_with(TG_FLOAT32, 4, bias);
+	kt_fill(a, 20, 0.5f, 0.125f);
+	kt_fill(bias, 4, 3.0f, 0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 4, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 20, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 4, bias);
 	run(s, "r_4_5", bufs, 3);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 4; i++) {
@@ -387,7 +327,7 @@ START_TEST(reduce_then_elementwise)
 			acc += a[i * 5 + j];
 		ck_assert_float_eq(out[i], acc * 2.0f + bias[i]);
 	}
-	unref(bufs, 3);
+	kt_unref(bufs, 3);
 }
 END_TEST
 
@@ -395,22 +335,22 @@ END_TEST
 START_TEST(two_stores_share_a_reduce)
 {
 	float a[20], o0[4], o1[4];
-	tg_ast *x = tg_ast_load(k, 2, TG_FLOAT32, st(2, 4, 5));
+	tg_ast *x = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 4, 5));
 	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
-	tg_ast *two = tg_ast_const(k, TG_FLOAT32, fval(2.0), st(2, 1, 1));
+	tg_ast *two = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
 	tg_ast *st2[2] = {
-		tg_ast_store(k, 0, r, st(2, 4, 1)),
+		tg_ast_store(k, 0, r, kt_st(2, 4, 1)),
 		tg_ast_store(k, 1, tg_ast_alu(k, TG_MUL, r, two, NULL),
-		             st(2, 4, 1))
+		             kt_st(2, 4, 1))
 	};
 	tg_ast *s = tg_ast_sink(k, st2, 2);
 	tg_buffer *bufs[3];
 	tg_ksrc ks;
 
-	fill(a, 20, 0.5f, 0.125f);
-	bufs[0] = buf_with(TG_FLOAT32, 4, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 4, NULL);
-	bufs[2] = buf_with(TG_FLOAT32, 20, a);
+	kt_fill(a, 20, 0.5f, 0.125f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 4, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 4, NULL);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 20, a);
 	run(s, "r_4_5", bufs, 3);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], o0, sizeof o0), TG_OK);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[1], o1, sizeof o1), TG_OK);
@@ -421,8 +361,8 @@ START_TEST(two_stores_share_a_reduce)
 		ck_assert_float_eq(o0[i], acc);
 		ck_assert_float_eq(o1[i], acc * 2.0f);
 	}
-	unref(bufs, 3);
-	ck_assert_int_eq(tg_codegen(s, cpu_caps(), &ks), TG_OK);
+	kt_unref(bufs, 3);
+	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), &ks), TG_OK);
 	ck_assert_uint_eq(ks.outs, 3);
 	{ /* one accumulator */
 		const char *p = strstr(ks.linear_text, "DEFINE_ACC");
@@ -439,20 +379,20 @@ START_TEST(four_dims)
 {
 	static const uint32_t perm[4] = { 3, 2, 1, 0 };
 	float a[120], b[120], out[120];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(4, 2, 3, 4, 5));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(4, 2, 3, 4, 5));
 	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32,
-	                        permute(st(4, 5, 4, 3, 2), 4, perm));
+	                        permute(kt_st(4, 5, 4, 3, 2), 4, perm));
 	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
-	                               st(4, 2, 3, 4, 5)));
+	                               kt_st(4, 2, 3, 4, 5)));
 	tg_buffer *bufs[3];
 	tg_ksrc ks;
 
-	fill(a, 120, 0.5f, 0.25f);
+	kt_fill(a, 120, 0.5f, 0.25f);
 	for (int i = 0; i < 120; i++)
 		b[i] = (float)i;
-	bufs[0] = buf_with(TG_FLOAT32, 120, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 120, a);
-	bufs[2] = buf_with(TG_FLOAT32, 120, b);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 120, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 120, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 120, b);
 	run(s, "E_2_3_4_5", bufs, 3);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	for (int i = 0; i < 2; i++)
@@ -463,8 +403,8 @@ START_TEST(four_dims)
 					int t = ((m * 4 + l) * 3 + j) * 2 + i;
 					ck_assert_float_eq(out[o], a[o] + b[t]);
 				}
-	unref(bufs, 3);
-	ck_assert_int_eq(tg_codegen(s, cpu_caps(), &ks), TG_OK);
+	kt_unref(bufs, 3);
+	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), &ks), TG_OK);
 	ck_assert_uint_eq(ks.global[0], 5);
 	ck_assert_uint_eq(ks.global[1], 4);
 	ck_assert_uint_eq(ks.global[2], 6);
@@ -474,10 +414,10 @@ END_TEST
 
 START_TEST(unsupported_dtype_is_an_error)
 {
-	struct tg_renderer_caps caps = *cpu_caps();
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT64, st(2, 3, 5));
+	struct tg_renderer_caps caps = *kt_cpu_caps();
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT64, kt_st(2, 3, 5));
 	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_NEG, x, NULL,
-	                                                NULL), st(2, 3, 5)));
+	                                                NULL), kt_st(2, 3, 5)));
 	tg_ksrc ks;
 
 	caps.dtype_mask &= ~(1u << TG_FLOAT64);
@@ -486,7 +426,7 @@ START_TEST(unsupported_dtype_is_an_error)
 	ck_assert_error("E_3_5");
 	ck_assert_ptr_null(ks.src);
 	tg_ksrc_free(&ks);
-	caps = *cpu_caps();
+	caps = *kt_cpu_caps();
 	caps.dialect = TG_DIALECT_CUDA;
 	ck_assert_int_eq(tg_codegen(s, &caps, &ks), TG_EUNSUPPORTED);
 	ck_assert_error("codegen");

@@ -12,9 +12,7 @@
  */
 #include "config.h"
 
-#include <math.h>
-
-#include "testlib.h"
+#include "optest.h"
 #include "../libtgcore/tensor/tensor.h"
 
 static tg_dev *dev;
@@ -69,21 +67,12 @@ static size_t count1(tg_tensor *out)
 	return count_and_realize(&out, 1);
 }
 
-static size_t numel(size_t ndim, const int64_t *shape)
-{
-	size_t i, n = 1;
-
-	for (i = 0; i < ndim; i++)
-		n *= (size_t)shape[i];
-	return n;
-}
-
 /* A realized float32 input holding distinct values in (-1, 1) (or
  * (0, 1) when pos), also written to h. */
 static tg_tensor *inp_(float *h, size_t ndim, const int64_t *shape,
                        int seed, int pos)
 {
-	size_t i, n = numel(ndim, shape);
+	size_t i, n = (size_t)ot_numel(ndim, shape);
 	tg_tensor *t;
 
 	for (i = 0; i < n; i++) {

@@ -8,34 +8,15 @@
  */
 #include "config.h"
 
-#include <math.h>
-#include <stdint.h>
-
-#include "testlib.h"
-
-static void setup(void)
-{
-	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
-}
-
-static void teardown(void)
-{
-	tg_shutdown();
-}
+#include "optest.h"
 
 /* ---- inputs ---- */
 
 enum dom { ANY, POS, UNIT, GT1, NZ, SH, Q, HALF };
 
-static double u01(int i, int which)
-{
-	double x = sin(i * 12.9898 + which * 78.233 + 1.0) * 43758.5453;
-	return x - floor(x);
-}
-
 static double gen(int i, int which, int dom, tg_dtype dt)
 {
-	double u = u01(i, which);
+	double u = ot_u01(i, which);
 
 	if (dt == TG_BOOL)
 		return u > 0.5;
@@ -45,7 +26,7 @@ static double gen(int i, int which, int dom, tg_dtype dt)
 		case POS: case GT1: return 1 + floor(9 * u);
 		case NZ: {
 			double v = 1 + floor(9 * u);
-			return (!uns && u01(i, which + 7) < 0.5) ? -v : v;
+			return (!uns && ot_u01(i, which + 7) < 0.5) ? -v : v;
 		}
 		case SH: return floor(4 * u);
 		default: return uns ? floor(21 * u) : floor(21 * u) - 10;
@@ -55,7 +36,7 @@ static double gen(int i, int which, int dom, tg_dtype dt)
 	case POS: return 0.1 + 3.9 * u;
 	case UNIT: return -0.9 + 1.8 * u;
 	case GT1: return 1.1 + 2.9 * u;
-	case NZ: return (u01(i, which + 7) < 0.5 ? -1 : 1) * (0.5 + 2.5 * u);
+	case NZ: return (ot_u01(i, which + 7) < 0.5 ? -1 : 1) * (0.5 + 2.5 * u);
 	case Q: return floor(u * 12) / 2 - 3;
 	case HALF: return floor(u * 24) / 4 - 3;
 	default: return -3 + 6 * u;
@@ -67,11 +48,8 @@ static tg_tensor *mk(tg_dtype dt, size_t n, const int64_t *s, int which,
                      int dom)
 {
 	float v[64];
-	int64_t k = 1, i;
-	size_t j;
+	int64_t k = ot_numel(n, s), i;
 
-	for (j = 0; j < n; j++)
-		k *= s[j];
 	ck_assert(k <= 64);
 	for (i = 0; i < k; i++)
 		v[i] = (float)gen((int)i, which, dom, dt);
@@ -132,36 +110,14 @@ static int64_t read_as(const tg_tensor *t, size_t n, const int64_t *out,
 	return k;
 }
 
-static double wrap(double v, tg_dtype dt)
-{
-	switch (dt) {
-	case TG_INT8: return (int8_t)(int64_t)v;
-	case TG_UINT8: return (uint8_t)(int64_t)v;
-	case TG_INT32: return (int32_t)(int64_t)v;
-	case TG_BOOL: return v != 0;
-	default: return v;
-	}
-}
-
 static int ncases;
 
 static void check_vals(const char *op, const char *shape, tg_dtype dt,
                        const double *got, const double *want, int64_t k,
                        double tol, int exact)
 {
-	int64_t i;
-
-	for (i = 0; i < k; i++) {
-		double g = got[i], w = want[i];
-		if (exact || (isnan(w) && isnan(g)) || (isinf(w) && g == w))
-			ck_assert_msg(g == w || (isnan(w) && isnan(g)),
-			              "%s %s %s [%lld]: got %.9g want %.9g", op,
-			              shape, tg_dtype_name(dt), (long long)i, g, w);
-		else
-			ck_assert_msg(fabs(g - w) <= tol * (fabs(w) + 1),
-			              "%s %s %s [%lld]: got %.9g want %.9g", op,
-			              shape, tg_dtype_name(dt), (long long)i, g, w);
-	}
+	ot_check_vals(op, shape, dt, got, want, k, tol, exact,
+	              OT_NONFINITE_EXACT);
 	ncases++;
 }
 
@@ -270,7 +226,7 @@ static void run_binary(const struct bop *o, tg_dtype dt)
 		k = read_as(r, n, out, got);
 		for (i = 0; i < k; i++)
 			want[i] = o->cmp ? o->ref(a[i], b[i], dt)
-			                 : wrap(o->ref(a[i], b[i], dt), dt);
+			                 : ot_wrap(o->ref(a[i], b[i], dt), dt);
 		check_vals(o->name, s->name, dt, got, want, k,
 		           tol_of(dt, o->f16mul), !isf || o->cmp);
 		tg_scope_end();
@@ -413,7 +369,7 @@ static void run_unary(const struct uop *o, tg_dtype dt)
 		read_as(x, n, s->a, a);
 		k = read_as(r, n, s->a, got);
 		for (i = 0; i < k; i++)
-			want[i] = wrap(o->ref(a[i]), rdt);
+			want[i] = ot_wrap(o->ref(a[i]), rdt);
 		check_vals(o->name, s->name, dt, got, want, k,
 		           tol_of(dt, o->f16mul), !isf);
 		tg_scope_end();
@@ -508,8 +464,9 @@ static void run_scalar(sfn f, bref ref, int reverse, int cmp, const char *name,
 	read_as(x, 1, s, a);
 	k = read_as(r, 1, s, got);
 	for (i = 0; i < k; i++)
-		want[i] = wrap(reverse ? ref(v, a[i], dt) : ref(a[i], v, dt),
-		               cmp ? TG_BOOL : want_dt);
+		want[i] = ot_wrap(reverse ? ref(v, a[i], dt)
+		                          : ref(a[i], v, dt),
+		                  cmp ? TG_BOOL : want_dt);
 	check_vals(name, "odd37", dt, got, want, k, tol_of(want_dt, 2),
 	           !tg_dtype_is_float(want_dt) || cmp);
 	tg_scope_end();
@@ -750,10 +707,8 @@ END_TEST
 static Suite *ops_suite(void)
 {
 	Suite *s = suite_create("ops");
-	TCase *t = tcase_create("ops");
+	TCase *t = ot_tcase("ops", 300);
 
-	tcase_add_checked_fixture(t, setup, teardown);
-	tcase_set_timeout(t, 300);
 	tcase_add_test(t, binary_ops_match_reference);
 	tcase_add_test(t, unary_ops_match_reference);
 	tcase_add_test(t, unary_float_ops_promote_ints);

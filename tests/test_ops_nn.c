@@ -8,35 +8,16 @@
  */
 #include "config.h"
 
-#include <math.h>
-#include <stdint.h>
-
-#include "testlib.h"
+#include "optest.h"
 
 #define MAXD 8
 
-static void setup(void)
-{
-	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
-}
-
-static void teardown(void)
-{
-	tg_shutdown();
-}
-
 /* ---- inputs ---- */
-
-static double u01(int64_t i, int which)
-{
-	double x = sin((double)i * 12.9898 + which * 78.233 + 1.0) * 43758.5453;
-	return x - floor(x);
-}
 
 /* A value exactly representable in dt (and in float32). */
 static double gen(int64_t i, int which, tg_dtype dt)
 {
-	double u = u01(i, which);
+	double u = ot_u01(i, which);
 
 	if (dt == TG_BOOL)
 		return u > 0.5;
@@ -45,16 +26,6 @@ static double gen(int64_t i, int which, tg_dtype dt)
 	if (!tg_dtype_is_float(dt))
 		return floor(21 * u) - 10;
 	return (double)(float)(-2 + 4 * u);
-}
-
-static int64_t numel_of(size_t n, const int64_t *s)
-{
-	int64_t k = 1;
-	size_t j;
-
-	for (j = 0; j < n; j++)
-		k *= s[j];
-	return k;
 }
 
 static double *dalloc(int64_t k)
@@ -74,7 +45,7 @@ static double *dalloc(int64_t k)
 static tg_tensor *mk(tg_dtype dt, size_t n, const int64_t *s, int which,
                      int trans, double **vals)
 {
-	int64_t k = numel_of(n, s), ps[MAXD], i;
+	int64_t k = ot_numel(n, s), ps[MAXD], i;
 	float *f = malloc((size_t)(k ? k : 1) * sizeof *f);
 	double *v = dalloc(k);
 	tg_tensor *t;
@@ -134,16 +105,6 @@ static double *rd(tg_tensor *t, int64_t *k)
 	return d;
 }
 
-static double wrap(double v, tg_dtype dt)
-{
-	switch (dt) {
-	case TG_INT8: return (int8_t)(uint8_t)(int64_t)v;
-	case TG_UINT8: return (uint8_t)(int64_t)v;
-	case TG_INT32: return (int32_t)(uint32_t)(int64_t)v;
-	default: return v;
-	}
-}
-
 static double tol_of(tg_dtype dt)
 {
 	return dt == TG_FLOAT16 ? 1e-2 : 1e-4;
@@ -187,7 +148,7 @@ static void check_res(const char *name, tg_tensor *r, tg_dtype dt, size_t n,
 		              tg_tensor_shape_str(r, b1, sizeof b1),
 		              shp(n, s, b2, sizeof b2));
 	got = rd(r, &k);
-	ck_assert_int_eq(k, numel_of(n, s));
+	ck_assert_int_eq(k, ot_numel(n, s));
 	for (i = 0; i < k; i++) {
 		double g = got[i], w = want[i];
 
@@ -328,8 +289,8 @@ static void run_mm(const struct mmcase *c, tg_dtype da, tg_dtype db,
 	y = mk(db, c->nb, c->b, 2, c->tb, &b);
 	r = use_dot ? tg_dot(x, y) : tg_matmul(x, y);
 	want = ref_matmul(a, c->na, c->a, b, c->nb, c->b, &on, os);
-	for (i = 0; i < (size_t)numel_of(on, os); i++)
-		want[i] = wrap(want[i], out);
+	for (i = 0; i < (size_t)ot_numel(on, os); i++)
+		want[i] = ot_wrap(want[i], out);
 	check_res(name, r, out, on, os, want);
 	free(a), free(b), free(want);
 	tg_scope_end();
@@ -397,11 +358,11 @@ START_TEST(linear_matches_reference)
 		} else {
 			on = C[ci].nx;
 			memcpy(os, C[ci].x, on * sizeof *os);
-			want = dalloc(numel_of(on, os));
-			for (i = 0; i < numel_of(on, os); i++)
+			want = dalloc(ot_numel(on, os));
+			for (i = 0; i < ot_numel(on, os); i++)
 				want[i] = x[i] * w[i % bs[0]];
 		}
-		k = numel_of(on, os);
+		k = ot_numel(on, os);
 		last = os[on - 1];
 		if (bv)
 			for (i = 0; i < k; i++)
@@ -452,7 +413,7 @@ static void run_conv(const struct cvcase *c)
 	tw = mk(TG_FLOAT32, 4, ws, 7, 0, &w);
 	if (c->bias)
 		tb = mk(TG_FLOAT32, 1, bsz, 8, 0, &bv);
-	want = dalloc(numel_of(4, os));
+	want = dalloc(ot_numel(4, os));
 	for (n = 0; n < c->n; n++)
 		for (oc = 0; oc < c->cout; oc++)
 			for (oy = 0; oy < oh; oy++)
@@ -551,7 +512,7 @@ static void run_convt(const struct cvcase *c)
 	tw = mk(TG_FLOAT32, 4, ws, 10, 0, &w);
 	if (c->bias)
 		tb = mk(TG_FLOAT32, 1, bsz, 11, 0, &bv);
-	want = dalloc(numel_of(4, os));
+	want = dalloc(ot_numel(4, os));
 	for (n = 0; n < c->n; n++)
 		for (ic = 0; ic < c->cin; ic++)
 			for (iy = 0; iy < c->h; iy++)
@@ -575,7 +536,7 @@ static void run_convt(const struct cvcase *c)
 									  c->kw + kx];
 							}
 	if (bv)
-		for (i = 0; i < numel_of(4, os); i++)
+		for (i = 0; i < ot_numel(4, os); i++)
 			want[i] += bv[(i / (oh * ow)) % c->cout];
 	memset(&o, 0, sizeof o);
 	memcpy(o.stride, c->s, sizeof o.stride);
@@ -800,7 +761,7 @@ static void run_sdpa(const struct sdcase *c)
 		 * nothing kept is NaN in torch too) */
 		size_t nm = c->mask == 1 ? 2 : 4;
 		const int64_t *ms = c->mask == 1 ? ms2 : ms4;
-		int64_t km = numel_of(nm, ms);
+		int64_t km = ot_numel(nm, ms);
 		float *f = malloc((size_t)km * sizeof *f);
 
 		ck_assert_ptr_nonnull(f);
@@ -810,7 +771,7 @@ static void run_sdpa(const struct sdcase *c)
 		tm = tg_cast(tg_tensor_new(NULL, TG_FLOAT32, nm, ms, f), TG_BOOL);
 		free(f);
 	}
-	want = dalloc(numel_of(4, os));
+	want = dalloc(ot_numel(4, os));
 	sc = dalloc(c->lk);
 	for (bh = 0; bh < c->b * c->h; bh++)
 		for (i = 0; i < c->lq; i++) {
@@ -984,10 +945,8 @@ END_TEST
 static Suite *ops_nn_suite(void)
 {
 	Suite *s = suite_create("ops_nn");
-	TCase *t = tcase_create("ops_nn");
+	TCase *t = ot_tcase("ops_nn", 300);
 
-	tcase_add_checked_fixture(t, setup, teardown);
-	tcase_set_timeout(t, 300);
 	tcase_add_test(t, matmul_matches_reference);
 	tcase_add_test(t, linear_matches_reference);
 	tcase_add_test(t, conv2d_matches_reference);

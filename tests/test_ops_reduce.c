@@ -16,22 +16,10 @@
  */
 #include "config.h"
 
-#include <math.h>
-#include <stdint.h>
 #include <sys/mman.h>
 
-#include "testlib.h"
+#include "optest.h"
 #include "tensor/tensor.h" /* TG_MAX_DIMS, tg_tensor.refs */
-
-static void setup(void)
-{
-	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
-}
-
-static void teardown(void)
-{
-	tg_shutdown();
-}
 
 /* ---- case counting: tests run in forked children, so the total lives
  * in shared memory that main() maps before running them ---- */
@@ -50,17 +38,11 @@ static void count_case(void)
 
 enum dom { ANY, Q, POS };
 
-static double u01(int i, int which)
-{
-	double x = sin(i * 12.9898 + which * 78.233 + 1.0) * 43758.5453;
-	return x - floor(x);
-}
-
 /* Values exact in the dtype: floats on a 1/64 grid in [-3, 3) (Q: a
  * coarse grid with many ties), ints in [-10, 10] ([0, 20] unsigned). */
 static double gen(int i, int which, int dom, tg_dtype dt)
 {
-	double u = u01(i, which);
+	double u = ot_u01(i, which);
 
 	if (dt == TG_BOOL)
 		return u > 0.5;
@@ -121,21 +103,11 @@ static double h2f(uint16_t h)
 	return (h & 0x8000) ? -v : v;
 }
 
-static int64_t numel(size_t nd, const int64_t *s)
-{
-	int64_t k = 1;
-	size_t i;
-
-	for (i = 0; i < nd; i++)
-		k *= s[i];
-	return k;
-}
-
 /* A tensor of shape s holding v (converted to dt on the host). */
 static tg_tensor *mkv(tg_dtype dt, size_t nd, const int64_t *s,
                       const double *v)
 {
-	int64_t k = numel(nd, s), i;
+	int64_t k = ot_numel(nd, s), i;
 	size_t sz = tg_dtype_size(dt);
 	unsigned char *raw = malloc((size_t)(k ? k : 1) * sz);
 	tg_tensor *t;
@@ -195,7 +167,7 @@ enum { CONTIG, PERMUTED, FLIPPED };
 static tg_tensor *mk_in(tg_dtype dt, size_t nd, const int64_t *s, int kind,
                         int which, int dom, double *lv)
 {
-	int64_t k = numel(nd, s), i, idx[TG_MAX_DIMS], bi[TG_MAX_DIMS];
+	int64_t k = ot_numel(nd, s), i, idx[TG_MAX_DIMS], bi[TG_MAX_DIMS];
 	int64_t bs[TG_MAX_DIMS];
 	double *bv = malloc((size_t)(k ? k : 1) * sizeof *bv);
 	int order[TG_MAX_DIMS], zero = 0;
@@ -276,19 +248,8 @@ static void check_vals(const char *op, const char *desc, tg_dtype dt,
                        const double *got, const double *want, int64_t k,
                        double tol, int exact)
 {
-	int64_t i;
-
-	for (i = 0; i < k; i++) {
-		double g = got[i], w = want[i];
-		if (exact || isnan(w) || isinf(w))
-			ck_assert_msg(g == w || (isnan(w) && isnan(g)),
-			              "%s %s %s [%lld]: got %.9g want %.9g", op,
-			              desc, tg_dtype_name(dt), (long long)i, g, w);
-		else
-			ck_assert_msg(fabs(g - w) <= tol * (fabs(w) + 1),
-			              "%s %s %s [%lld]: got %.9g want %.9g", op,
-			              desc, tg_dtype_name(dt), (long long)i, g, w);
-	}
+	ot_check_vals(op, desc, dt, got, want, k, tol, exact,
+	              OT_NONFINITE_EXACT);
 	count_case();
 }
 
@@ -385,14 +346,14 @@ static int64_t ref_reduce(int op, size_t nd, const int64_t *s, uint32_t mask,
                           const double *in, double corr, double *out)
 {
 	int64_t os[TG_MAX_DIMS], idx[TG_MAX_DIMS], oi[TG_MAX_DIMS];
-	int64_t nin = numel(nd, s), nout, o, i, n;
+	int64_t nin = ot_numel(nd, s), nout, o, i, n;
 	double *grp = malloc((size_t)(nin ? nin : 1) * sizeof *grp);
 	size_t j, k;
 
 	ck_assert_ptr_nonnull(grp);
 	for (j = 0; j < nd; j++)
 		os[j] = (mask >> j) & 1 ? 1 : s[j];
-	nout = numel(nd, os);
+	nout = ot_numel(nd, os);
 	for (o = 0; o < nout; o++) {
 		n = 0;
 		for (i = 0; i < nin; i++) {
@@ -866,7 +827,7 @@ START_TEST(argmax_argmin_first_index_wins)
 
 				if (axis == TG_AXIS_NONE) {
 					m = 1;
-					fl[0] = numel(s->nd, s->s);
+					fl[0] = ot_numel(s->nd, s->s);
 					ond = 0;
 				} else {
 					m = s->nd ? 1u << (axis < 0 ? axis + (int)s->nd
@@ -941,7 +902,7 @@ START_TEST(softmax_family)
 				tg_dtype rdt = tg_dtype_is_float(dts[d]) ? dts[d]
 				               : TG_FLOAT32;
 				double in[128], lse[128], want[128];
-				int64_t os[3], idx[3], oi[3], i, k = numel(s->nd, s->s);
+				int64_t os[3], idx[3], oi[3], i, k = ot_numel(s->nd, s->s);
 				size_t ond, j;
 				char desc[96];
 				const char *name = op == 0 ? "logsumexp" : op == 1
@@ -1023,7 +984,7 @@ START_TEST(cumsum_short_and_long_axes)
 	for (c = 0; c < sizeof C / sizeof C[0]; c++) {
 		size_t nd = C[c].nd;
 		int a = nd ? (C[c].axis < 0 ? C[c].axis + (int)nd : C[c].axis) : 0;
-		int64_t k = numel(nd, C[c].s), i, idx[3], t;
+		int64_t k = ot_numel(nd, C[c].s), i, idx[3], t;
 		tg_tensor *x, *y;
 		char desc[64];
 
@@ -1121,7 +1082,7 @@ static void check_perm(const char *op, const char *desc, tg_tensor *y,
 {
 	double want[256];
 	int64_t ns[TG_MAX_DIMS], idx[TG_MAX_DIMS], oi[TG_MAX_DIMS], i;
-	int64_t k = numel(nd, s);
+	int64_t k = ot_numel(nd, s);
 	size_t j;
 
 	for (j = 0; j < nd; j++)
@@ -1359,7 +1320,7 @@ START_TEST(slice_matches_python)
 			          in);
 			y = tg_slice(x, C[c].n, C[c].s);
 			check_meta("slice", desc, y, TG_INT32, nout, os);
-			k = numel(nd, full);
+			k = ot_numel(nd, full);
 			for (i = 0; i < k; i++) {
 				unravel(i, nd, full, idx);
 				for (j = 0; j < nd; j++)
@@ -1399,7 +1360,7 @@ START_TEST(gather_matches_torch)
 	ncases = 0;
 	for (c = 0; c < sizeof C / sizeof C[0]; c++) {
 		int a = C[c].axis < 0 ? C[c].axis + 3 : C[c].axis;
-		int64_t k = numel(3, C[c].is), i, idx[3];
+		int64_t k = ot_numel(3, C[c].is), i, idx[3];
 		char desc[64];
 		tg_tensor *x, *ti, *y;
 
@@ -1407,7 +1368,8 @@ START_TEST(gather_matches_torch)
 		         C[c].axis, (long long)C[c].is[0], (long long)C[c].is[1],
 		         (long long)C[c].is[2]);
 		for (i = 0; i < k; i++)
-			ix[i] = floor(u01((int)i, 30 + (int)c) * (double)s[a]);
+			ix[i] = floor(ot_u01((int)i, 30 + (int)c) *
+			              (double)s[a]);
 		tg_scope_begin();
 		x = mk_in(C[c].dt, 3, s, C[c].kind, 31 + (int)c, ANY, in);
 		ti = mkv(C[c].idt, 3, C[c].is, ix);
@@ -1489,7 +1451,7 @@ START_TEST(cat_and_stack)
 		}
 		y = tg_cat((const tg_tensor *const *)ts, C[c].n, C[c].axis);
 		check_meta("cat", desc, y, dt, 3, os);
-		k = numel(3, os);
+		k = ot_numel(3, os);
 		for (q = 0; q < k; q++) {
 			int64_t s[3];
 			unravel(q, 3, os, idx);
@@ -1567,7 +1529,7 @@ START_TEST(repeat_tiles)
 			y = tg_repeat(mk_in(TG_FLOAT32, 2, s, kind ? PERMUTED : CONTIG,
 			                    5, ANY, in), n, C[c].r);
 			check_meta("repeat", desc, y, TG_FLOAT32, n, os);
-			k = numel(n, os);
+			k = ot_numel(n, os);
 			for (q = 0; q < k; q++) {
 				unravel(q, n, os, idx);
 				r[0] = idx[lead] % s[0];
@@ -1596,7 +1558,7 @@ static void check_pieces(const char *op, const char *desc, tg_tensor **out,
 		memcpy(ps, s, nd * sizeof *ps);
 		ps[a] = sz[i];
 		check_meta(op, desc, out[i], TG_INT32, nd, ps);
-		k = numel(nd, ps);
+		k = ot_numel(nd, ps);
 		for (q = 0; q < k; q++) {
 			unravel(q, nd, ps, idx);
 			idx[a] += at;
@@ -1739,7 +1701,7 @@ START_TEST(triu_tril_one_hot)
 		for (ki = 0; ki < sizeof K / sizeof K[0]; ki++)
 			for (up = 0; up < 2; up++) {
 				size_t nd = X[xi].nd;
-				int64_t k = numel(nd, X[xi].s), i, idx[3], d;
+				int64_t k = ot_numel(nd, X[xi].s), i, idx[3], d;
 				char desc[64];
 				tg_tensor *x, *y;
 
@@ -1771,12 +1733,12 @@ START_TEST(triu_tril_one_hot)
 		size_t oi;
 
 		for (oi = 0; oi < sizeof O / sizeof O[0]; oi++) {
-			int64_t n = numel(O[oi].nd, O[oi].s), i, c, os[3];
+			int64_t n = ot_numel(O[oi].nd, O[oi].s), i, c, os[3];
 			char desc[32];
 			tg_tensor *y;
 
 			for (i = 0; i < n; i++)
-				ix[i] = O[oi].nc ? floor(u01((int)i, 9) * (double)O[oi].nc)
+				ix[i] = O[oi].nc ? floor(ot_u01((int)i, 9) * (double)O[oi].nc)
 				                 : 0;
 			memcpy(os, O[oi].s, sizeof O[oi].s);
 			os[O[oi].nd] = O[oi].nc;
@@ -2030,10 +1992,8 @@ END_TEST
 static Suite *ops_reduce_suite(void)
 {
 	Suite *s = suite_create("ops_reduce");
-	TCase *t = tcase_create("ops_reduce");
+	TCase *t = ot_tcase("ops_reduce", 600);
 
-	tcase_add_checked_fixture(t, setup, teardown);
-	tcase_set_timeout(t, 600);
 	tcase_add_test(t, reductions_match_reference);
 	tcase_add_test(t, keepdim_both_ways);
 	tcase_add_test(t, reduction_dtype_rules);

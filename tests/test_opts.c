@@ -8,11 +8,8 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdarg.h>
 
-#include "testlib.h"
-#include "../libtgcore/ir/ir.h"
-#include "../libtgcore/codegen/codegen.h"
+#include "kasttest.h"
 
 static tg_kast *k;
 
@@ -26,21 +23,6 @@ static void setup(void)
 static void teardown(void)
 {
 	tg_kast_free(k);
-}
-
-static tg_st *st(size_t n, ...)
-{
-	tg_sint sh[8];
-	va_list ap;
-	tg_st *s;
-
-	va_start(ap, n);
-	for (size_t i = 0; i < n; i++)
-		sh[i] = tg_si(va_arg(ap, int));
-	va_end(ap);
-	s = tg_st_from_shape(NULL, n, sh);
-	ck_assert_msg(s != NULL, "%s", tg_last_error());
-	return s;
 }
 
 /* Replaces s by the result of a movement op (NULL fails the test). */
@@ -65,58 +47,22 @@ static tg_st *expand3(tg_st *s, int a, int b, int c)
 	return moved(s, tg_st_expand(NULL, s, 3, sh));
 }
 
-static const struct tg_renderer_caps *cpu_caps(void)
-{
-	tg_dev *dev = tg_dev_get("CPU");
-
-	ck_assert_msg(dev != NULL, "%s", tg_last_error());
-	return tg_dev_caps(dev);
-}
-
-static tg_buffer *buf_with(tg_dtype dt, size_t n, const void *host)
-{
-	tg_buffer *b = tg_buffer_new(tg_dev_get("CPU"), n, dt);
-
-	ck_assert_msg(b != NULL, "%s", tg_last_error());
-	if (host)
-		ck_assert_int_eq(tg_buffer_copyin(b, host,
-		                                  n * tg_dtype_size(dt)), TG_OK);
-	else
-		ck_assert_int_eq(tg_buffer_allocate(b), TG_OK);
-	return b;
-}
-
-static void fill(float *x, size_t n, float mul, float add)
-{
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)((int)(i * 7 % 11) - 5) * mul + add;
-}
-
 /* Compiles sink (NOOPT when noopt), checks its opts, runs it over bufs
  * and copies buffer 0 (nbytes) into out0, buffer 1 into out1 if set. */
 static void run1(tg_ast *sink, int noopt, const char *opts, tg_buffer **bufs,
                  size_t nbufs, void *out0, void *out1, size_t nbytes)
 {
 	tg_ksrc ks;
-	tg_program *p;
-	tg_launch_args args = { .bufs = bufs, .nbufs = nbufs,
-		.local = { 1, 1, 1 } };
 
 	if (noopt)
 		setenv("NOOPT", "1", 1);
-	ck_assert_msg(tg_codegen(sink, cpu_caps(), &ks) == TG_OK, "%s",
+	ck_assert_msg(tg_codegen(sink, kt_cpu_caps(), &ks) == TG_OK, "%s",
 	              tg_last_error());
 	unsetenv("NOOPT");
 	if (getenv("TG_TEST_SHOW_SOURCE"))  /* for debugging */
 		fprintf(stderr, "%s\n%s", ks.opts, ks.src);
 	ck_assert_str_eq(ks.opts, noopt ? "" : opts);
-	for (int i = 0; i < 3; i++)
-		args.global[i] = ks.global[i];
-	p = tg_program_new(tg_dev_get("CPU"), ks.name, ks.src);
-	ck_assert_msg(p != NULL, "%s\n%s", tg_last_error(), ks.src);
-	ck_assert_msg(tg_program_launch(p, &args, NULL) == TG_OK, "%s",
-	              tg_last_error());
-	tg_program_free(p);
+	kt_launch(&ks, bufs, nbufs);
 	tg_ksrc_free(&ks);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out0, nbytes), TG_OK);
 	if (out1)
@@ -145,18 +91,12 @@ static void run_both(tg_ast *sink, const char *opts, tg_buffer **bufs,
 	free(got1);
 }
 
-static void unref(tg_buffer **b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		tg_buffer_unref(b[i]);
-}
-
 /* out(M,N) = a(M,K) @ b(K,N) over the full shape (M,N,K). */
 static tg_ast *matmul(int m, int n, int kk)
 {
 	static const uint32_t tr[2] = { 1, 0 };
-	tg_st *sa = expand3(reshape3(st(2, m, kk), m, 1, kk), m, n, kk);
-	tg_st *sb = st(2, kk, n);
+	tg_st *sa = expand3(reshape3(kt_st(2, m, kk), m, 1, kk), m, n, kk);
+	tg_st *sb = kt_st(2, kk, n);
 	tg_ast *x, *y, *r, *s;
 
 	sb = moved(sb, tg_st_permute(NULL, sb, 2, tr));
@@ -164,7 +104,7 @@ static tg_ast *matmul(int m, int n, int kk)
 	x = tg_ast_load(k, 1, TG_FLOAT32, sa);
 	y = tg_ast_load(k, 2, TG_FLOAT32, sb);
 	r = tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL, x, y, NULL), 4u);
-	s = tg_ast_store(k, 0, r, st(3, m, n, 1));
+	s = tg_ast_store(k, 0, r, kt_st(3, m, n, 1));
 	ck_assert_msg(s != NULL, "%s", tg_last_error());
 	return tg_ast_sink(k, &s, 1);
 }
@@ -177,11 +117,11 @@ static void check_matmul(int m, int n, int kk, const char *opts)
 	tg_buffer *bufs[3];
 
 	ck_assert(a && b && out);
-	fill(a, (size_t)(m * kk), 0.5f, 0.125f);
-	fill(b, (size_t)(kk * n), 0.25f, -0.5f);
-	bufs[0] = buf_with(TG_FLOAT32, (size_t)(m * n), NULL);
-	bufs[1] = buf_with(TG_FLOAT32, (size_t)(m * kk), a);
-	bufs[2] = buf_with(TG_FLOAT32, (size_t)(kk * n), b);
+	kt_fill(a, (size_t)(m * kk), 0.5f, 0.125f);
+	kt_fill(b, (size_t)(kk * n), 0.25f, -0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, (size_t)(m * n), NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, (size_t)(m * kk), a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, (size_t)(kk * n), b);
 	run_both(matmul(m, n, kk), opts, bufs, 3, 1, out,
 	         sizeof *out * (size_t)(m * n));
 	for (int i = 0; i < m; i++)
@@ -191,7 +131,7 @@ static void check_matmul(int m, int n, int kk, const char *opts)
 				acc += (double)a[i * kk + l] * b[l * n + j];
 			ck_assert_double_eq_tol(out[i * n + j], acc, 1e-4);
 		}
-	unref(bufs, 3);
+	kt_unref(bufs, 3);
 	free(a);
 	free(b);
 	free(out);
@@ -224,7 +164,7 @@ START_TEST(matmul_name)
 {
 	tg_ksrc ks;
 
-	ck_assert_int_eq(tg_codegen(matmul(16, 16, 16), cpu_caps(), &ks),
+	ck_assert_int_eq(tg_codegen(matmul(16, 16, 16), kt_cpu_caps(), &ks),
 	                 TG_OK);
 	ck_assert_str_eq(ks.name, "r_4_4_4_4_4_4");
 	ck_assert_uint_eq(ks.global[0], 4);
@@ -251,7 +191,7 @@ START_TEST(noopt_env)
 
 	setenv("NOOPT", "1", 1);
 	ck_assert_int_eq(tg_codegen_noopt(), 1);
-	ck_assert_int_eq(tg_codegen(matmul(16, 16, 16), cpu_caps(), &ks),
+	ck_assert_int_eq(tg_codegen(matmul(16, 16, 16), kt_cpu_caps(), &ks),
 	                 TG_OK);
 	ck_assert_str_eq(ks.opts, "");
 	ck_assert_str_eq(ks.name, "r_16_16_16");
@@ -275,29 +215,29 @@ static void check_elementwise(int rows, int cols, const char *opts)
 {
 	size_t n = (size_t)(rows * cols);
 	float a[64], b[64], c[64], out[64];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(2, rows, cols));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, st(2, rows, cols));
-	tg_ast *z = tg_ast_load(k, 3, TG_FLOAT32, st(2, rows, cols));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, rows, cols));
+	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, rows, cols));
+	tg_ast *z = tg_ast_load(k, 3, TG_FLOAT32, kt_st(2, rows, cols));
 	tg_ast *v = tg_ast_alu(k, TG_ADD, tg_ast_alu(k, TG_MUL, x, y, NULL),
 	                       z, NULL);
 	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_MAX, v, x, NULL),
-	                         st(2, rows, cols));
+	                         kt_st(2, rows, cols));
 	tg_buffer *bufs[4];
 
 	ck_assert(n <= 64);
-	fill(a, n, 0.5f, 0.25f);
-	fill(b, n, -1.5f, 0.5f);
-	fill(c, n, 2.0f, -1.0f);
-	bufs[0] = buf_with(TG_FLOAT32, n, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, n, a);
-	bufs[2] = buf_with(TG_FLOAT32, n, b);
-	bufs[3] = buf_with(TG_FLOAT32, n, c);
+	kt_fill(a, n, 0.5f, 0.25f);
+	kt_fill(b, n, -1.5f, 0.5f);
+	kt_fill(c, n, 2.0f, -1.0f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, n, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, n, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, n, b);
+	bufs[3] = kt_buf_with(TG_FLOAT32, n, c);
 	run_both(tg_ast_sink(k, &s, 1), opts, bufs, 4, 1, out, n * sizeof *out);
 	for (size_t i = 0; i < n; i++) {
 		float e = a[i] * b[i] + c[i];
 		ck_assert_float_eq(out[i], e > a[i] ? e : a[i]);
 	}
-	unref(bufs, 4);
+	kt_unref(bufs, 4);
 }
 
 START_TEST(elementwise_upcast)
@@ -318,18 +258,18 @@ START_TEST(padded_upcast)
 {
 	tg_sint arg[4] = { tg_si(0), tg_si(0), tg_si(1), tg_si(1) };
 	float a[24], out[32];
-	tg_st *sa = st(2, 4, 6);
+	tg_st *sa = kt_st(2, 4, 6);
 	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32,
 	                        moved(sa, tg_st_pad(NULL, sa, 2, arg)));
 	tg_scalar one = { .f = 1.0 };
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, one, st(2, 1, 1));
+	tg_ast *c = tg_ast_const(k, TG_FLOAT32, one, kt_st(2, 1, 1));
 	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
-	                         st(2, 4, 8));
+	                         kt_st(2, 4, 8));
 	tg_buffer *bufs[2];
 
-	fill(a, 24, 0.5f, 0.25f);
-	bufs[0] = buf_with(TG_FLOAT32, 32, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 24, a);
+	kt_fill(a, 24, 0.5f, 0.25f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 32, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 24, a);
 	run_both(tg_ast_sink(k, &s, 1), "UPCAST(1,4)", bufs, 2, 1, out,
 	         sizeof out);
 	for (int i = 0; i < 4; i++)
@@ -337,7 +277,7 @@ START_TEST(padded_upcast)
 			float e = j == 0 || j == 7 ? 0.0f : a[i * 6 + j - 1];
 			ck_assert_float_eq(out[i * 8 + j], e + 1.0f);
 		}
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 
@@ -346,20 +286,20 @@ START_TEST(sum_unroll)
 {
 	float a[64], out[1];
 	double acc = 0;
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(1, 64));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(1, 64));
 	tg_ast *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 1u),
-	                         st(1, 1));
+	                         kt_st(1, 1));
 	tg_buffer *bufs[2];
 
-	fill(a, 64, 0.375f, 0.125f);
-	bufs[0] = buf_with(TG_FLOAT32, 1, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 64, a);
+	kt_fill(a, 64, 0.375f, 0.125f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 1, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 64, a);
 	run_both(tg_ast_sink(k, &s, 1), "UNROLL(0,4)", bufs, 2, 1, out,
 	         sizeof out);
 	for (int i = 0; i < 64; i++)
 		acc += a[i];
 	ck_assert_double_eq_tol(out[0], acc, 1e-4);
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 
@@ -368,20 +308,20 @@ START_TEST(sum_two_axes)
 {
 	float a[24], out[1];
 	double acc = 0;
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(2, 3, 8));
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 8));
 	tg_ast *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 3u),
-	                         st(2, 1, 1));
+	                         kt_st(2, 1, 1));
 	tg_buffer *bufs[2];
 
-	fill(a, 24, 0.375f, 0.125f);
-	bufs[0] = buf_with(TG_FLOAT32, 1, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 24, a);
+	kt_fill(a, 24, 0.375f, 0.125f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 1, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 24, a);
 	run_both(tg_ast_sink(k, &s, 1), "UNROLL(1,4)", bufs, 2, 1, out,
 	         sizeof out);
 	for (int i = 0; i < 24; i++)
 		acc += a[i];
 	ck_assert_double_eq_tol(out[0], acc, 1e-4);
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 
@@ -391,20 +331,20 @@ START_TEST(four_dims)
 {
 	static const uint32_t perm[4] = { 3, 2, 1, 0 };
 	float a[240], b[240], out[240];
-	tg_st *sb = st(4, 8, 5, 3, 2);
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st(4, 2, 3, 5, 8));
+	tg_st *sb = kt_st(4, 8, 5, 3, 2);
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(4, 2, 3, 5, 8));
 	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32,
 	                        moved(sb, tg_st_permute(NULL, sb, 4, perm)));
 	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
-	                         st(4, 2, 3, 5, 8));
+	                         kt_st(4, 2, 3, 5, 8));
 	tg_buffer *bufs[3];
 
-	fill(a, 240, 0.5f, 0.25f);
+	kt_fill(a, 240, 0.5f, 0.25f);
 	for (int i = 0; i < 240; i++)
 		b[i] = (float)i;
-	bufs[0] = buf_with(TG_FLOAT32, 240, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 240, a);
-	bufs[2] = buf_with(TG_FLOAT32, 240, b);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 240, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 240, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 240, b);
 	run_both(tg_ast_sink(k, &s, 1), "UPCAST(3,4)", bufs, 3, 1, out,
 	         sizeof out);
 	for (int i = 0; i < 2; i++)
@@ -415,7 +355,7 @@ START_TEST(four_dims)
 					int t = ((m * 5 + l) * 3 + j) * 2 + i;
 					ck_assert_float_eq(out[o], a[o] + b[t]);
 				}
-	unref(bufs, 3);
+	kt_unref(bufs, 3);
 }
 END_TEST
 
@@ -424,21 +364,21 @@ END_TEST
 START_TEST(two_outputs)
 {
 	float a[96], o0[8], o1[8];
-	tg_ast *x = tg_ast_load(k, 2, TG_FLOAT32, st(2, 8, 12));
+	tg_ast *x = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 8, 12));
 	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
 	tg_scalar two = { .f = 2.0 };
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, two, st(2, 1, 1));
+	tg_ast *c = tg_ast_const(k, TG_FLOAT32, two, kt_st(2, 1, 1));
 	tg_ast *sts[2] = {
-		tg_ast_store(k, 0, r, st(2, 8, 1)),
+		tg_ast_store(k, 0, r, kt_st(2, 8, 1)),
 		tg_ast_store(k, 1, tg_ast_alu(k, TG_MUL, r, c, NULL),
-		             st(2, 8, 1))
+		             kt_st(2, 8, 1))
 	};
 	tg_buffer *bufs[3];
 
-	fill(a, 96, 0.5f, 0.125f);
-	bufs[0] = buf_with(TG_FLOAT32, 8, NULL);
-	bufs[1] = buf_with(TG_FLOAT32, 8, NULL);
-	bufs[2] = buf_with(TG_FLOAT32, 96, a);
+	kt_fill(a, 96, 0.5f, 0.125f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 8, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 8, NULL);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 96, a);
 	run_both(tg_ast_sink(k, sts, 2), "UNROLL(1,4)", bufs, 3, 2, o0,
 	         sizeof o0);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[1], o1, sizeof o1), TG_OK);
@@ -449,7 +389,7 @@ START_TEST(two_outputs)
 		ck_assert_double_eq_tol(o0[i], acc, 1e-4);
 		ck_assert_float_eq(o1[i], o0[i] * 2.0f);
 	}
-	unref(bufs, 3);
+	kt_unref(bufs, 3);
 }
 END_TEST
 
@@ -459,15 +399,15 @@ END_TEST
 START_TEST(max_int32)
 {
 	int32_t a[40], out[8];
-	tg_ast *x = tg_ast_load(k, 1, TG_INT32, st(2, 4, 8));
+	tg_ast *x = tg_ast_load(k, 1, TG_INT32, kt_st(2, 4, 8));
 	tg_ast *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_MAX, x, 1u),
-	                         st(2, 1, 8));
+	                         kt_st(2, 1, 8));
 	tg_buffer *bufs[2];
 
 	for (int i = 0; i < 40; i++)
 		a[i] = (i * 37 % 23) - 100;
-	bufs[0] = buf_with(TG_INT32, 8, NULL);
-	bufs[1] = buf_with(TG_INT32, 32, a);
+	bufs[0] = kt_buf_with(TG_INT32, 8, NULL);
+	bufs[1] = kt_buf_with(TG_INT32, 32, a);
 	run_both(tg_ast_sink(k, &s, 1), "UNROLL(0,0)", bufs, 2, 1, out,
 	         sizeof out);
 	for (int j = 0; j < 8; j++) {
@@ -476,11 +416,11 @@ START_TEST(max_int32)
 			m = a[i * 8 + j] > m ? a[i * 8 + j] : m;
 		ck_assert_int_eq(out[j], m);
 	}
-	unref(bufs, 2);
-	x = tg_ast_load(k, 1, TG_INT32, st(2, 8, 5));
-	s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_MAX, x, 2u), st(2, 8, 1));
-	bufs[0] = buf_with(TG_INT32, 8, NULL);
-	bufs[1] = buf_with(TG_INT32, 40, a);
+	kt_unref(bufs, 2);
+	x = tg_ast_load(k, 1, TG_INT32, kt_st(2, 8, 5));
+	s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_MAX, x, 2u), kt_st(2, 8, 1));
+	bufs[0] = kt_buf_with(TG_INT32, 8, NULL);
+	bufs[1] = kt_buf_with(TG_INT32, 40, a);
 	run_both(tg_ast_sink(k, &s, 1), "UPCAST(0,4)", bufs, 2, 1, out,
 	         sizeof out);
 	for (int i = 0; i < 8; i++) {
@@ -489,7 +429,7 @@ START_TEST(max_int32)
 			m = a[i * 5 + j] > m ? a[i * 5 + j] : m;
 		ck_assert_int_eq(out[i], m);
 	}
-	unref(bufs, 2);
+	kt_unref(bufs, 2);
 }
 END_TEST
 

@@ -223,6 +223,11 @@ typedef struct tg_kplan {
 	tg_opt opts[TG_MAX_OPTS]; /* applied, in order */
 } tg_kplan;
 
+/* Loop collapse (codegen/collapse.c): reduces that add a loop-invariant
+ * value under conditions linear in the loop become closed forms.  The
+ * rewritten sink, or NULL (error set). */
+tg_uop *tg_collapse_loops(tg_ir *ir, tg_uop *sink);
+
 /* Classifies sink's axes into *p (no opts).  Errors: symbolic shapes
  * (TG_EUNSUPPORTED), a malformed AST, OOM. */
 int tg_lower_plan(const tg_ast *sink, tg_kplan *p);
@@ -234,7 +239,9 @@ void tg_kplan_update(tg_kplan *p);
  * u > 1 is indexed outer*u + i, and the body is lowered once per value
  * i (constants substituted): one load, ALU and store per copy, one
  * accumulator per copy of the global (upcasted) axes, the copies of
- * the reduce (unrolled) axes folded into it in loop order. */
+ * the reduce (unrolled) axes folded into it in loop order.  Loop
+ * collapse follows: a reduce term that adds a loop-invariant value under
+ * conditions linear in the loop becomes value * count (no loop). */
 int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
              tg_uop **out);
 

@@ -21,6 +21,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,8 +477,9 @@ int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
 			                &ls.val[a->id * ls.ncopy + c]);
 		}
 	}
-	if (rc == TG_OK)
-		*out = ls.val[sink->id * ls.ncopy];
+	if (rc == TG_OK &&
+	    !(*out = tg_collapse_loops(ir, ls.val[sink->id * ls.ncopy])))
+		rc = tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
 done:
 	free(ls.val);
 	free(order);
