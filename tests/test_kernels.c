@@ -1114,6 +1114,72 @@ START_TEST(each_binary_op_names_itself_across_devices)
 }
 END_TEST
 
+/* The copies and kernels of one schedule for t. */
+static void count_items(tg_tensor *t, size_t *kernels, size_t *copies)
+{
+	tg_lazy *l = t->lazy;
+	tg_schedule sc;
+	size_t i;
+
+	*kernels = *copies = 0;
+	ck_assert_msg(tg_schedule_create(&l, 1, &sc) == 0, "%s",
+	              tg_last_error());
+	for (i = 0; i < sc.items.n; i++) {
+		*kernels += sc.items.v[i].ast != NULL;
+		*copies += sc.items.v[i].ast == NULL;
+	}
+	tg_schedule_free(&sc);
+}
+
+/* CPU -> MOCK -> CPU with values kept.  A copy there and straight back
+ * folds away (tinygrad's copy of a copy); realized on MOCK in between,
+ * each way is one copy item. */
+START_TEST(copies_between_devices_keep_values)
+{
+	char path[1024], mock[512];
+	const char *cpu = getenv("TG_PLUGIN_PATH");
+	int64_t s[1] = { 10 };
+	float hx[10], got[10];
+	tg_dev *c, *m;
+	tg_tensor *x, *on_m, *r;
+	size_t i, nk, nc;
+
+	snprintf(path, sizeof path, "%s:%s", cpu ? cpu : "plugins/cpu",
+	         tl_plugin("mock", mock, sizeof mock));
+	tg_scope_end();
+	tl_use_plugins(path);
+	tg_scope_begin();
+	c = tg_dev_get("CPU");
+	m = tg_dev_get("MOCK");
+	ck_assert_msg(c && m, "%s", tg_last_error());
+	for (i = 0; i < 10; i++)
+		hx[i] = (float)i - 4.5f;
+	x = tg_tensor_new(c, TG_FLOAT32, 1, s, hx);
+	ck_assert_int_eq(tg_realize(x), 0);
+	r = tg_to(tg_to(tg_mul_s(x, 2), m), c);
+	count_items(r, &nk, &nc);
+	ck_assert_uint_eq(nk, 1);
+	ck_assert_uint_eq(nc, 0);
+	on_m = tg_to(tg_mul_s(x, 2), m);
+	ck_assert_ptr_eq(tg_tensor_dev(on_m), m);
+	count_items(on_m, &nk, &nc);
+	ck_assert_uint_eq(nk, 1);
+	ck_assert_uint_eq(nc, 1);
+	ck_assert_int_eq(tg_realize(on_m), 0);
+	r = tg_add_s(tg_to(on_m, c), 1);
+	ck_assert_ptr_eq(tg_tensor_dev(r), c);
+	count_items(r, &nk, &nc);
+	ck_assert_uint_eq(nk, 1);
+	ck_assert_uint_eq(nc, 1);
+	ck_assert_int_eq(tg_tensor_data(r, got, sizeof got), 0);
+	for (i = 0; i < 10; i++)
+		ck_assert_float_eq(got[i], 2 * hx[i] + 1);
+	ck_assert_int_eq(tg_tensor_data(on_m, got, sizeof got), 0);
+	for (i = 0; i < 10; i++)
+		ck_assert_float_eq(got[i], 2 * hx[i]);
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
 	Suite *s = suite_create("kernels");
@@ -1165,6 +1231,7 @@ static Suite *kernels_suite(void)
 	tcase_add_test(e, binary_op_across_devices_fails);
 	tcase_add_test(e, where_and_matmul_across_devices_fail);
 	tcase_add_test(e, each_binary_op_names_itself_across_devices);
+	tcase_add_test(e, copies_between_devices_keep_values);
 	suite_add_tcase(s, e);
 	return s;
 }

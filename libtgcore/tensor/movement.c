@@ -384,26 +384,30 @@ int tg_split_sizes(const tg_tensor *t, const int64_t *sizes, size_t nsizes,
 	return 0;
 }
 
-/* Pieces of `size` along the axis; the last may be smaller. */
+/* k pieces along axis a: `size` each, the last one holding what is
+ * left (nothing left: 0).  out has room for `room`. */
 static int split_even(const char *op, const tg_tensor *t, int64_t size,
-                      int a, tg_tensor **out, size_t room, size_t *n)
+                      int a, size_t k, tg_tensor **out, size_t room,
+                      size_t *n)
 {
-	int64_t sizes[1024], len = t->shape[a];
-	size_t k = 0;
+	int64_t *sizes, left = t->shape[a];
+	size_t i;
+	int rc;
 
-	if (size <= 0)
+	if (size < 0 || (size == 0 && left))
 		return tg_error(TG_EINVAL, "%s: piece size %lld", op,
 		                (long long)size);
-	for (; len > 0; len -= size)
-		if (k < sizeof sizes / sizeof *sizes)
-			sizes[k++] = len < size ? len : size;
-	if (k > room || k == sizeof sizes / sizeof *sizes)
-		return tg_error(TG_EINVAL, "%s: %lld pieces of %lld, room for "
-		                "%zu", op, (long long)((t->shape[a] + size - 1) /
-		                                        size),
-		                (long long)size, room);
+	if (k > room)
+		return tg_error(TG_EINVAL, "%s: %zu pieces of %lld, room for "
+		                "%zu", op, k, (long long)size, room);
+	if (!(sizes = calloc(k ? k : 1, sizeof *sizes)))
+		return tg_error_oom(op);
+	for (i = 0; i < k; i++, left -= size)
+		sizes[i] = left < size ? (left > 0 ? left : 0) : size;
 	*n = k;
-	return tg_split_sizes(t, sizes, k, a, out);
+	rc = tg_split_sizes(t, sizes, k, a, out);
+	free(sizes);
+	return rc;
 }
 
 int tg_split(const tg_tensor *t, int64_t size, int axis, tg_tensor **out,
@@ -416,13 +420,18 @@ int tg_split(const tg_tensor *t, int64_t size, int axis, tg_tensor **out,
 	if (!t->ndim || (a = tg_t_axis("split", axis, t->ndim)) < 0)
 		return tg_error(TG_EINVAL, "split: axis %d of %zu dims", axis,
 		                t->ndim);
-	return split_even("split", t, size, a, out, *n, n);
+	if (size <= 0)
+		return tg_error(TG_EINVAL, "split: piece size %lld",
+		                (long long)size);
+	return split_even("split", t, size, a,
+	                  (size_t)((t->shape[a] + size - 1) / size), out, *n,
+	                  n);
 }
 
 int tg_chunk(const tg_tensor *t, size_t chunks, int axis, tg_tensor **out,
              size_t *n)
 {
-	int64_t len;
+	int64_t len, size;
 	int a;
 
 	if (!t)
@@ -433,15 +442,10 @@ int tg_chunk(const tg_tensor *t, size_t chunks, int axis, tg_tensor **out,
 	if (!chunks)
 		return tg_error(TG_EINVAL, "chunk: 0 chunks");
 	len = t->shape[a];
-	if (!len) {
-		/* tinygrad: `chunks` empty pieces */
-		int64_t zeros[1024] = { 0 };
-
-		if (chunks > 1024)
-			return tg_error(TG_EINVAL, "chunk: %zu chunks", chunks);
-		*n = chunks;
-		return tg_split_sizes(t, zeros, chunks, a, out);
-	}
-	return split_even("chunk", t, (len + (int64_t)chunks - 1) /
-	                  (int64_t)chunks, a, out, chunks, n);
+	/* tinygrad: pieces of ceil(len / chunks), so maybe fewer than
+	 * chunks; an empty axis gives `chunks` empty pieces */
+	size = (len + (int64_t)chunks - 1) / (int64_t)chunks;
+	return split_even("chunk", t, size, a,
+	                  len ? (size_t)((len + size - 1) / size) : chunks,
+	                  out, chunks, n);
 }
