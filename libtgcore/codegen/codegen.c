@@ -1,6 +1,7 @@
 /*
  * codegen/codegen.c - the kernel compiler's entry point: plan the
- * kernel's axes, apply the hand-coded opts, lower, linearize, render.
+ * kernel's axes, apply the hand-coded opts, lower, fold vector loads
+ * and stores, linearize, render.
  */
 #include "config.h"
 
@@ -72,6 +73,22 @@ static int check_dtypes(tg_ast *const *order, size_t n,
 	return TG_OK;
 }
 
+/* Vector loads and stores where the device has vector types (caps'
+ * max_upcast, the widest; 1 for none) and opts are on.  The C dialect
+ * gathers a vector load lane by lane, so runs need not be aligned; a
+ * dialect with native vector loads would ask for alignment here. */
+static int vectorize(tg_ir *ir, tg_uop **sink,
+                     const struct tg_renderer_caps *caps, int noopt)
+{
+	if (noopt || caps->max_upcast < 2)
+		return TG_OK;
+	*sink = tg_vectorize_mem(ir, *sink, (unsigned)caps->max_upcast,
+	                         caps->dialect != TG_DIALECT_C);
+	if (!*sink)
+		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
+	return TG_OK;
+}
+
 int tg_codegen_noopt(void)
 {
 	return tg_cfg_int("core", "NOOPT", 0) != 0;
@@ -87,7 +104,7 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	size_t n = 0, nlin = 0, nalu = 0;
 	double work = 1.0, bytes[64];
 	char opts[TG_MAX_OPTS * 24];
-	int rc;
+	int rc, noopt = tg_codegen_noopt();
 
 	memset(out, 0, sizeof *out);
 	if (!sink || !caps)
@@ -106,8 +123,7 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	if ((rc = check_dtypes(order, n, caps, plan.name)))
 		goto done;
 
-	if (!tg_codegen_noopt() &&
-	    (rc = tg_kplan_hand_opt(&plan, order, n)))
+	if (!noopt && (rc = tg_kplan_hand_opt(&plan, order, n)))
 		goto done;
 	tg_kplan_format_opts(&plan, opts, sizeof opts);
 
@@ -116,6 +132,7 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 		goto done;
 	}
 	if ((rc = tg_lower(ir, sink, &plan, &lsink)) ||
+	    (rc = vectorize(ir, &lsink, caps, noopt)) ||
 	    (rc = tg_linearize(ir, lsink, &lin, &nlin))) {
 		tg_error_prefix("codegen: kernel %s", plan.name);
 		goto done;

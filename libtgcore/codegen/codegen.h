@@ -245,6 +245,21 @@ void tg_kplan_update(tg_kplan *p);
 int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
              tg_uop **out);
 
+/* -------------------------------------------------- codegen/vectorize.c */
+
+/* Vector load/store folding (tinygrad's fold_expanded): scalar LOADs of
+ * one buffer (not written by the kernel) with the same gate,
+ * alternative and dtype at base+c .. base+c+w-1 become one LOAD of a
+ * w-vector at base+c, each old LOAD a GEP of its lane; the SINK's
+ * scalar STOREs likewise become STOREs of a VECTORIZE.  w is 4, else
+ * 2, at most maxw (nothing folds below 2); dtypes of 2, 4 or 8 bytes
+ * other than bfloat16.  With `aligned`, a run must start at an index
+ * provably a multiple of w (a dialect whose vector loads need
+ * alignment; C gathers lane by lane and needs none).  The rewritten
+ * sink, or NULL (error in ir). */
+tg_uop *tg_vectorize_mem(tg_ir *ir, tg_uop *sink, unsigned maxw,
+                         int aligned);
+
 /* -------------------------------------------------- codegen/linearize.c */
 
 /* The nodes under sink in execution order: RANGE opens a loop, an

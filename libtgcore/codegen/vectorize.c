@@ -1,0 +1,346 @@
+/*
+ * codegen/vectorize.c - vector load/store folding, run by tg_codegen
+ * between lowering and linearization (tinygrad's fold_expanded in
+ * uopgraph.py, mid-2024).
+ *
+ * Lowering expands an upcast axis into one body copy per digit, so an
+ * upcast by 4 of a contiguous axis leaves four scalar LOADs of one
+ * buffer at idx+0 .. idx+3 and four scalar STOREs likewise.  Here the
+ * LOADs that share buffer, gate, alternative and dtype and whose
+ * indices are one base plus consecutive constants become one vector
+ * LOAD, each old LOAD a GEP of its lane; the STOREs (the SINK's
+ * sources) that share buffer, gate and value dtype likewise become one
+ * STORE of a VECTORIZE.  Loads whose gates differ (a padded edge) stay
+ * apart: the gate is part of the grouping key.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+
+/* One scalar LOAD or STORE that may join a vector. */
+typedef struct vz_mem {
+	tg_uop *u;
+	uint64_t key[5]; /* buffer, gate, alt, dtype, base (ids + 1) */
+	int64_t off;     /* index = base + off */
+	size_t pos;      /* STOREs: the position among the SINK's sources */
+} vz_mem;
+
+typedef struct vz_ctx {
+	unsigned maxw;   /* widest vector to form (4 or 2) */
+	int aligned;     /* runs must start at a multiple of their width */
+	tg_uop **repl;   /* by id: the GEP a folded LOAD becomes */
+	size_t nrepl;
+} vz_ctx;
+
+static uint64_t id1(const tg_uop *u)
+{
+	return u ? (uint64_t)u->id + 1 : 0;
+}
+
+/* Scalars GCC has vector types of and the C renderer can name: 2, 4
+ * or 8 bytes, not bool (no _Bool vectors) nor bfloat16 (rendered as
+ * its bits, with no vector name). */
+static int foldable_type(tg_type t)
+{
+	unsigned s = tg_type_scalar(t), bits;
+
+	if (tg_type_count(t) != 1 || s >= TG_NDTYPES || s == TG_BOOL ||
+	    s == TG_BFLOAT16)
+		return 0;
+	bits = tg_scalar_bits(s);
+	return bits == 16 || bits == 32 || bits == 64;
+}
+
+/* idx as base + off: the simplifier puts a sum's constant last. */
+static void split_index(tg_uop *idx, tg_uop **base, int64_t *off)
+{
+	tg_scalar v;
+
+	if (idx->op == TG_ADD && tg_uop_is_const(idx->src[1], &v)) {
+		*base = idx->src[0];
+		*off = v.i;
+	} else if (tg_uop_is_const(idx, &v)) {
+		*base = NULL;
+		*off = v.i;
+	} else {
+		*base = idx;
+		*off = 0;
+	}
+}
+
+/* Whether base + off is provably a multiple of w: every term's factor
+ * and the constant divide by it. */
+static int divides(tg_uop *base, int64_t off, unsigned w)
+{
+	tg_lin s;
+
+	if (base && tg_lin_of(base, 1, &s))
+		return 0;
+	if (!base) {
+		s.n = 0;
+		s.k = 0;
+	}
+	for (size_t i = 0; i < s.n; i++)
+		if (s.t[i].k % (int64_t)w)
+			return 0;
+	return (s.k + off) % (int64_t)w == 0;
+}
+
+static int cmp_mem(const void *a, const void *b)
+{
+	const vz_mem *x = a, *y = b;
+
+	for (int i = 0; i < 5; i++)
+		if (x->key[i] != y->key[i])
+			return x->key[i] < y->key[i] ? -1 : 1;
+	return (x->off > y->off) - (x->off < y->off);
+}
+
+/* The width of the run that starts at m[i] (sorted): 4, else 2, else
+ * 0.  Members of a run share the key and have offsets off, off+1, ... */
+static unsigned run_at(const vz_ctx *c, const vz_mem *m, size_t n,
+                       size_t i)
+{
+	for (unsigned w = 4; w >= 2; w /= 2) {
+		size_t j;
+		if (w > c->maxw || i + w > n)
+			continue;
+		for (j = 1; j < w; j++)
+			if (memcmp(m[i].key, m[i + j].key, sizeof m[i].key) ||
+			    m[i + j].off != m[i].off + (int64_t)j)
+				break;
+		if (j < w)
+			continue;
+		if (c->aligned) {
+			tg_uop *base;
+			int64_t off;
+			split_index(m[i].u->src[1], &base, &off);
+			if (!divides(base, off, w))
+				continue;
+		}
+		return w;
+	}
+	return 0;
+}
+
+/* A LOAD that may fold: scalar, of a buffer the kernel does not write
+ * (a vector load moves the reads of its lanes together, which is only
+ * safe when no store can come between), with a constant alternative. */
+static int foldable_load(const tg_uop *u)
+{
+	return u->op == TG_LOAD && (u->nsrc == 2 || u->nsrc == 4) &&
+	       foldable_type(u->dtype) && u->src[0]->op == TG_DEFINE_GLOBAL &&
+	       !u->src[0]->arg.a &&
+	       (u->nsrc == 2 || u->src[3]->op == TG_CONST);
+}
+
+static void mem_of(vz_mem *m, tg_uop *u, tg_uop *gate, tg_uop *alt,
+                   tg_type dt)
+{
+	tg_uop *base;
+
+	split_index(u->src[1], &base, &m->off);
+	m->u = u;
+	m->key[0] = id1(u->src[0]);
+	m->key[1] = id1(gate);
+	m->key[2] = id1(alt);
+	m->key[3] = dt;
+	m->key[4] = id1(base);
+}
+
+/* The vector LOAD of the run m[0..w) and a GEP per member into
+ * c->repl. */
+static int fold_loads(tg_ir *ir, vz_ctx *c, const vz_mem *m, unsigned w)
+{
+	tg_uop *l = m[0].u, *src[4], *vec;
+	tg_type vt = tg_type_vec(l->dtype, w);
+
+	memcpy(src, l->src, l->nsrc * sizeof *src);
+	if (l->nsrc == 4)
+		src[3] = tg_uop_const(ir, vt, l->src[3]->arg.v);
+	vec = tg_uop_new(ir, TG_LOAD, vt, src, l->nsrc, NULL);
+	for (unsigned j = 0; j < w; j++) {
+		tg_arg a = { .v.i = j };
+		/* ids below nrepl: the loads predate the plan */
+		c->repl[m[j].u->id] = tg_uop_new(ir, TG_GEP, l->dtype, &vec, 1,
+		                                 &a);
+	}
+	return tg_ir_status(ir);
+}
+
+/* Groups the foldable LOADs under sink into runs and records their
+ * replacements. */
+static int plan_loads(tg_ir *ir, vz_ctx *c, tg_uop *sink)
+{
+	tg_uop **topo;
+	vz_mem *m;
+	size_t n, nm = 0;
+	int rc = TG_OK;
+
+	if (!(topo = tg_uop_toposort(sink, &n))) {
+		tg_ir_fail(ir, TG_ENOMEM, "vectorize: out of host memory");
+		return TG_ENOMEM;
+	}
+	c->nrepl = tg_ir_count(ir);
+	c->repl = calloc(c->nrepl ? c->nrepl : 1, sizeof *c->repl);
+	m = malloc((n ? n : 1) * sizeof *m);
+	if (!c->repl || !m) {
+		tg_ir_fail(ir, TG_ENOMEM, "vectorize: out of host memory");
+		rc = TG_ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < n; i++) {
+		tg_uop *u = topo[i];
+		if (foldable_load(u))
+			mem_of(&m[nm++], u, u->nsrc == 4 ? u->src[2] : NULL,
+			       u->nsrc == 4 ? u->src[3] : NULL, u->dtype);
+	}
+	qsort(m, nm, sizeof *m, cmp_mem);
+	for (size_t i = 0; i < nm && rc == TG_OK;) {
+		unsigned w = run_at(c, m, nm, i);
+		if (w)
+			rc = fold_loads(ir, c, m + i, w);
+		i += w ? w : 1;
+	}
+out_free:
+	free(m);
+	free(topo);
+	return rc;
+}
+
+/* scalar LOAD -> GEP(vector LOAD, lane), as planned. */
+static tg_uop *load_lane(tg_rw *rw, tg_uop **cap)
+{
+	vz_ctx *c = rw->ctx;
+	tg_uop *u = cap[0];
+
+	return u->id < c->nrepl ? c->repl[u->id] : NULL;
+}
+
+/* The STORE of the run m[0..w) (sorted by offset): one VECTORIZE of the
+ * values at the first index. */
+static tg_uop *vector_store(tg_ir *ir, const vz_mem *m, unsigned w)
+{
+	tg_uop *vals[4], *src[4], *s = m[0].u;
+
+	for (unsigned j = 0; j < w; j++)
+		vals[j] = m[j].u->src[2];
+	memcpy(src, s->src, s->nsrc * sizeof *src);
+	src[2] = tg_uop_new(ir, TG_VECTORIZE,
+	                    tg_type_vec(vals[0]->dtype, w), vals, w, NULL);
+	return tg_uop_new(ir, TG_STORE, TG_VOID, src, s->nsrc, NULL);
+}
+
+/* The runs of foldable stores among the sink's sources: at[k] the
+ * vector store that takes source k's place, or the sink itself for a
+ * source absorbed by an earlier one.  The number of runs. */
+static size_t plan_stores(tg_ir *ir, vz_ctx *c, tg_uop *sink, vz_mem *m,
+                          tg_uop **at)
+{
+	size_t nm = 0, nrun = 0;
+
+	for (uint32_t k = 0; k < sink->nsrc; k++) {
+		tg_uop *s = sink->src[k];
+		if (s->op != TG_STORE || (s->nsrc != 3 && s->nsrc != 4) ||
+		    !foldable_type(s->src[2]->dtype))
+			continue;
+		mem_of(&m[nm], s, s->nsrc == 4 ? s->src[3] : NULL, NULL,
+		       s->src[2]->dtype);
+		m[nm++].pos = k;
+	}
+	qsort(m, nm, sizeof *m, cmp_mem);
+	for (size_t i = 0; i < nm;) {
+		unsigned w = run_at(c, m, nm, i);
+		size_t first = m[i].pos;
+		if (!w) {
+			i++;
+			continue;
+		}
+		for (unsigned j = 1; j < w; j++)
+			if (m[i + j].pos < first)
+				first = m[i + j].pos;
+		for (unsigned j = 0; j < w; j++)
+			at[m[i + j].pos] = sink;
+		at[first] = vector_store(ir, m + i, w);
+		nrun++;
+		i += w;
+	}
+	return nrun;
+}
+
+/* SINK(stores) -> SINK with each run of stores one vector STORE, at
+ * the place of its first member. */
+static tg_uop *fold_stores(tg_rw *rw, tg_uop **cap)
+{
+	tg_uop *sink = cap[0], **at, *res = NULL;
+	vz_mem *m;
+	size_t n = sink->nsrc, nout = 0;
+
+	m = malloc((n ? n : 1) * sizeof *m);
+	at = calloc(n ? n : 1, sizeof *at);
+	if (!m || !at) {
+		tg_ir_fail(rw->ir, TG_ENOMEM, "vectorize: out of host memory");
+		goto out_free;
+	}
+	if (!plan_stores(rw->ir, rw->ctx, sink, m, at) ||
+	    tg_ir_status(rw->ir))
+		goto out_free;  /* nothing folds (the fixed point), or OOM */
+	for (size_t k = 0; k < n; k++)
+		if (at[k] != sink)
+			at[nout++] = at[k] ? at[k] : sink->src[k];
+	res = tg_uop_new(rw->ir, TG_SINK, TG_VOID, at, nout, NULL);
+out_free:
+	free(m);
+	free(at);
+	return res;
+}
+
+/* VECTORIZE(GEP(x,0), .., GEP(x,n-1)) -> x: a copy stores what it
+ * loaded without taking it apart. */
+static tg_uop *vec_of_lanes(tg_rw *rw, tg_uop **cap)
+{
+	tg_uop *v = cap[0], *x = v->src[0]->op == TG_GEP ? v->src[0]->src[0]
+	                                                  : NULL;
+
+	(void)rw;
+	if (!x || x->dtype != v->dtype)
+		return NULL;
+	for (uint32_t j = 0; j < v->nsrc; j++)
+		if (v->src[j]->op != TG_GEP || v->src[j]->src[0] != x ||
+		    v->src[j]->arg.v.i != (int64_t)j)
+			return NULL;
+	return x;
+}
+
+static const tg_rule vectorize_table[] = {
+	{ "load(b, i+c) .. load(b, i+c+3) -> gep(load4(b, i+c), lane)",
+	  P_OP(0, TG_LOAD), load_lane },
+	{ "store(b, i+c, v0) .. store(b, i+c+3, v3) -> "
+	  "store(b, i+c, vectorize(v0..v3))",
+	  P_OP(0, TG_SINK), fold_stores },
+	{ "vectorize(gep(x,0), .., gep(x,n-1)) -> x",
+	  P_OP(0, TG_VECTORIZE), vec_of_lanes },
+};
+static tg_ruleset vectorize_rules =
+	TG_RULESET("vectorize", vectorize_table, NULL);
+
+tg_uop *tg_vectorize_mem(tg_ir *ir, tg_uop *sink, unsigned maxw,
+                         int aligned)
+{
+	vz_ctx c;
+	tg_uop *r = NULL;
+
+	if (!sink || maxw < 2)
+		return sink;
+	memset(&c, 0, sizeof c);
+	c.maxw = maxw;
+	c.aligned = aligned;
+	if (plan_loads(ir, &c, sink) == TG_OK)
+		r = tg_rewrite(ir, sink, &vectorize_rules, &c);
+	free(c.repl);
+	return r;
+}
