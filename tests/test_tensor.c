@@ -186,6 +186,35 @@ START_TEST(casts_and_bitcasts)
 }
 END_TEST
 
+/* assign keeps the object (and references to it) and takes the value;
+ * views taken before keep the old value. */
+START_TEST(assign_replaces_the_value)
+{
+	tg_tensor *x, *held, *old_view, *v;
+	float got[6];
+
+	tg_scope_begin();
+	x = t23();
+	held = tg_tensor_ref(x);
+	old_view = tg_reshape(x, 1, (int64_t[]){ 6 });
+	ck_assert_int_eq(tg_assign(x, tg_mul_s(x, 10)), 0);
+	ck_assert_int_eq(tg_assign(x, tg_add_s(x, 1)), 0);
+	ck_assert_int_eq(tg_tensor_data(held, got, sizeof got), 0);
+	for (int i = 0; i < 6; i++)
+		ck_assert_float_eq(got[i], (float)i * 10 + 1);
+	ck_assert_int_eq(tg_tensor_data(old_view, got, sizeof got), 0);
+	for (int i = 0; i < 6; i++)
+		ck_assert_float_eq(got[i], (float)i);
+	v = tg_zeros(NULL, TG_FLOAT32, 1, (int64_t[]){ 6 });
+	ck_assert_int_eq(tg_assign(x, v), TG_EINVAL);
+	ck_assert_error("assign: shape (6,) to a tensor of (2,3)");
+	ck_assert_int_eq(tg_assign(x, tg_cast(x, TG_INT32)), TG_EINVAL);
+	ck_assert_error("assign: int32 to a float32 tensor");
+	tg_tensor_unref(held);
+	tg_scope_end();
+}
+END_TEST
+
 START_TEST(bad_arguments_name_the_op)
 {
 	int64_t s[1] = { 4 };
@@ -242,6 +271,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(t, nested_scopes_move_kept_tensors_outward);
 	tcase_add_test(t, reshape_infers_and_expand_prepends);
 	tcase_add_test(t, pad_with_value_and_negative_pad);
+	tcase_add_test(t, assign_replaces_the_value);
 	tcase_add_test(t, casts_and_bitcasts);
 	tcase_add_test(t, bad_arguments_name_the_op);
 	suite_add_tcase(s, t);

@@ -198,6 +198,34 @@ tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev)
 	return tg_t_wrap(tg_lazy_copy(t->lazy, dev));
 }
 
+/* The tensor object stays; its value becomes value's (tinygrad's
+ * assign, which optimizers and state loading use to update parameters
+ * in place).  Lazy: nothing runs until t is realized. */
+int tg_assign(tg_tensor *t, const tg_tensor *value)
+{
+	char b1[160], b2[160];
+	tg_lazy *old;
+
+	if (!t || !value)
+		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (t->ndim != value->ndim ||
+	    memcmp(t->shape, value->shape, t->ndim * sizeof *t->shape))
+		return tg_error(TG_EINVAL, "assign: shape %s to a tensor of %s",
+		                SHAPE(value, b1), SHAPE(t, b2));
+	if (t->lazy->dtype != value->lazy->dtype)
+		return tg_error(TG_EINVAL, "assign: %s to a %s tensor",
+		                tg_dtype_name(value->lazy->dtype),
+		                tg_dtype_name(t->lazy->dtype));
+	if (t->lazy->dev != value->lazy->dev)
+		return tg_error(TG_EINVAL, "assign: a tensor on %s to one on %s",
+		                tg_dev_name(value->lazy->dev),
+		                tg_dev_name(t->lazy->dev));
+	old = t->lazy;
+	t->lazy = tg_lazy_ref(value->lazy);
+	tg_lazy_unref(old);
+	return 0;
+}
+
 tg_tensor *tg_t_alu(unsigned op, const tg_tensor *a, const tg_tensor *b,
                     const tg_tensor *c)
 {

@@ -380,6 +380,11 @@ TG_API tg_tensor *tg_contiguous(const tg_tensor *t);
 TG_API tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt);
 /* Reinterprets the bits; the element size must match. */
 TG_API tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt);
+/* t takes value's value (same shape, dtype and device); the tensor
+ * object, and every reference to it, stays.  Lazy like everything
+ * else: realize t to compute it.  Views taken of t before keep the old
+ * value. */
+TG_API int tg_assign(tg_tensor *t, const tg_tensor *value);
 
 /* -- movement and indexing (views: no data is copied) -- */
 /* One entry may be -1 (inferred). */
