@@ -597,7 +597,20 @@ UNARY(rsqrt, 1, tg_reciprocal(tg_sqrt(x)))
 UNARY(cos, 1, tg_sin(tg_rsub_s(x, PI_2)))
 UNARY(tan, 1, tg_div(tg_sin(x), tg_cos(x)))
 UNARY(square, 0, tg_mul(x, x))
-UNARY(relu, 0, tg_maximum_s(x, 0))
+/* max(x, 0) with tinygrad's Relu gradient: 0 at 0 (maximum's would
+ * split it). */
+tg_tensor *tg_relu(const tg_tensor *t)
+{
+	tg_tensor *r;
+	int was;
+
+	if (!t)
+		return NULL;
+	was = tg_set_grad_enabled(0);
+	r = tg_maximum_s(t, 0);
+	tg_set_grad_enabled(was);
+	return tg_t_record(r, TG_FN_RELU, 0, &t, 1, NULL, 0);
+}
 UNARY(sigmoid, 1,
       tg_reciprocal(tg_add_s(tg_exp2(tg_mul_s(x, -1 / LN2)), 1)))
 UNARY(tanh, 1, tg_sub_s(tg_mul_s(tg_sigmoid(tg_mul_s(x, 2)), 2), 1))

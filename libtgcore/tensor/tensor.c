@@ -69,6 +69,7 @@ tg_tensor *tg_tensor_ref(tg_tensor *t)
 void tg_tensor_unref(tg_tensor *t)
 {
 	if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		tg_t_grad_release(t);
 		tg_lazy_unref(t->lazy);
 		free(t);
 	}
@@ -88,6 +89,7 @@ tg_tensor *tg_t_wrap(tg_lazy *lb)
 	}
 	t->refs = 1;
 	t->lazy = lb;
+	t->requires_grad = -1;
 	n = tg_lazy_ndim(lb);
 	t->ndim = n;
 	for (i = 0; i < n; i++)

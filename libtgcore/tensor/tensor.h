@@ -32,12 +32,38 @@
 
 #include "lazy/lazy.h"
 
+/* An autograd node (tensor/autograd.c). */
+typedef struct tg_fn tg_fn;
+
 struct tg_tensor {
 	uint32_t refs;   /* caller- and scope-held references */
 	tg_lazy *lazy;   /* owned reference */
 	size_t ndim;     /* the lazy buffer's shape as integers */
 	int64_t shape[TG_MAX_DIMS];
+	/* autograd: tinygrad's requires_grad (-1 None, 0, 1), the
+	 * gradient (owned reference) and the op that made it (owned) */
+	int8_t requires_grad;
+	tg_tensor *grad;
+	tg_fn *ctx;
 };
+
+/* The primitives autograd records (tinygrad's Functions). */
+enum tg_fn_kind {
+	TG_FN_ALU, TG_FN_RELU, TG_FN_REDUCE, TG_FN_RESHAPE, TG_FN_EXPAND,
+	TG_FN_PERMUTE, TG_FN_PAD, TG_FN_SHRINK, TG_FN_STRIDE, TG_FN_CAST,
+	TG_FN_BITCAST, TG_FN_CONTIGUOUS, TG_FN_COPY
+};
+
+/* Records on `out` (just made from `in` by the primitive `kind`, ALU or
+ * reduce `op`, with `arg`: permutation, pads (before, after), shrink
+ * pairs, stride steps or the reduce's axis mask) the node its gradient
+ * needs, when an input needs one and recording is on.  Returns out
+ * (NULL on OOM, out dropped). */
+tg_tensor *tg_t_record(tg_tensor *out, int kind, unsigned op,
+                       const tg_tensor *const *in, size_t n,
+                       const int64_t *arg, size_t narg);
+/* Drops t's node and gradient (when t is freed). */
+void tg_t_grad_release(tg_tensor *t);
 
 /* A new tensor around `lb` (takes that reference; NULL gives NULL),
  * registered in the current scope.  New reference. */

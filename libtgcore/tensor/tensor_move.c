@@ -7,6 +7,12 @@
 
 #include "tensor/tensor.h"
 
+/* The new tensor out, made from t by a movement op, cast or copy,
+ * with its autograd node (tensor/autograd.c). */
+#define REC(out, kind, t, arg, narg) \
+	tg_t_record((out), (kind), 0, (const tg_tensor *const[]){ (t) }, 1, \
+	            (arg), (narg))
+
 /* "(2,3)" of t, for messages. */
 #define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
 
@@ -41,7 +47,8 @@ tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 			                 (long long)known);
 		s[infer] = numel / known;
 	}
-	return tg_t_wrap(tg_lazy_reshape(t->lazy, ndim, s));
+	return REC(tg_t_wrap(tg_lazy_reshape(t->lazy, ndim, s)), TG_FN_RESHAPE,
+	           t, NULL, 0);
 }
 
 tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
@@ -68,7 +75,8 @@ tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
 	}
 	tg_scope_begin();
 	r = lead ? tg_reshape(t, ndim, one) : (tg_tensor *)t;
-	res = r ? tg_t_wrap(tg_lazy_expand(r->lazy, ndim, s)) : NULL;
+	res = r ? REC(tg_t_wrap(tg_lazy_expand(r->lazy, ndim, s)),
+	              TG_FN_EXPAND, r, NULL, 0) : NULL;
 	tg_keep(res);
 	tg_scope_end();
 	return res;
@@ -77,6 +85,7 @@ tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
 tg_tensor *tg_permute(const tg_tensor *t, size_t n, const int *order)
 {
 	uint32_t ax[TG_MAX_DIMS];
+	int64_t arg[TG_MAX_DIMS];
 	size_t i;
 	int a;
 
@@ -89,8 +98,10 @@ tg_tensor *tg_permute(const tg_tensor *t, size_t n, const int *order)
 		if ((a = tg_t_axis("permute", order[i], n)) < 0)
 			return NULL;
 		ax[i] = (uint32_t)a;
+		arg[i] = a;
 	}
-	return tg_t_wrap(tg_lazy_permute(t->lazy, n, ax));
+	return REC(tg_t_wrap(tg_lazy_permute(t->lazy, n, ax)), TG_FN_PERMUTE,
+	           t, arg, n);
 }
 
 tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n)
@@ -111,12 +122,13 @@ tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n)
 			                 axes[i]);
 		mul[a] = -1;
 	}
-	return tg_t_wrap(tg_lazy_stride(t->lazy, t->ndim, mul));
+	return tg_t_stride(t, t->ndim, mul);
 }
 
 tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul)
 {
-	return t ? tg_t_wrap(tg_lazy_stride(t->lazy, n, mul)) : NULL;
+	return t ? REC(tg_t_wrap(tg_lazy_stride(t->lazy, n, mul)),
+	               TG_FN_STRIDE, t, mul, n) : NULL;
 }
 
 tg_tensor *tg_shrink(const tg_tensor *t, size_t n, const int64_t *pairs)
@@ -126,7 +138,8 @@ tg_tensor *tg_shrink(const tg_tensor *t, size_t n, const int64_t *pairs)
 	if (n != t->ndim)
 		return tg_t_fail(TG_EINVAL, "shrink", "%zu pairs for %zu dims", n,
 		                 t->ndim);
-	return tg_t_wrap(tg_lazy_shrink(t->lazy, n, pairs));
+	return REC(tg_t_wrap(tg_lazy_shrink(t->lazy, n, pairs)), TG_FN_SHRINK,
+	           t, pairs, 2 * n);
 }
 
 /* Negative padding crops (a shrink), positive pads; a nonzero value is
@@ -159,7 +172,8 @@ tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
 	}
 	tg_scope_begin();
 	c = tg_shrink(t, t->ndim, crop);
-	p = c ? tg_t_wrap(tg_lazy_pad(c->lazy, t->ndim, pos)) : NULL;
+	p = c ? REC(tg_t_wrap(tg_lazy_pad(c->lazy, t->ndim, pos)), TG_FN_PAD,
+	            c, pos, 2 * t->ndim) : NULL;
 	if (p && value != 0) {
 		tg_tensor *ones = tg_t_const(c, TG_BOOL, 1, c->ndim, c->shape);
 		tg_tensor *m = ones ? tg_t_wrap(tg_lazy_pad(ones->lazy, t->ndim,
@@ -176,17 +190,20 @@ tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
 
 tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt)
 {
-	return t ? tg_t_wrap(tg_lazy_cast(t->lazy, dt, 0)) : NULL;
+	return t ? REC(tg_t_wrap(tg_lazy_cast(t->lazy, dt, 0)), TG_FN_CAST, t,
+	               NULL, 0) : NULL;
 }
 
 tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt)
 {
-	return t ? tg_t_wrap(tg_lazy_cast(t->lazy, dt, 1)) : NULL;
+	return t ? REC(tg_t_wrap(tg_lazy_cast(t->lazy, dt, 1)), TG_FN_BITCAST,
+	               t, NULL, 0) : NULL;
 }
 
 tg_tensor *tg_contiguous(const tg_tensor *t)
 {
-	return t ? tg_t_wrap(tg_lazy_contiguous(t->lazy)) : NULL;
+	return t ? REC(tg_t_wrap(tg_lazy_contiguous(t->lazy)),
+	               TG_FN_CONTIGUOUS, t, NULL, 0) : NULL;
 }
 
 tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev)
@@ -195,7 +212,8 @@ tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev)
 		return NULL;
 	if (!dev)
 		return tg_t_fail(TG_EINVAL, "to", "no device given");
-	return tg_t_wrap(tg_lazy_copy(t->lazy, dev));
+	return REC(tg_t_wrap(tg_lazy_copy(t->lazy, dev)), TG_FN_COPY, t, NULL,
+	           0);
 }
 
 /* The tensor object stays; its value becomes value's (tinygrad's
@@ -235,13 +253,18 @@ tg_tensor *tg_t_alu(unsigned op, const tg_tensor *a, const tg_tensor *b,
 	for (i = 0; i < n; i++)
 		if (!in[i])
 			return NULL;
-	return tg_t_wrap(tg_lazy_alu(op, a->lazy, n > 1 ? b->lazy : NULL,
-	                             n > 2 ? c->lazy : NULL));
+	return tg_t_record(tg_t_wrap(tg_lazy_alu(op, a->lazy,
+	                                         n > 1 ? b->lazy : NULL,
+	                                         n > 2 ? c->lazy : NULL)),
+	                   TG_FN_ALU, op, in, n, NULL, 0);
 }
 
 tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes)
 {
-	return t ? tg_t_wrap(tg_lazy_reduce(op, t->lazy, axes)) : NULL;
+	int64_t mask = axes;
+
+	return t ? tg_t_record(tg_t_wrap(tg_lazy_reduce(op, t->lazy, axes)),
+	                       TG_FN_REDUCE, op, &t, 1, &mask, 1) : NULL;
 }
 
 /* ------------------------------------------------------------- results */

@@ -603,6 +603,48 @@ TG_API tg_tensor *tg_scaled_dot_product_attention(const tg_tensor *q,
                                                   const tg_tensor *mask,
                                                   int is_causal);
 
+/* ------------------------------------------------------------------ */
+/* Gradients                                                           */
+/* ------------------------------------------------------------------ */
+/*
+ * Reverse-mode autograd (tinygrad's).  A tensor's requires_grad is -1
+ * (undecided: an optimizer turns it on for its parameters), 0 or 1; an
+ * op's result needs a gradient when one of its inputs does.  Every op
+ * above has its gradient, made from the gradients of the primitives it
+ * is built from.
+ *
+ *     tg_set_requires_grad(w, 1);
+ *     loss = tg_mean(tg_square(tg_sub(tg_matmul(x, w), y)), NULL, 0, 0);
+ *     tg_backward(loss, NULL);        // w's gradient: tg_grad(w)
+ *
+ * Gradients are lazy tensors like any other; realize them (an optimizer
+ * step does) to compute them.  backward frees the graph it ran through;
+ * gradients add up over several backward calls until tg_set_grad(t,
+ * NULL) clears them.
+ */
+/* 1, 0, or -1 for undecided. */
+TG_API int tg_requires_grad(const tg_tensor *t);
+/* on: 1, 0 or -1. */
+TG_API int tg_set_requires_grad(tg_tensor *t, int on);
+/* t's gradient (borrowed; NULL when it has none yet). */
+TG_API tg_tensor *tg_grad(const tg_tensor *t);
+/* Replaces t's gradient (NULL clears it); takes a new reference. */
+TG_API int tg_set_grad(tg_tensor *t, tg_tensor *g);
+/* Computes the gradients of everything t was made from that requires
+ * one, adding to their tg_grad().  t must be a one-element tensor unless
+ * `gradient` (t's shape) is given. */
+TG_API int tg_backward(tg_tensor *t, const tg_tensor *gradient);
+/* The same values without a gradient history (requires_grad 0). */
+TG_API tg_tensor *tg_detach(const tg_tensor *t);
+/* Gradient recording on (1) or off (0) for this thread (tinygrad's
+ * no_grad / inference mode); returns the previous setting. */
+TG_API int tg_set_grad_enabled(int on);
+TG_API int tg_is_grad_enabled(void);
+/* Training mode for this thread (dropout and batch norm's batch
+ * statistics, optimizer steps); returns the previous setting. */
+TG_API int tg_set_training(int on);
+TG_API int tg_is_training(void);
+
 #ifdef __cplusplus
 }
 #endif
