@@ -247,8 +247,10 @@ tg_tensor *tg_tensor_new(tg_dev *dev, tg_dtype dt, size_t ndim,
 	if (tg_buffer_copyin(tg_lazy_base(t->lazy)->buf, data,
 	                     n * tg_dtype_size(dt))) {
 		tg_error_prefix("tensor_new");
-		tg_keep(t);
-		tg_tensor_unref(t);
+		/* an open scope holds t and drops it; else the reference
+		 * is ours */
+		if (!scopes.n)
+			tg_tensor_unref(t);
 		return NULL;
 	}
 	return t;
@@ -296,13 +298,23 @@ tg_tensor *tg_empty_like(const tg_tensor *t)
 	         : NULL;
 }
 
+/* Constants made inside ops never need a gradient (tinygrad's
+ * requires_grad=False), so an op on a requires_grad 0 tensor stays 0. */
+static tg_tensor *no_grad(tg_tensor *t)
+{
+	if (t)
+		t->requires_grad = 0;
+	return t;
+}
+
 tg_tensor *tg_t_const(const tg_tensor *like, tg_dtype dt, double v,
                       size_t ndim, const int64_t *shape)
 {
-	return like ? tg_full(like->lazy->dev, dt, ndim, shape, v) : NULL;
+	return like ? no_grad(tg_full(like->lazy->dev, dt, ndim, shape, v))
+	            : NULL;
 }
 
 tg_tensor *tg_t_const_like(const tg_tensor *like, double v)
 {
-	return tg_full_like(like, v);
+	return no_grad(tg_full_like(like, v));
 }

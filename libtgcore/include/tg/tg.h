@@ -645,6 +645,372 @@ TG_API int tg_is_grad_enabled(void);
 TG_API int tg_set_training(int on);
 TG_API int tg_is_training(void);
 
+/* ------------------------------------------------------------------ */
+/* State: named tensors and safetensors files                          */
+/* ------------------------------------------------------------------ */
+/*
+ * A tg_state is an ordered list of (name, tensor) pairs: a model's
+ * parameters by name (tinygrad's state dict), or what a safetensors
+ * file holds.  It keeps its own reference to each tensor.  Names are
+ * non-empty UTF-8 strings, unique within a state.
+ *
+ * safetensors files: an 8-byte little-endian header length, a JSON
+ * header naming each tensor's dtype, shape and byte range, then the
+ * data (row-major, little-endian).  Loading refuses a malformed,
+ * truncated or lying file (sizes, offsets, unknown dtypes) with a
+ * message naming the file and the values, and never reads out of
+ * bounds.
+ */
+
+typedef struct tg_state tg_state;
+
+/* An empty state.  New; release it with tg_state_free. */
+TG_API tg_state *tg_state_new(void);
+/* Drops the state's tensor references and frees it.  NULL is allowed. */
+TG_API void tg_state_free(tg_state *s);
+/* Appends (name, t), taking a new reference to t (the caller keeps
+ * its own).  Fails on an empty, non-UTF-8 or duplicate name.  A NULL t
+ * (a failed expression) returns its error untouched. */
+TG_API int tg_state_add(tg_state *s, const char *name, tg_tensor *t);
+TG_API size_t tg_state_count(const tg_state *s);
+/* The name and tensor of entry i, in insertion order.  Borrowed from
+ * s; NULL (with an error) when i is out of range. */
+TG_API const char *tg_state_name(const tg_state *s, size_t i);
+TG_API tg_tensor *tg_state_tensor(const tg_state *s, size_t i);
+/* The tensor named `name`.  Borrowed from s; NULL with the error
+ * "state: no tensor named 'x'" when there is none. */
+TG_API tg_tensor *tg_state_get(const tg_state *s, const char *name);
+
+/* Writes s to `path` as safetensors: realizes every tensor with one
+ * schedule, writes path.tmp and renames it over path (so path is never
+ * half written).  Keys in insertion order, the header padded with
+ * spaces to a multiple of 8 bytes. */
+TG_API int tg_safetensors_save(const tg_state *s, const char *path);
+/* Reads a safetensors file: the tensors in header order, each on `dev`
+ * (NULL: the default device), copied straight from the memory-mapped
+ * file (which is unmapped before returning).  "__metadata__" is checked
+ * and dropped.  New; release it with tg_state_free. */
+TG_API tg_state *tg_safetensors_load(const char *path, tg_dev *dev);
+/* Loads src's values into dst's tensors (a checkpoint into a model's
+ * parameters): each tensor of dst takes, with tg_assign, the value of
+ * src's tensor of the same name (moved to its device if need be), and
+ * the assigned tensors are realized.  Shapes and dtypes must match.
+ * When strict, a name of dst missing from src and a name of src missing
+ * from dst are errors; otherwise both are skipped.  Everything is
+ * checked first: on an error no tensor of dst has changed. */
+TG_API int tg_state_load(const tg_state *dst, const tg_state *src,
+                         int strict);
+
+/* ------------------------------------------------------------------ */
+/* Losses and optimizers                                               */
+/* ------------------------------------------------------------------ */
+
+/* Mean cross-entropy of logits (..., C) against int class labels (...);
+ * labels equal to ignore_index count for nothing; label_smoothing in
+ * [0, 1] mixes in the mean log-probability (tinygrad's). */
+TG_API tg_tensor *tg_sparse_categorical_crossentropy(const tg_tensor *logits,
+                                                     const tg_tensor *labels,
+                                                     int64_t ignore_index,
+                                                     double label_smoothing);
+/* Mean binary cross-entropy of probabilities p against targets y. */
+TG_API tg_tensor *tg_binary_crossentropy(const tg_tensor *p,
+                                         const tg_tensor *y);
+/* The same from logits, computed stably. */
+TG_API tg_tensor *tg_binary_crossentropy_logits(const tg_tensor *logits,
+                                                const tg_tensor *y);
+
+/*
+ * Optimizers (tinygrad's).  An optimizer takes references to the
+ * tensors given: those with requires_grad undecided (-1) become its
+ * parameters (requires_grad 1); those with 0 are buffers it realizes
+ * with every step (batch-norm statistics).  A training step:
+ *
+ *     tg_optim_zero_grad(opt);
+ *     loss = ...;  tg_backward(loss, NULL);
+ *     tg_optim_step(opt, &loss, 1);   // also computes loss, one schedule
+ *
+ * The learning rate is a tensor, so changing it (tg_optim_set_lr) does
+ * not recompile anything.
+ */
+typedef struct tg_optim tg_optim;
+/* SGD with momentum, Nesterov momentum and weight decay. */
+TG_API tg_optim *tg_optim_sgd(tg_tensor *const *params, size_t n, double lr,
+                              double momentum, double weight_decay,
+                              int nesterov);
+/* LARS: SGD scaled per tensor by the trust ratio tcoef |w| / (|g| + wd
+ * |w|); classic applies the rate before momentum. */
+TG_API tg_optim *tg_optim_lars(tg_tensor *const *params, size_t n,
+                               double lr, double momentum,
+                               double weight_decay, int nesterov,
+                               int classic, double tcoef);
+TG_API tg_optim *tg_optim_adam(tg_tensor *const *params, size_t n,
+                               double lr, double b1, double b2, double eps);
+/* Adam with decoupled weight decay. */
+TG_API tg_optim *tg_optim_adamw(tg_tensor *const *params, size_t n,
+                                double lr, double b1, double b2, double eps,
+                                double weight_decay);
+/* LAMB: AdamW scaled per tensor by |w| / |update|; adam 1 drops that
+ * ratio (which is what tg_optim_adam/adamw are). */
+TG_API tg_optim *tg_optim_lamb(tg_tensor *const *params, size_t n,
+                               double lr, double b1, double b2, double eps,
+                               double weight_decay, int adam);
+TG_API void tg_optim_free(tg_optim *o);
+/* Clears the parameters' gradients. */
+TG_API int tg_optim_zero_grad(tg_optim *o);
+/* Updates every parameter from its gradient and realizes parameters,
+ * buffers, the optimizer's state and the `extra` tensors together. */
+TG_API int tg_optim_step(tg_optim *o, tg_tensor *const *extra,
+                         size_t nextra);
+/* The learning rate, a (1,) float32 tensor (borrowed). */
+TG_API tg_tensor *tg_optim_lr(tg_optim *o);
+TG_API int tg_optim_set_lr(tg_optim *o, double lr);
+
+/* ------------------------------------------------------------------ */
+/* Neural network layers                                               */
+/* ------------------------------------------------------------------ */
+/*
+ * tinygrad's nn layers.  A layer is a plain struct the caller provides;
+ * it owns its parameter tensors (one reference each, held outside any
+ * scope, so a scope open around init does not take them).
+ *
+ *  - _init fills the struct (zeroing it first) and returns 0 or a
+ *    negative status with tg_last_error() naming the layer and the
+ *    values ("groupnorm: 3 groups don't divide 8 channels").  On an
+ *    error the struct is left zeroed.
+ *  - _forward returns a new reference, as every tensor op does (held by
+ *    the open scope, if any); NULL on an error, and NULL for a NULL
+ *    input without touching the error.
+ *  - _free drops the tensors and zeroes the struct; NULL is allowed.
+ *  - _params adds the layer's tensors to a state under "prefix.weight",
+ *    "prefix.bias", ... (tinygrad's get_state_dict names; a NULL or ""
+ *    prefix gives the bare names); a disabled bias is left out.
+ *
+ * Parameters are lazy (realize them, or let an optimizer do it) and in
+ * the default float dtype (DEFAULT_FLOAT, float32).  Weights and biases
+ * have requires_grad -1 (an optimizer turns it on); running statistics
+ * have 0.  Initializations are PyTorch's: uniform(-b, b) with
+ * b = 1/sqrt(fan_in), where fan_in is the product of the weight's shape
+ * after its first axis.
+ */
+
+/* y = x @ weight^T + bias.  weight (out, in), bias (out) or NULL;
+ * both uniform(-1/sqrt(in), 1/sqrt(in)). */
+typedef struct tg_nn_linear {
+	tg_tensor *weight, *bias;
+} tg_nn_linear;
+TG_API int tg_nn_linear_init(tg_nn_linear *m, tg_dev *dev, int64_t in,
+                             int64_t out, int bias);
+/* x (..., in) -> (..., out).  New reference. */
+TG_API tg_tensor *tg_nn_linear_forward(const tg_nn_linear *m,
+                                       const tg_tensor *x);
+TG_API void tg_nn_linear_free(tg_nn_linear *m);
+
+/* A 2-D convolution.  weight (cout, cin/groups, kh, kw),
+ * kaiming_uniform(a = sqrt(5)) (bound 1/sqrt(cin/groups*kh*kw)); bias
+ * (cout) uniform with the same bound, or NULL.  opts as tg_conv2d's
+ * (NULL: stride 1, no padding, dilation 1, one group), stored with
+ * zeros replaced by their defaults. */
+typedef struct tg_nn_conv2d {
+	tg_tensor *weight, *bias;
+	tg_conv_opts opts;
+} tg_nn_conv2d;
+TG_API int tg_nn_conv2d_init(tg_nn_conv2d *m, tg_dev *dev, int64_t cin,
+                             int64_t cout, const int64_t kernel[2],
+                             const tg_conv_opts *opts, int bias);
+/* x (N, cin, H, W) -> (N, cout, OH, OW).  New reference. */
+TG_API tg_tensor *tg_nn_conv2d_forward(const tg_nn_conv2d *m,
+                                       const tg_tensor *x);
+TG_API void tg_nn_conv2d_free(tg_nn_conv2d *m);
+
+/* A 1-D convolution (tinygrad's Conv1d).  weight (cout, cin/groups, k)
+ * as PyTorch's, initialized as Conv2d's; it runs as a conv2d over
+ * (N, cin, 1, L). */
+typedef struct tg_nn_conv1d {
+	tg_tensor *weight, *bias;
+	int64_t stride, padding, dilation, groups;
+} tg_nn_conv1d;
+/* stride, dilation and groups 0 mean 1; padding on both ends. */
+TG_API int tg_nn_conv1d_init(tg_nn_conv1d *m, tg_dev *dev, int64_t cin,
+                             int64_t cout, int64_t k, int64_t stride,
+                             int64_t padding, int64_t dilation,
+                             int64_t groups, int bias);
+/* x (N, cin, L) -> (N, cout, OL).  New reference. */
+TG_API tg_tensor *tg_nn_conv1d_forward(const tg_nn_conv1d *m,
+                                       const tg_tensor *x);
+TG_API void tg_nn_conv1d_free(tg_nn_conv1d *m);
+
+/* A transposed 2-D convolution.  weight (cin, cout/groups, kh, kw) as
+ * tinygrad's and PyTorch's, kaiming_uniform(a = sqrt(5)) (bound
+ * 1/sqrt(cout/groups*kh*kw)); bias (cout) with the same bound, or NULL.
+ * opts as tg_conv_transpose2d's, output_padding included. */
+typedef struct tg_nn_conv_transpose2d {
+	tg_tensor *weight, *bias;
+	tg_conv_opts opts;
+} tg_nn_conv_transpose2d;
+TG_API int tg_nn_conv_transpose2d_init(tg_nn_conv_transpose2d *m,
+                                       tg_dev *dev, int64_t cin,
+                                       int64_t cout, const int64_t kernel[2],
+                                       const tg_conv_opts *opts, int bias);
+/* x (N, cin, H, W) -> (N, cout, OH, OW).  New reference. */
+TG_API tg_tensor *tg_nn_conv_transpose2d_forward(
+	const tg_nn_conv_transpose2d *m, const tg_tensor *x);
+TG_API void tg_nn_conv_transpose2d_free(tg_nn_conv_transpose2d *m);
+
+/* Batch normalization over axis 1 of a (N, C, ...) input (tinygrad's
+ * BatchNorm, for 2-D to N-D inputs).  weight ones and bias zeros (C)
+ * when affine, else NULL; running_mean zeros, running_var ones (C) and
+ * num_batches_tracked zeros (1), always present, requires_grad 0.
+ *
+ * In training mode (tg_is_training()) the output uses the batch's
+ * statistics: the mean over every axis but 1 and the variance as the
+ * mean of the squared deviations from that (detached) mean.  When
+ * track_running_stats is set, the forward call also assigns (tg_assign)
+ *     running_mean = (1 - momentum) running_mean + momentum mean
+ *     running_var  = (1 - momentum) running_var
+ *                    + momentum n/(n-1) var   (n values per channel)
+ *     num_batches_tracked += 1
+ * These updates are lazy like everything else: the caller realizes
+ * them, e.g. by passing them to tg_realize_many with the loss or by
+ * listing them (tg_nn_batchnorm_params) with what the optimizer step
+ * realizes.  Training needs more than one value per channel.
+ * In eval mode the output uses running_mean and running_var. */
+typedef struct tg_nn_batchnorm {
+	tg_tensor *weight, *bias, *running_mean, *running_var,
+		*num_batches_tracked;
+	double eps, momentum;
+	int affine, track_running_stats;
+} tg_nn_batchnorm;
+/* PyTorch's defaults: eps 1e-5, momentum 0.1, affine and tracking on. */
+TG_API int tg_nn_batchnorm_init(tg_nn_batchnorm *m, tg_dev *dev,
+                                int64_t features, double eps,
+                                double momentum, int affine,
+                                int track_running_stats);
+/* x (N, C, ...) -> the same shape.  Not const: training updates the
+ * running statistics.  New reference. */
+TG_API tg_tensor *tg_nn_batchnorm_forward(tg_nn_batchnorm *m,
+                                          const tg_tensor *x);
+TG_API void tg_nn_batchnorm_free(tg_nn_batchnorm *m);
+
+/* Group normalization (tinygrad's GroupNorm): x (N, C, ...) is
+ * normalized over each group of C/num_groups channels (and all the
+ * axes after 1), then scaled and shifted per channel by weight (ones)
+ * and bias (zeros), NULL when not affine. */
+typedef struct tg_nn_groupnorm {
+	int64_t num_groups, num_channels;
+	double eps;
+	tg_tensor *weight, *bias;
+} tg_nn_groupnorm;
+/* eps: 1e-5 as PyTorch's default. */
+TG_API int tg_nn_groupnorm_init(tg_nn_groupnorm *m, tg_dev *dev,
+                                int64_t num_groups, int64_t num_channels,
+                                double eps, int affine);
+TG_API tg_tensor *tg_nn_groupnorm_forward(const tg_nn_groupnorm *m,
+                                          const tg_tensor *x);
+TG_API void tg_nn_groupnorm_free(tg_nn_groupnorm *m);
+
+/* Instance normalization (tinygrad's InstanceNorm): each channel of
+ * each sample of x (N, C, ...) normalized over the axes after 1, then
+ * the per-channel affine (tinygrad's default: affine on). */
+typedef struct tg_nn_instancenorm {
+	int64_t num_features;
+	double eps;
+	tg_tensor *weight, *bias;
+} tg_nn_instancenorm;
+TG_API int tg_nn_instancenorm_init(tg_nn_instancenorm *m, tg_dev *dev,
+                                   int64_t num_features, double eps,
+                                   int affine);
+TG_API tg_tensor *tg_nn_instancenorm_forward(const tg_nn_instancenorm *m,
+                                             const tg_tensor *x);
+TG_API void tg_nn_instancenorm_free(tg_nn_instancenorm *m);
+
+/* Layer normalization over the last ndim axes, which must equal
+ * `shape` (normalized_shape); weight ones and bias zeros of that shape
+ * when elementwise_affine, else NULL. */
+typedef struct tg_nn_layernorm {
+	size_t ndim;
+	int64_t shape[8];
+	double eps;
+	tg_tensor *weight, *bias;
+} tg_nn_layernorm;
+/* ndim 1 to 8. */
+TG_API int tg_nn_layernorm_init(tg_nn_layernorm *m, tg_dev *dev,
+                                size_t ndim, const int64_t *shape,
+                                double eps, int elementwise_affine);
+TG_API tg_tensor *tg_nn_layernorm_forward(const tg_nn_layernorm *m,
+                                          const tg_tensor *x);
+TG_API void tg_nn_layernorm_free(tg_nn_layernorm *m);
+
+/* RMS normalization over the last axis (tinygrad's RMSNorm):
+ * x * rsqrt(mean(x^2) + eps), computed in float32 and cast back to
+ * x's dtype, times weight (dim, ones). */
+typedef struct tg_nn_rmsnorm {
+	double eps;
+	tg_tensor *weight;
+} tg_nn_rmsnorm;
+/* eps: 1e-6 as tinygrad's default. */
+TG_API int tg_nn_rmsnorm_init(tg_nn_rmsnorm *m, tg_dev *dev, int64_t dim,
+                              double eps);
+TG_API tg_tensor *tg_nn_rmsnorm_forward(const tg_nn_rmsnorm *m,
+                                        const tg_tensor *x);
+TG_API void tg_nn_rmsnorm_free(tg_nn_rmsnorm *m);
+
+/* A lookup table (tinygrad's Embedding): weight (vocab_size,
+ * embed_size), glorot_uniform.  forward takes an integer tensor of
+ * indices and gives (..., embed_size); as tinygrad's, an index outside
+ * [0, vocab_size) selects a row of zeros. */
+typedef struct tg_nn_embedding {
+	int64_t vocab_size, embed_size;
+	tg_tensor *weight;
+} tg_nn_embedding;
+TG_API int tg_nn_embedding_init(tg_nn_embedding *m, tg_dev *dev,
+                                int64_t vocab_size, int64_t embed_size);
+TG_API tg_tensor *tg_nn_embedding_forward(const tg_nn_embedding *m,
+                                          const tg_tensor *idx);
+TG_API void tg_nn_embedding_free(tg_nn_embedding *m);
+
+/* Adds the layer's tensors to s, each name prefixed with "prefix.":
+ * weight and bias; batchnorm also running_mean, running_var and
+ * num_batches_tracked.  Tensors that are NULL (no bias, not affine)
+ * are skipped.  0 or a negative status (duplicate name, OOM). */
+TG_API int tg_nn_linear_params(const tg_nn_linear *m, tg_state *s,
+                               const char *prefix);
+TG_API int tg_nn_conv2d_params(const tg_nn_conv2d *m, tg_state *s,
+                               const char *prefix);
+TG_API int tg_nn_conv1d_params(const tg_nn_conv1d *m, tg_state *s,
+                               const char *prefix);
+TG_API int tg_nn_conv_transpose2d_params(const tg_nn_conv_transpose2d *m,
+                                         tg_state *s, const char *prefix);
+TG_API int tg_nn_batchnorm_params(const tg_nn_batchnorm *m, tg_state *s,
+                                  const char *prefix);
+TG_API int tg_nn_groupnorm_params(const tg_nn_groupnorm *m, tg_state *s,
+                                  const char *prefix);
+TG_API int tg_nn_instancenorm_params(const tg_nn_instancenorm *m,
+                                     tg_state *s, const char *prefix);
+TG_API int tg_nn_layernorm_params(const tg_nn_layernorm *m, tg_state *s,
+                                  const char *prefix);
+TG_API int tg_nn_rmsnorm_params(const tg_nn_rmsnorm *m, tg_state *s,
+                                const char *prefix);
+TG_API int tg_nn_embedding_params(const tg_nn_embedding *m, tg_state *s,
+                                  const char *prefix);
+
+/* -- functional forms (tensor ops) -- */
+/* tinygrad's Tensor.batchnorm over axis 1 of x (N, C, ...):
+ * (x - mean) * weight * invstd + bias, with mean, weight and bias of
+ * shape (C) (weight and bias may be NULL) and invstd (C) or any shape
+ * that broadcasts to x's. */
+TG_API tg_tensor *tg_batchnorm(const tg_tensor *x, const tg_tensor *weight,
+                               const tg_tensor *bias, const tg_tensor *mean,
+                               const tg_tensor *invstd);
+/* tinygrad's Tensor.layernorm over the last axis_count axes (1 to
+ * ndim): (x - mean) * rsqrt(mean((x - mean)^2) + eps). */
+TG_API tg_tensor *tg_layernorm(const tg_tensor *x, size_t axis_count,
+                               double eps);
+/* tinygrad's dropout: x itself (a new reference to the same values)
+ * unless tg_is_training() and p > 0; else x * (rand >= p) / (1 - p),
+ * zeroing about a fraction p of the elements.  p outside [0, 1) is an
+ * error in either mode. */
+TG_API tg_tensor *tg_dropout(const tg_tensor *x, double p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,421 @@
+/*
+ * test_optim.c - optimizers (nn/optim.c) against updates computed here
+ * by hand in double precision from tinygrad's formulas, and the losses
+ * (nn/loss.c) against C loops, with their gradients.
+ *
+ * The loss for the optimizer tests is L(w) = sum(c * w + w * w), whose
+ * gradient 2w + c is easy to follow by hand through several steps.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "testlib.h"
+#include "../libtgcore/tensor/tensor.h"
+
+#define N 5
+
+static const float c0[N] = { 0.5f, -1.0f, 2.0f, 0.25f, -3.0f };
+static const float w0[N] = { 1.0f, -0.5f, 0.25f, 2.0f, -1.5f };
+
+static void setup(void)
+{
+	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
+	tg_scope_begin();
+}
+
+static void teardown(void)
+{
+	tg_scope_end();
+	tg_shutdown();
+}
+
+static tg_tensor *vec(const float *v)
+{
+	int64_t n = N;
+
+	return tg_tensor_new(NULL, TG_FLOAT32, 1, &n, v);
+}
+
+/* One training step of opt on w: backward of sum(c*w + w*w), step. */
+static void train_step(tg_optim *opt, tg_tensor *w, tg_tensor *c)
+{
+	tg_tensor *loss;
+
+	tg_scope_begin();
+	ck_assert_int_eq(tg_optim_zero_grad(opt), 0);
+	loss = tg_sum(tg_add(tg_mul(c, w), tg_mul(w, w)), NULL, 0, 0);
+	ck_assert_msg(tg_backward(loss, NULL) == 0, "%s", tg_last_error());
+	ck_assert_msg(tg_optim_step(opt, &loss, 1) == 0, "%s",
+	              tg_last_error());
+	tg_scope_end();
+}
+
+static void expect_w(tg_tensor *w, const double *want, double tol)
+{
+	float got[N];
+	int i;
+
+	ck_assert_int_eq(tg_tensor_data(w, got, sizeof got), 0);
+	for (i = 0; i < N; i++)
+		ck_assert_msg(fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i])),
+		              "w[%d] = %.8g, want %.8g", i, got[i], want[i]);
+}
+
+/* tinygrad's LARS (SGD is tcoef 0, classic 0), by hand. */
+static void lars_ref(double *w, double *b, int steps, double lr, double mom,
+                     double wd, int nesterov, int classic, double tcoef)
+{
+	int s, i;
+
+	for (s = 0; s < steps; s++) {
+		double g[N], r1 = 0, r2 = 0, r = 1;
+
+		for (i = 0; i < N; i++) {
+			g[i] = 2 * w[i] + c0[i];
+			r1 += w[i] * w[i];
+			r2 += g[i] * g[i];
+		}
+		r1 = sqrt(r1), r2 = sqrt(r2);
+		if (tcoef != 0 && r1 > 0 && r2 > 0)
+			r = tcoef * r1 / (r2 + wd * r1);
+		for (i = 0; i < N; i++) {
+			double gi = g[i] + wd * w[i];
+
+			if (classic)
+				gi *= r * lr;
+			if (mom != 0) {
+				b[i] = mom * b[i] + gi;
+				gi = nesterov ? gi + mom * b[i] : b[i];
+			}
+			if (!classic)
+				gi *= r * lr;
+			w[i] -= gi;
+		}
+	}
+}
+
+static void run_lars(int steps, double lr, double mom, double wd,
+                     int nesterov, int classic, double tcoef)
+{
+	double w[N], b[N] = { 0 };
+	tg_tensor *tw = tg_contiguous(vec(w0)), *c = vec(c0);
+	tg_optim *o;
+	int i;
+
+	ck_assert_int_eq(tg_realize(tw), 0);
+	o = tcoef == 0 && !classic
+	    ? tg_optim_sgd(&tw, 1, lr, mom, wd, nesterov)
+	    : tg_optim_lars(&tw, 1, lr, mom, wd, nesterov, classic, tcoef);
+	ck_assert_msg(o != NULL, "%s", tg_last_error());
+	ck_assert_int_eq(tg_requires_grad(tw), 1);
+	for (i = 0; i < N; i++)
+		w[i] = w0[i];
+	for (i = 0; i < steps; i++)
+		train_step(o, tw, c);
+	lars_ref(w, b, steps, lr, mom, wd, nesterov, classic, tcoef);
+	expect_w(tw, w, 1e-5);
+	tg_optim_free(o);
+}
+
+START_TEST(sgd_plain_momentum_nesterov_weight_decay)
+{
+	run_lars(3, 0.1, 0, 0, 0, 0, 0);
+	run_lars(3, 0.05, 0.9, 0, 0, 0, 0);
+	run_lars(3, 0.05, 0.9, 0, 1, 0, 0);
+	run_lars(3, 0.05, 0.9, 0.01, 0, 0, 0);
+}
+END_TEST
+
+START_TEST(lars_classic_and_popular)
+{
+	run_lars(3, 0.1, 0.9, 1e-4, 0, 1, 0.001);
+	run_lars(3, 0.1, 0.9, 1e-4, 0, 0, 0.001);
+	run_lars(3, 0.1, 0.9, 1e-2, 1, 1, 0.02);
+}
+END_TEST
+
+/* tinygrad's LAMB (Adam and AdamW: adam 1), by hand. */
+static void lamb_ref(double *w, int steps, double lr, double b1, double b2,
+                     double eps, double wd, int adam)
+{
+	double m[N] = { 0 }, v[N] = { 0 }, b1t = 1, b2t = 1;
+	int s, i;
+
+	for (s = 0; s < steps; s++) {
+		double up[N], r1 = 0, r2 = 0, r = 1;
+
+		b1t *= b1;
+		b2t *= b2;
+		for (i = 0; i < N; i++) {
+			double g = 2 * w[i] + c0[i];
+
+			m[i] = b1 * m[i] + (1 - b1) * g;
+			v[i] = b2 * v[i] + (1 - b2) * g * g;
+			up[i] = (m[i] / (1 - b1t)) / (sqrt(v[i] / (1 - b2t)) + eps)
+			        + wd * w[i];
+			r1 += w[i] * w[i];
+			r2 += up[i] * up[i];
+		}
+		if (!adam && r1 > 0 && r2 > 0)
+			r = sqrt(r1) / sqrt(r2);
+		for (i = 0; i < N; i++)
+			w[i] -= lr * r * up[i];
+	}
+}
+
+static void run_lamb(int which, int steps, double lr, double wd)
+{
+	double w[N];
+	tg_tensor *tw = tg_contiguous(vec(w0)), *c = vec(c0);
+	tg_optim *o;
+	int i;
+
+	ck_assert_int_eq(tg_realize(tw), 0);
+	o = which == 0 ? tg_optim_adam(&tw, 1, lr, 0.9, 0.999, 1e-8)
+	    : which == 1 ? tg_optim_adamw(&tw, 1, lr, 0.9, 0.999, 1e-8, wd)
+	    : tg_optim_lamb(&tw, 1, lr, 0.9, 0.999, 1e-6, wd, 0);
+	ck_assert_msg(o != NULL, "%s", tg_last_error());
+	for (i = 0; i < N; i++)
+		w[i] = w0[i];
+	for (i = 0; i < steps; i++)
+		train_step(o, tw, c);
+	lamb_ref(w, steps, lr, 0.9, 0.999, which == 2 ? 1e-6 : 1e-8,
+	         which == 0 ? 0 : wd, which != 2);
+	expect_w(tw, w, 1e-5);
+	tg_optim_free(o);
+}
+
+START_TEST(adam_adamw_lamb)
+{
+	run_lamb(0, 4, 0.01, 0);
+	run_lamb(1, 4, 0.01, 0.1);
+	run_lamb(2, 4, 0.01, 0.1);
+}
+END_TEST
+
+/* The rate is a tensor: a new rate takes effect, same kernels. */
+START_TEST(learning_rate_is_a_tensor)
+{
+	double w[N], b[N] = { 0 };
+	tg_tensor *tw = tg_contiguous(vec(w0)), *c = vec(c0);
+	tg_optim *o;
+	float lr;
+	int i;
+
+	ck_assert_int_eq(tg_realize(tw), 0);
+	o = tg_optim_sgd(&tw, 1, 0.1, 0, 0, 0);
+	train_step(o, tw, c);
+	ck_assert_int_eq(tg_optim_set_lr(o, 0.01), 0);
+	ck_assert_int_eq(tg_tensor_data(tg_optim_lr(o), &lr, sizeof lr), 0);
+	ck_assert_float_eq_tol(lr, 0.01f, 1e-9);
+	train_step(o, tw, c);
+	for (i = 0; i < N; i++)
+		w[i] = w0[i];
+	lars_ref(w, b, 1, 0.1, 0, 0, 0, 0, 0);
+	lars_ref(w, b, 1, 0.01, 0, 0, 0, 0, 0);
+	expect_w(tw, w, 1e-5);
+	tg_optim_free(o);
+}
+END_TEST
+
+/* requires_grad 0 tensors are buffers: not updated, but their pending
+ * assigns run with the step; duplicates count once. */
+START_TEST(buffers_are_realized_not_updated)
+{
+	tg_tensor *tw = tg_contiguous(vec(w0)), *c = vec(c0);
+	tg_tensor *stat = tg_contiguous(vec(c0)), *ts[3];
+	tg_optim *o;
+	float got[N];
+	int i;
+
+	ck_assert_int_eq(tg_realize(tw), 0);
+	ck_assert_int_eq(tg_realize(stat), 0);
+	tg_set_requires_grad(stat, 0);
+	ts[0] = tw, ts[1] = stat, ts[2] = tw;
+	o = tg_optim_sgd(ts, 3, 0.1, 0, 0, 0);
+	ck_assert_int_eq(tg_requires_grad(stat), 0);
+	ck_assert_int_eq(tg_assign(stat, tg_mul_s(stat, 2)), 0);
+	train_step(o, tw, c);
+	/* realized by the step: its lazy is a buffer now */
+	ck_assert_int_eq(stat->lazy->kind, TG_LZ_BUFFER);
+	ck_assert_int_eq(tg_tensor_data(stat, got, sizeof got), 0);
+	for (i = 0; i < N; i++)
+		ck_assert_float_eq(got[i], 2 * c0[i]);
+	tg_optim_free(o);
+}
+END_TEST
+
+START_TEST(step_without_gradient_fails)
+{
+	tg_tensor *tw = tg_contiguous(vec(w0));
+	tg_optim *o = tg_optim_adam(&tw, 1, 0.1, 0.9, 0.999, 1e-8);
+
+	ck_assert_int_eq(tg_optim_step(o, NULL, 0), TG_EINVAL);
+	ck_assert_error("optimizer step: parameter 0 (5,) has no gradient");
+	tg_optim_free(o);
+	ck_assert_ptr_null(tg_optim_sgd((tg_tensor *[]){ NULL }, 1, 0.1, 0, 0,
+	                                0));
+	ck_assert_error("lars: tensor 0 is NULL");
+}
+END_TEST
+
+/* ------------------------------------------------------------- losses */
+
+#define B 4
+#define C 3
+
+static const float logits_h[B * C] = {
+	1.0f, 2.0f, 0.5f, -1.0f, 0.0f, 3.0f,
+	0.25f, 0.25f, 0.25f, 2.0f, -2.0f, 1.0f,
+};
+
+/* -sum over counted rows of ((1-ls) lp[y] + ls mean(lp)) / count. */
+static double ce_ref(const int32_t *y, int64_t ignore, double ls)
+{
+	double total = 0;
+	int b, k, cnt = 0;
+
+	for (b = 0; b < B; b++) {
+		double m = -INFINITY, s = 0, lp[C], mean = 0;
+
+		if (y[b] == ignore)
+			continue;
+		for (k = 0; k < C; k++)
+			m = fmax(m, logits_h[b * C + k]);
+		for (k = 0; k < C; k++)
+			s += exp(logits_h[b * C + k] - m);
+		for (k = 0; k < C; k++) {
+			lp[k] = logits_h[b * C + k] - m - log(s);
+			mean += lp[k] / C;
+		}
+		total += (1 - ls) * lp[y[b]] + ls * mean;
+		cnt++;
+	}
+	return -total / cnt;
+}
+
+START_TEST(sparse_categorical_crossentropy_values)
+{
+	int64_t sl[2] = { B, C }, sy[1] = { B };
+	int32_t y[B] = { 1, 2, 0, -1 }, y2[B] = { 1, 2, 0, 0 };
+	tg_tensor *lg = tg_tensor_new(NULL, TG_FLOAT32, 2, sl, logits_h);
+	double got;
+
+	ck_assert_int_eq(tg_tensor_item(tg_sparse_categorical_crossentropy(
+	        lg, tg_tensor_new(NULL, TG_INT32, 1, sy, y2), -1, 0), &got), 0);
+	ck_assert_double_eq_tol(got, ce_ref(y2, -1, 0), 1e-6);
+	ck_assert_int_eq(tg_tensor_item(tg_sparse_categorical_crossentropy(
+	        lg, tg_tensor_new(NULL, TG_INT32, 1, sy, y), -1, 0), &got), 0);
+	ck_assert_double_eq_tol(got, ce_ref(y, -1, 0), 1e-6);
+	ck_assert_int_eq(tg_tensor_item(tg_sparse_categorical_crossentropy(
+	        lg, tg_tensor_new(NULL, TG_INT32, 1, sy, y), -1, 0.1), &got), 0);
+	ck_assert_double_eq_tol(got, ce_ref(y, -1, 0.1), 1e-6);
+}
+END_TEST
+
+/* d/dlogits of the mean cross-entropy is (softmax - onehot) / B. */
+START_TEST(sparse_categorical_crossentropy_gradient)
+{
+	int64_t sl[2] = { B, C }, sy[1] = { B };
+	int32_t y[B] = { 1, 2, 0, 0 };
+	tg_tensor *lg = tg_tensor_new(NULL, TG_FLOAT32, 2, sl, logits_h);
+	float g[B * C];
+	int b, k;
+
+	tg_set_requires_grad(lg, 1);
+	ck_assert_int_eq(tg_backward(tg_sparse_categorical_crossentropy(
+	        lg, tg_tensor_new(NULL, TG_INT32, 1, sy, y), -1, 0), NULL), 0);
+	ck_assert_int_eq(tg_tensor_data(tg_grad(lg), g, sizeof g), 0);
+	for (b = 0; b < B; b++) {
+		double s = 0;
+
+		for (k = 0; k < C; k++)
+			s += exp(logits_h[b * C + k]);
+		for (k = 0; k < C; k++)
+			ck_assert_double_eq_tol(g[b * C + k],
+			        (exp(logits_h[b * C + k]) / s - (k == y[b])) / B,
+			        1e-6);
+	}
+}
+END_TEST
+
+START_TEST(binary_crossentropy_values)
+{
+	int64_t s[1] = { 4 };
+	static const float p[4] = { 0.1f, 0.5f, 0.9f, 0.7f };
+	static const float y[4] = { 0, 1, 1, 0 };
+	static const float x[4] = { -2.0f, 0.0f, 3.0f, 40.0f };
+	double got, want = 0;
+	int i;
+
+	ck_assert_int_eq(tg_tensor_item(tg_binary_crossentropy(
+	        tg_tensor_new(NULL, TG_FLOAT32, 1, s, p),
+	        tg_tensor_new(NULL, TG_FLOAT32, 1, s, y)), &got), 0);
+	for (i = 0; i < 4; i++)
+		want += (-y[i] * log(p[i]) - (1 - y[i]) * log(1 - p[i])) / 4;
+	ck_assert_double_eq_tol(got, want, 1e-6);
+	/* from logits: stable at 40, where sigmoid rounds to 1 */
+	ck_assert_int_eq(tg_tensor_item(tg_binary_crossentropy_logits(
+	        tg_tensor_new(NULL, TG_FLOAT32, 1, s, x),
+	        tg_tensor_new(NULL, TG_FLOAT32, 1, s, y)), &got), 0);
+	for (want = 0, i = 0; i < 4; i++)
+		want += (fmax(x[i], 0) - y[i] * x[i] + log1p(exp(-fabs(x[i])))) / 4;
+	ck_assert_double_eq_tol(got, want, 1e-6);
+}
+END_TEST
+
+START_TEST(loss_errors)
+{
+	int64_t sl[2] = { B, C }, sy[1] = { B + 1 }, s4[1] = { 4 }, s3[1] = { 3 };
+	tg_tensor *lg = tg_zeros(NULL, TG_FLOAT32, 2, sl);
+
+	ck_assert_ptr_null(tg_sparse_categorical_crossentropy(
+	        lg, tg_zeros(NULL, TG_INT32, 1, sy), -1, 0));
+	ck_assert_error("sparse_categorical_crossentropy: labels (5,) do not "
+	                "match logits (4,3)");
+	ck_assert_ptr_null(tg_sparse_categorical_crossentropy(
+	        lg, tg_zeros(NULL, TG_FLOAT32, 1, (int64_t[]){ B }), -1, 0));
+	ck_assert_error("labels are float32, not an int dtype");
+	ck_assert_ptr_null(tg_sparse_categorical_crossentropy(
+	        lg, tg_zeros(NULL, TG_INT32, 1, (int64_t[]){ B }), -1, 1.5));
+	ck_assert_error("label smoothing 1.5 outside [0, 1]");
+	ck_assert_ptr_null(tg_binary_crossentropy(
+	        tg_zeros(NULL, TG_FLOAT32, 1, s4),
+	        tg_zeros(NULL, TG_FLOAT32, 1, s3)));
+	ck_assert_error("binary_crossentropy: predictions (4,) and targets "
+	                "(3,) differ");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("optim");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, sgd_plain_momentum_nesterov_weight_decay);
+	tcase_add_test(tc, lars_classic_and_popular);
+	tcase_add_test(tc, adam_adamw_lamb);
+	tcase_add_test(tc, learning_rate_is_a_tensor);
+	tcase_add_test(tc, buffers_are_realized_not_updated);
+	tcase_add_test(tc, step_without_gradient_fails);
+	tcase_add_test(tc, sparse_categorical_crossentropy_values);
+	tcase_add_test(tc, sparse_categorical_crossentropy_gradient);
+	tcase_add_test(tc, binary_crossentropy_values);
+	tcase_add_test(tc, loss_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
