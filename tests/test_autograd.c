@@ -662,6 +662,27 @@ static tg_tensor *f_sdpa(tg_tensor *const *x, int v)
 	return tg_scaled_dot_product_attention(x[0], x[1], x[2], mask, v == 1);
 }
 
+/* The losses: fixed labels / targets, the inputs are the predictions. */
+static tg_tensor *f_sparse_ce(tg_tensor *const *x, int v)
+{
+	static const int32_t y[4] = { 2, 0, -1, 1 };
+	static const int64_t s[1] = { 4 };
+
+	return tg_sparse_categorical_crossentropy(
+	        x[0], tg_tensor_new(cpu(), TG_INT32, 1, s, y), -1,
+	        v ? 0.1 : 0);
+}
+
+static tg_tensor *f_bce(tg_tensor *const *x, int v)
+{
+	static const double y[6] = { 0, 1, 1, 0, 1, 0 };
+	static const int64_t s[2] = { 2, 3 };
+	tg_tensor *t = tg_tensor_new(cpu(), TG_FLOAT64, 2, s, y);
+
+	return v ? tg_binary_crossentropy_logits(x[0], t)
+	         : tg_binary_crossentropy(x[0], t);
+}
+
 static tg_tensor *f_cast_chain(tg_tensor *const *x, int v)
 {
 	(void)v;
@@ -893,6 +914,15 @@ static const gcase CASES[] = {
 	   U234(-1, 1), U234(-1, 1)),
 	C3("scaled_dot_product_attention bool mask", f_sdpa, 2, U234(-1, 1),
 	   U234(-1, 1), U234(-1, 1)),
+
+	/* the losses (labels and targets fixed) */
+	C1("sparse_categorical_crossentropy (one label ignored)", f_sparse_ce,
+	   0, IN(G_UNIF, -2, 2, 2, 4, 3)),
+	C1("sparse_categorical_crossentropy label smoothing", f_sparse_ce, 1,
+	   IN(G_UNIF, -2, 2, 2, 4, 3)),
+	C1("binary_crossentropy", f_bce, 0, IN(G_UNIF, 0.1, 0.9, 2, 2, 3)),
+	C1("binary_crossentropy_logits", f_bce, 1,
+	   IN(G_UNIF, -3, 3, 2, 2, 3)),
 
 	/* contiguous and copies (the float64 -> float32 -> float64 cast
 	 * chain has its own test, gc_cast_chain, below) */

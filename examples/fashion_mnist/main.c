@@ -4,15 +4,16 @@
  * with tgcore, prints test accuracy per epoch, saves a safetensors
  * checkpoint and an SVG of the training curve next to it.
  *
- *   fashion_mnist [--quick | --full] [--data DIR] [--out DIR]
+ *   fashion_mnist [--quick | --full] [--data DIR] [--out DIR] [--device NAME]
  *                 [--epochs N] [--batch N] [--lr X] [--seed N]
  *                 [--eval CHECKPOINT] [--smoke]
  *
  * --quick (the default) trains a narrower net for 1 epoch (about 85-88%
  * test accuracy in a couple of minutes on 2 cores); --full trains the
  * full-width net for 5 epochs (about 91%).  --eval loads a checkpoint
- * and only evaluates it.  The device is the default one: DEVICE=NAME (or
- * CPU=1, ...) picks another, as for every tgcore program.
+ * and only evaluates it.  The device is the default one; --device NAME
+ * or DEVICE=NAME (or CPU=1, ...) picks another, as for every tgcore
+ * program.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -72,6 +73,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: fashion_mnist [--quick | --full] [--data DIR] [--out DIR]\n"
+	        "                     [--device NAME]\n"
 	        "                     [--epochs N] [--batch N] [--lr X] [--seed N]\n"
 	        "                     [--eval CHECKPOINT] [--smoke]\n"
 	        "  --quick       narrow net, 1 epoch (default)\n"
@@ -79,6 +81,7 @@ static void usage(FILE *f)
 	        "  --data DIR    the data set (default: $FASHION_MNIST_DIR or\n"
 	        "                " DEFAULT_DATA ")\n"
 	        "  --out DIR     where the checkpoint and the curve go (.)\n"
+	        "  --device NAME the device (as DEVICE=NAME): CPU, OPENCL, ...\n"
 	        "  --eval FILE   evaluate a checkpoint instead of training\n"
 	        "  --smoke       a few steps on a slice of the data (tests)\n"
 	        "The device is the default one; DEVICE=NAME picks another.\n");
@@ -110,6 +113,9 @@ static int parse(int argc, char **argv, options *o)
 			o->smoke = 1;
 		} else if (v && !strcmp(a, "--data")) {
 			o->data = v, i++;
+		} else if (v && !strcmp(a, "--device")) {
+			/* what DEVICE=NAME in the environment does */
+			setenv("DEVICE", v, 1), i++;
 		} else if (v && !strcmp(a, "--out")) {
 			o->out = v, i++;
 		} else if (v && !strcmp(a, "--eval")) {
