@@ -1,0 +1,927 @@
+/*
+ * nn/safetensors.c - safetensors files (tinygrad's safe_save and
+ * safe_load).
+ *
+ * A safetensors file is an 8-byte little-endian length N, N bytes of
+ * JSON header, then the data section:
+ *
+ *   {"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},...}
+ *
+ * with an optional "__metadata__" object of strings.  Offsets count from
+ * the first byte after the header.
+ *
+ * Loading treats the file as hostile.  The header is read by a small
+ * strict JSON reader that never looks past the header's last byte; every
+ * number is checked before use (shape products and byte counts with
+ * overflow checks), and, as the reference implementation requires, the
+ * tensors' ranges sorted by offset must tile the data section exactly:
+ * no gaps, no overlaps, no trailing bytes.  Only then are tensors made,
+ * each copied straight from the memory-mapped file to its device.
+ */
+#include "config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "nn/state.h"
+#include "shape/shape.h" /* TG_MAX_DIMS */
+
+#define LOAD "safetensors_load"
+#define SAVE "safetensors_save"
+/* The reference implementation refuses larger headers (a DoS guard). */
+#define MAX_HEADER 100000000u
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define BIG_ENDIAN_HOST 1 /* the data would need byte swaps: refused */
+#else
+#define BIG_ENDIAN_HOST 0
+#endif
+
+/* safetensors' dtype names, by tg_dtype. */
+static const char *const st_dtype[] = {
+	[TG_BOOL] = "BOOL",    [TG_INT8] = "I8",       [TG_UINT8] = "U8",
+	[TG_INT16] = "I16",    [TG_UINT16] = "U16",    [TG_INT32] = "I32",
+	[TG_UINT32] = "U32",   [TG_INT64] = "I64",     [TG_UINT64] = "U64",
+	[TG_FLOAT16] = "F16",  [TG_BFLOAT16] = "BF16", [TG_FLOAT32] = "F32",
+	[TG_FLOAT64] = "F64",
+};
+static_assert(TG_ARRAY_LEN(st_dtype) == TG_NDTYPES,
+              "a safetensors name for every dtype");
+
+/* Sets "safetensors_load: PATH: MSG" (a malformed file); TG_EINVAL. */
+TG_PRINTF(2, 3)
+static int bad(const char *path, const char *fmt, ...)
+{
+	char msg[TG_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return tg_error(TG_EINVAL, "%s: %s: %s", LOAD, path, msg);
+}
+
+/* Sets "OP: PATH: MSG: strerror(errno)"; TG_EIO. */
+TG_PRINTF(3, 4)
+static int io_fail(const char *op, const char *path, const char *fmt, ...)
+{
+	int err = errno; /* before anything can change it */
+	char msg[TG_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return tg_error(TG_EIO, "%s: %s: %s: %s", op, path, msg,
+	                strerror(err));
+}
+
+/* ------------------------------------------------ the JSON header reader */
+
+typedef struct reader {
+	const char *path;               /* for messages */
+	const unsigned char *p, *start, *end; /* the header, p the cursor */
+	const char *tensor;             /* the entry being read, or NULL */
+} reader;
+
+/* Sets "safetensors_load: PATH: [tensor 'w', ]header byte N: MSG". */
+TG_PRINTF(2, 3)
+static int syntax(reader *r, const char *fmt, ...)
+{
+	char msg[TG_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return bad(r->path, "%s%s%sheader byte %zu: %s",
+	           r->tensor ? "tensor '" : "", r->tensor ? r->tensor : "",
+	           r->tensor ? "', " : "", (size_t)(r->p - r->start), msg);
+}
+
+static void ws(reader *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' ||
+	                         *r->p == '\n' || *r->p == '\r'))
+		r->p++;
+}
+
+static int peek(reader *r) { return r->p < r->end ? *r->p : -1; }
+
+static int unexpected(reader *r, const char *what)
+{
+	if (r->p >= r->end)
+		return syntax(r, "expected %s, found the end of the header",
+		              what);
+	if (*r->p >= 0x20 && *r->p < 0x7f)
+		return syntax(r, "expected %s, found '%c'", what, *r->p);
+	return syntax(r, "expected %s, found byte 0x%02x", what, *r->p);
+}
+
+static int expect(reader *r, int c, const char *what)
+{
+	ws(r);
+	if (peek(r) != c)
+		return unexpected(r, what);
+	r->p++;
+	return 0;
+}
+
+/* After an element of an object or array: 1 at ',', 0 at `close`
+ * (both consumed), else an error. */
+static int next(reader *r, int close)
+{
+	ws(r);
+	if (peek(r) == ',' || peek(r) == close)
+		return *r->p++ == ',';
+	return unexpected(r, close == '}' ? "',' or '}'" : "',' or ']'");
+}
+
+/* Four hex digits of a \u escape. */
+static int hex4(reader *r, uint32_t *out)
+{
+	uint32_t v = 0;
+	int i, c;
+
+	if (r->end - r->p < 4)
+		return syntax(r, "truncated \\u escape");
+	for (i = 0; i < 4; i++) {
+		c = r->p[i] | 0x20; /* lower case; digits keep their value */
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uint32_t)(c - 'a' + 10);
+		else
+			return syntax(r, "\\u escape with a non-hex digit");
+	}
+	r->p += 4;
+	*out = v;
+	return 0;
+}
+
+static void put_utf8(tg_strbuf *sb, uint32_t cp)
+{
+	char b[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		b[0] = (char)cp, n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (char)(0xc0 | cp >> 6), n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (char)(0xe0 | cp >> 12), n = 3;
+	} else {
+		b[0] = (char)(0xf0 | cp >> 18), n = 4;
+	}
+	for (size_t i = 1; i < n; i++)
+		b[i] = (char)(0x80 | ((cp >> (6 * (n - 1 - i))) & 0x3f));
+	tg_strbuf_addn(sb, b, n);
+}
+
+/* The escape at r->p (its backslash) into sb: JSON's eight one-letter
+ * escapes and \uXXXX, with surrogate pairs joined; lone surrogates are
+ * refused (they have no UTF-8 form). */
+static int escape(reader *r, tg_strbuf *sb)
+{
+	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+	const char *k;
+	uint32_t cp, lo;
+
+	if (++r->p >= r->end)
+		return syntax(r, "unterminated string");
+	if (*r->p != 'u') {
+		if (*r->p < 0x20 || *r->p >= 0x7f)
+			return syntax(r, "invalid escape");
+		if (!(k = strchr(from, *r->p)))
+			return syntax(r, "invalid escape '\\%c'", *r->p);
+		tg_strbuf_addn(sb, &to[k - from], 1);
+		r->p++;
+		return 0;
+	}
+	r->p++;
+	if (hex4(r, &cp))
+		return TG_EINVAL;
+	if (cp >= 0xdc00 && cp <= 0xdfff)
+		return syntax(r, "lone low surrogate \\u%04x", (unsigned)cp);
+	if (cp >= 0xd800 && cp <= 0xdbff) {
+		if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
+			return syntax(r, "high surrogate \\u%04x without "
+			              "its low half", (unsigned)cp);
+		r->p += 2;
+		if (hex4(r, &lo))
+			return TG_EINVAL;
+		if (lo < 0xdc00 || lo > 0xdfff)
+			return syntax(r, "high surrogate \\u%04x followed by "
+			              "\\u%04x", (unsigned)cp, (unsigned)lo);
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+	}
+	put_utf8(sb, cp);
+	return 0;
+}
+
+/* A JSON string, decoded: *out (malloc'd) and its length (it may hold
+ * NULs from \u0000).  Raw bytes must be valid UTF-8 and no control
+ * characters. */
+static int str(reader *r, char **out, size_t *len)
+{
+	tg_strbuf sb;
+	size_t n;
+	int rc = 0;
+
+	if (expect(r, '"', "a string"))
+		return TG_EINVAL;
+	tg_strbuf_init(&sb);
+	while (!rc) {
+		if (r->p >= r->end) {
+			rc = syntax(r, "unterminated string");
+		} else if (*r->p == '"') {
+			r->p++;
+			break;
+		} else if (*r->p == '\\') {
+			rc = escape(r, &sb);
+		} else if (*r->p < 0x20) {
+			rc = syntax(r, "control character 0x%02x in a string",
+			            *r->p);
+		} else if (!(n = tg_utf8_len_(r->p, (size_t)(r->end - r->p)))) {
+			rc = syntax(r, "invalid UTF-8 in a string");
+		} else {
+			tg_strbuf_addn(&sb, (const char *)r->p, n);
+			r->p += n;
+		}
+	}
+	*len = sb.len;
+	if (rc) {
+		tg_strbuf_release(&sb);
+		return rc;
+	}
+	return (*out = tg_strbuf_finish(&sb)) ? 0 : tg_error_oom(LOAD);
+}
+
+/* A JSON number that must be a non-negative integer below 2^64;
+ * `what` names it in messages ("shape entry"). */
+static int read_uint(reader *r, const char *what, uint64_t *out)
+{
+	const unsigned char *s;
+	uint64_t v = 0;
+	int n;
+
+	ws(r);
+	s = r->p;
+	while (r->p < r->end && *r->p && strchr("+-.eE0123456789", *r->p))
+		r->p++;
+	n = (int)(r->p - s < 40 ? r->p - s : 40); /* what messages quote */
+	if (r->p == s)
+		return unexpected(r, "an integer");
+	r->p = s; /* errors point at the number's start */
+	if (s[0] == '0' && n > 1 && s[1] >= '0' && s[1] <= '9')
+		return syntax(r, "%s %.*s has a leading zero", what, n, s);
+	for (; r->p < r->end && *r->p >= '0' && *r->p <= '9'; r->p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*r->p - '0')) / 10)
+			return syntax(r, "%s %.*s is too large", what, n, s);
+		v = v * 10 + (uint64_t)(*r->p - '0');
+	}
+	if (r->p == s || (r->p < r->end && *r->p && strchr("+-.eE", *r->p))) {
+		r->p = s;
+		return syntax(r, "%s %.*s is not a non-negative integer", what,
+		              n, s);
+	}
+	*out = v;
+	return 0;
+}
+
+/* [a, b, ...] of at most `max` integers into v[], the count in *n. */
+static int uints(reader *r, const char *what, uint64_t *v, size_t max,
+                 size_t *n)
+{
+	int rc;
+
+	*n = 0;
+	if (expect(r, '[', "'['"))
+		return TG_EINVAL;
+	ws(r);
+	if (peek(r) == ']') {
+		r->p++;
+		return 0;
+	}
+	do {
+		if (*n == max)
+			return syntax(r, "%s has more than %zu entries", what,
+			              max);
+		if (read_uint(r, what, &v[(*n)++]))
+			return TG_EINVAL;
+	} while ((rc = next(r, ']')) == 1);
+	return rc;
+}
+
+/* ----------------------------------------------------------- one entry */
+
+/* What the header says of one tensor. */
+typedef struct tinfo {
+	tg_dtype dt;
+	size_t ndim;
+	int64_t shape[TG_MAX_DIMS];
+	uint64_t begin, end;
+} tinfo;
+
+typedef TG_VEC(tinfo) tinfo_vec;
+
+static int read_dtype(reader *r, tinfo *ti)
+{
+	size_t len;
+	char *name;
+	int dt;
+
+	if (str(r, &name, &len))
+		return TG_EINVAL;
+	for (dt = 0; dt < TG_NDTYPES; dt++)
+		if (!strcmp(name, st_dtype[dt]) && strlen(name) == len)
+			break;
+	if (dt == TG_NDTYPES) {
+		bad(r->path, "tensor '%s': unknown dtype '%s'", r->tensor,
+		    name);
+		free(name);
+		return TG_EINVAL;
+	}
+	free(name);
+	ti->dt = (tg_dtype)dt;
+	return 0;
+}
+
+static int read_shape(reader *r, tinfo *ti)
+{
+	uint64_t v[TG_MAX_DIMS];
+	size_t i;
+
+	if (uints(r, "shape", v, TG_MAX_DIMS, &ti->ndim))
+		return TG_EINVAL;
+	for (i = 0; i < ti->ndim; i++) {
+		if (v[i] > INT64_MAX)
+			return syntax(r, "shape entry %llu is too large",
+			              (unsigned long long)v[i]);
+		ti->shape[i] = (int64_t)v[i];
+	}
+	return 0;
+}
+
+static int read_offsets(reader *r, tinfo *ti)
+{
+	uint64_t v[2];
+	size_t n;
+
+	if (uints(r, "data_offsets", v, 2, &n))
+		return TG_EINVAL;
+	if (n != 2)
+		return syntax(r, "data_offsets has %zu entries, not 2", n);
+	ti->begin = v[0];
+	ti->end = v[1];
+	return 0;
+}
+
+/* {"dtype": ..., "shape": [...], "data_offsets": [b, e]}: each field
+ * exactly once, no others. */
+static int read_entry(reader *r, tinfo *ti)
+{
+	static const char *const field[] = { "dtype", "shape",
+		                             "data_offsets" };
+	static int (*const readf[])(reader *, tinfo *) = {
+		read_dtype, read_shape, read_offsets
+	};
+	unsigned seen = 0;
+	size_t f, len;
+	char *key;
+	int rc = 0;
+
+	if (expect(r, '{', "'{' (a tensor entry)"))
+		return TG_EINVAL;
+	ws(r);
+	if (peek(r) == '}')
+		r->p++;
+	else
+		do {
+			if (str(r, &key, &len))
+				return TG_EINVAL;
+			for (f = 0; f < 3 && strcmp(key, field[f]); f++)
+				;
+			if (f == 3 || seen & 1u << f) {
+				rc = syntax(r, "%s field '%s'", f == 3 ?
+				            "unknown" : "repeated", key);
+				free(key);
+				return rc;
+			}
+			free(key);
+			seen |= 1u << f;
+			if (expect(r, ':', "':'") || readf[f](r, ti))
+				return TG_EINVAL;
+		} while ((rc = next(r, '}')) == 1);
+	for (f = 0; !rc && f < 3; f++)
+		if (!(seen & 1u << f))
+			rc = syntax(r, "the entry lacks \"%s\"", field[f]);
+	return rc;
+}
+
+/* "name": {...}: the entry joins s (tensor NULL for now) and info. */
+static int read_tensor(reader *r, char *name, size_t len, tg_state *s,
+                       tinfo_vec *info)
+{
+	tinfo ti = { .dt = TG_NDTYPES };
+	int rc;
+
+	if (!*name || strlen(name) != len) {
+		rc = syntax(r, *name ? "tensor name holds \\u0000"
+		                     : "empty tensor name");
+		goto out_free_name;
+	}
+	r->tensor = name;
+	rc = read_entry(r, &ti);
+	r->tensor = NULL;
+	if (rc)
+		goto out_free_name;
+	if (TG_VEC_PUSH(info, ti)) {
+		rc = tg_error_oom(LOAD);
+		goto out_free_name;
+	}
+	if ((rc = tg_state_push_(s, name, NULL, LOAD)) == 0)
+		return 0;
+	info->n--;
+	if (rc == 1)
+		rc = bad(r->path, "duplicate tensor name '%s'", name);
+out_free_name:
+	free(name);
+	return rc;
+}
+
+/* "__metadata__": an object of strings, checked and dropped (a tg_state
+ * holds tensors only). */
+static int read_metadata(reader *r)
+{
+	size_t len;
+	char *k;
+	int rc;
+
+	if (expect(r, '{', "'{' (__metadata__)"))
+		return TG_EINVAL;
+	ws(r);
+	if (peek(r) == '}') {
+		r->p++;
+		return 0;
+	}
+	do {
+		if (str(r, &k, &len))
+			return TG_EINVAL;
+		free(k);
+		if (expect(r, ':', "':'") || str(r, &k, &len))
+			return TG_EINVAL;
+		free(k);
+	} while ((rc = next(r, '}')) == 1);
+	return rc;
+}
+
+/* The whole header: one object, then only whitespace (the padding). */
+static int read_header(reader *r, tg_state *s, tinfo_vec *info)
+{
+	int rc = 0, nmeta = 0;
+	size_t len;
+	char *key;
+
+	if (peek(r) != '{') /* as the reference: no leading whitespace */
+		return syntax(r, "the header does not start with '{'");
+	r->p++;
+	ws(r);
+	if (peek(r) == '}')
+		r->p++;
+	else
+		do {
+			if (str(r, &key, &len))
+				return TG_EINVAL;
+			if (expect(r, ':', "':'")) {
+				free(key);
+				return TG_EINVAL;
+			}
+			if (strcmp(key, "__metadata__") || len != 12) {
+				rc = read_tensor(r, key, len, s, info);
+			} else {
+				free(key);
+				rc = nmeta++ ? syntax(r, "__metadata__ given "
+				                      "twice")
+				             : read_metadata(r);
+			}
+			if (rc)
+				return rc;
+		} while ((rc = next(r, '}')) == 1);
+	if (rc)
+		return rc;
+	ws(r);
+	return r->p == r->end ? 0 : syntax(r, "garbage after the JSON");
+}
+
+/* ------------------------------------------------------ layout checks */
+
+/* "(4,6)" for messages, as tg_tensor_shape_str writes it. */
+static const char *shape_str(const tinfo *ti, char *buf, size_t n)
+{
+	size_t i, len = (size_t)snprintf(buf, n, "(");
+
+	for (i = 0; i < ti->ndim && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%lld",
+		                        i ? "," : "", (long long)ti->shape[i]);
+	if (len < n)
+		snprintf(buf + len, n - len, ti->ndim == 1 ? ",)" : ")");
+	return buf;
+}
+
+/* The tensor's byte count, checked: the product of its nonzero dims
+ * must fit an int64 (views compute strides from it) and the bytes a
+ * uint64. */
+static int tensor_bytes(const char *path, const char *name,
+                        const tinfo *ti, uint64_t *out)
+{
+	uint64_t n = 1, z = 1;
+	size_t i;
+	char b[400];
+
+	for (i = 0; i < ti->ndim; i++) {
+		uint64_t d = (uint64_t)ti->shape[i];
+
+		if (__builtin_mul_overflow(n, d ? d : 1, &n) || n > INT64_MAX)
+			return bad(path, "tensor '%s': shape %s has too "
+			           "many elements", name,
+			           shape_str(ti, b, sizeof b));
+		z &= d != 0;
+	}
+	if (__builtin_mul_overflow(n * z, tg_dtype_size(ti->dt), out))
+		return bad(path, "tensor '%s': %s %s is larger than 2^64 "
+		           "bytes", name, shape_str(ti, b, sizeof b),
+		           tg_dtype_name(ti->dt));
+	return 0;
+}
+
+/* Each range against its tensor's size and the data section. */
+static int check_range(const char *path, const char *name, const tinfo *ti,
+                       uint64_t size)
+{
+	unsigned long long b = ti->begin, e = ti->end;
+	uint64_t need = 0;
+	char sb[400];
+
+	if (tensor_bytes(path, name, ti, &need))
+		return TG_EINVAL;
+	if (b > e)
+		return bad(path, "tensor '%s' data_offsets [%llu, %llu) end "
+		           "before they begin", name, b, e);
+	if (e > size)
+		return bad(path, "tensor '%s' data_offsets [%llu, %llu) end "
+		           "beyond the data section (%llu bytes)", name, b, e,
+		           (unsigned long long)size);
+	if (e - b != need)
+		return bad(path, "tensor '%s' data_offsets [%llu, %llu) need "
+		           "%llu bytes for %s %s", name, b, e,
+		           (unsigned long long)need,
+		           shape_str(ti, sb, sizeof sb), tg_dtype_name(ti->dt));
+	return 0;
+}
+
+typedef struct span {
+	uint64_t begin, end;
+	size_t i;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+	const span *x = a, *y = b;
+
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Sorted by offset, the ranges must tile [0, size) exactly. */
+static int check_tiling(const char *path, const tg_state *s,
+                        const tinfo *info, uint64_t size)
+{
+	size_t n = s->e.n, k;
+	uint64_t pos = 0;
+	span *sp;
+	int rc = 0;
+
+	if (!(sp = malloc((n ? n : 1) * sizeof *sp)))
+		return tg_error_oom(LOAD);
+	for (k = 0; k < n; k++)
+		sp[k] = (span){ info[k].begin, info[k].end, k };
+	qsort(sp, n, sizeof *sp, span_cmp);
+	for (k = 0; k < n && !rc; pos = sp[k++].end) {
+		if (sp[k].begin > pos)
+			rc = bad(path, "data bytes [%llu, %llu) belong to no "
+			         "tensor", (unsigned long long)pos,
+			         (unsigned long long)sp[k].begin);
+		else if (sp[k].begin < pos)
+			rc = bad(path, "tensors '%s' and '%s' overlap",
+			         s->e.v[sp[k - 1].i].name,
+			         s->e.v[sp[k].i].name);
+	}
+	if (!rc && pos != size)
+		rc = bad(path, "data bytes [%llu, %llu) at the end belong to "
+		         "no tensor", (unsigned long long)pos,
+		         (unsigned long long)size);
+	free(sp);
+	return rc;
+}
+
+/* -------------------------------------------------------------- loading */
+
+/* The file, mapped read-only. */
+typedef struct mapping {
+	const unsigned char *p;
+	size_t size;
+} mapping;
+
+static int map_file(const char *path, mapping *m)
+{
+	struct stat st = { 0 };
+	void *p;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return io_fail(LOAD, path, "cannot open");
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return tg_error(TG_EIO, "%s: %s: not a regular file", LOAD,
+		                path);
+	}
+	if (st.st_size < 8) {
+		close(fd);
+		return bad(path, "truncated: %lld bytes, need at least 8",
+		           (long long)st.st_size);
+	}
+	if ((off_t)(size_t)st.st_size != st.st_size) {
+		close(fd);
+		return tg_error(TG_EIO, "%s: %s: too large to map", LOAD,
+		                path);
+	}
+	m->size = (size_t)st.st_size;
+	p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return io_fail(LOAD, path, "cannot map %zu bytes", m->size);
+	m->p = p;
+	return 0;
+}
+
+/* Header length, header, layout: everything but the tensors.  On
+ * success the header ends at *data. */
+static int read_file(const char *path, const mapping *m, tg_state *s,
+                     tinfo_vec *info, const unsigned char **data)
+{
+	uint64_t n = 0, size;
+	reader r;
+	size_t i;
+	int k;
+
+	for (k = 7; k >= 0; k--)
+		n = n << 8 | m->p[k];
+	if (n > m->size - 8)
+		return bad(path, "header length %llu larger than the file "
+		           "(%zu bytes)", (unsigned long long)n, m->size);
+	if (n > MAX_HEADER)
+		return bad(path, "header length %llu over the limit of %u "
+		           "bytes", (unsigned long long)n, MAX_HEADER);
+	r = (reader){ path, m->p + 8, m->p + 8, m->p + 8 + n, NULL };
+	if (read_header(&r, s, info))
+		return TG_EINVAL;
+	size = m->size - 8 - n;
+	for (i = 0; i < s->e.n; i++)
+		if (check_range(path, s->e.v[i].name, &info->v[i], size))
+			return TG_EINVAL;
+	*data = r.end;
+	return check_tiling(path, s, info->v, size);
+}
+
+/* A tensor per entry, copied from the mapping to dev. */
+static int make_tensors(const char *path, tg_state *s, const tinfo *info,
+                        const unsigned char *data, tg_dev *dev)
+{
+	size_t i;
+	int rc = 0;
+
+	tg_scope_begin(); /* drops our references; the state keeps its own */
+	for (i = 0; i < s->e.n && !rc; i++) {
+		const tinfo *ti = &info[i];
+		tg_tensor *t = tg_tensor_new(dev, ti->dt, ti->ndim, ti->shape,
+		                             data + ti->begin);
+
+		if (t)
+			s->e.v[i].t = tg_tensor_ref(t);
+		else
+			rc = tg_error_prefix("%s: %s: tensor '%s'", LOAD, path,
+			                     s->e.v[i].name);
+	}
+	tg_scope_end();
+	return rc;
+}
+
+tg_state *tg_safetensors_load(const char *path, tg_dev *dev)
+{
+	const unsigned char *data = NULL;
+	tinfo_vec info = { 0 };
+	tg_state *s;
+	mapping m = { 0 };
+	int rc;
+
+	if (!path)
+		return tg_error(TG_EINVAL, "%s: NULL path", LOAD), NULL;
+	if (BIG_ENDIAN_HOST)
+		return tg_error(TG_EUNSUPPORTED, "%s: %s: safetensors data is "
+		                "little-endian and this host is not", LOAD,
+		                path), NULL;
+	if (!(s = tg_state_new()))
+		return NULL;
+	if ((rc = map_file(path, &m)))
+		goto out_free_state;
+	rc = read_file(path, &m, s, &info, &data);
+	if (!rc)
+		rc = make_tensors(path, s, info.v, data, dev);
+	munmap((void *)m.p, m.size);
+out_free_state:
+	TG_VEC_FREE(&info);
+	if (rc) {
+		tg_state_free(s);
+		s = NULL;
+	}
+	return s;
+}
+
+/* -------------------------------------------------------------- saving */
+
+/* name as a JSON string, escaped as serde_json does: quote, backslash
+ * and control characters; other bytes (UTF-8) as they are. */
+static void json_str(tg_strbuf *sb, const char *name)
+{
+	static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt";
+	const unsigned char *p = (const unsigned char *)name;
+	const char *k;
+
+	tg_strbuf_add(sb, "\"");
+	for (; *p; p++) {
+		if ((k = strchr(from, *p)) != NULL)
+			tg_strbuf_addf(sb, "\\%c", to[k - from]);
+		else if (*p < 0x20)
+			tg_strbuf_addf(sb, "\\u%04x", *p);
+		else
+			tg_strbuf_addn(sb, (const char *)p, 1);
+	}
+	tg_strbuf_add(sb, "\"");
+}
+
+static uint64_t nbytes_of(tg_tensor *t)
+{
+	return (uint64_t)tg_tensor_numel(t) *
+	       tg_dtype_size(tg_tensor_dtype(t));
+}
+
+/* The header, padded with spaces to a multiple of 8 bytes (as the
+ * reference writes it, so the data starts aligned).  NULL on OOM. */
+static char *make_header(const tg_state *s, size_t *len)
+{
+	uint64_t off = 0, nb;
+	tg_strbuf sb;
+	size_t i, j;
+
+	tg_strbuf_init(&sb);
+	tg_strbuf_add(&sb, "{");
+	for (i = 0; i < s->e.n; i++) {
+		tg_tensor *t = s->e.v[i].t;
+
+		tg_strbuf_add(&sb, i ? "," : "");
+		json_str(&sb, s->e.v[i].name);
+		tg_strbuf_addf(&sb, ":{\"dtype\":\"%s\",\"shape\":[",
+		               st_dtype[tg_tensor_dtype(t)]);
+		for (j = 0; j < tg_tensor_ndim(t); j++)
+			tg_strbuf_addf(&sb, "%s%lld", j ? "," : "",
+			               (long long)tg_tensor_shape(t)[j]);
+		nb = nbytes_of(t);
+		tg_strbuf_addf(&sb, "],\"data_offsets\":[%llu,%llu]}",
+		               (unsigned long long)off,
+		               (unsigned long long)(off + nb));
+		off += nb;
+	}
+	tg_strbuf_add(&sb, "}");
+	while (sb.len % 8 && !sb.failed)
+		tg_strbuf_add(&sb, " ");
+	*len = sb.len;
+	return tg_strbuf_finish(&sb);
+}
+
+static int write_bytes(FILE *f, const void *p, size_t n, const char *tmp)
+{
+	if (n && fwrite(p, 1, n, f) != n)
+		return io_fail(SAVE, tmp, "write failed");
+	return 0;
+}
+
+/* Length, header, then each tensor's bytes through one host buffer. */
+static int write_file(FILE *f, const tg_state *s, const char *hdr,
+                      size_t len, const char *tmp)
+{
+	unsigned char n8[8];
+	size_t i, max = 0;
+	void *buf;
+	int rc, k;
+
+	for (k = 0; k < 8; k++)
+		n8[k] = (unsigned char)((uint64_t)len >> (8 * k));
+	if ((rc = write_bytes(f, n8, 8, tmp)) ||
+	    (rc = write_bytes(f, hdr, len, tmp)))
+		return rc;
+	for (i = 0; i < s->e.n; i++)
+		if (nbytes_of(s->e.v[i].t) > max)
+			max = (size_t)nbytes_of(s->e.v[i].t);
+	if (!(buf = malloc(max ? max : 1)))
+		return tg_error_oom(SAVE);
+	for (i = 0; i < s->e.n && !rc; i++) {
+		tg_tensor *t = s->e.v[i].t;
+		size_t nb = (size_t)nbytes_of(t);
+
+		if ((rc = tg_tensor_data(t, buf, nb)))
+			tg_error_prefix("%s: tensor '%s'", SAVE,
+			                s->e.v[i].name);
+		else
+			rc = write_bytes(f, buf, nb, tmp);
+	}
+	free(buf);
+	if (!rc && (fflush(f) || fsync(fileno(f))))
+		rc = io_fail(SAVE, tmp, "write failed");
+	return rc;
+}
+
+/* Realizes every tensor with one schedule; refuses the reserved name. */
+static int prepare(const tg_state *s, const char *path)
+{
+	tg_tensor **ts;
+	size_t i;
+	int rc;
+
+	if (tg_state_lookup_(s, "__metadata__"))
+		return tg_error(TG_EINVAL, "%s: %s: the name '__metadata__' is "
+		                "reserved by the format", SAVE, path);
+	if (!s->e.n)
+		return 0;
+	if (!(ts = malloc(s->e.n * sizeof *ts)))
+		return tg_error_oom(SAVE);
+	for (i = 0; i < s->e.n; i++)
+		ts[i] = s->e.v[i].t;
+	if ((rc = tg_realize_many(ts, s->e.n)))
+		tg_error_prefix("%s: %s", SAVE, path);
+	free(ts);
+	return rc;
+}
+
+int tg_safetensors_save(const tg_state *s, const char *path)
+{
+	char *hdr, *tmp;
+	size_t len;
+	FILE *f;
+	int rc;
+
+	if (!s || !path)
+		return tg_error(TG_EINVAL, "%s: NULL %s", SAVE,
+		                s ? "path" : "state");
+	if (BIG_ENDIAN_HOST)
+		return tg_error(TG_EUNSUPPORTED, "%s: %s: safetensors data is "
+		                "little-endian and this host is not", SAVE,
+		                path);
+	if ((rc = prepare(s, path)))
+		return rc;
+	if (!(hdr = make_header(s, &len)))
+		return tg_error_oom(SAVE);
+	if (!(tmp = malloc(strlen(path) + 5))) {
+		rc = tg_error_oom(SAVE);
+		goto out_free_hdr;
+	}
+	sprintf(tmp, "%s.tmp", path);
+	if (!(f = fopen(tmp, "wb"))) {
+		rc = io_fail(SAVE, path, "cannot create %s", tmp);
+		goto out_free_tmp;
+	}
+	rc = write_file(f, s, hdr, len, tmp);
+	if (fclose(f) && !rc)
+		rc = io_fail(SAVE, tmp, "write failed");
+	if (!rc && rename(tmp, path))
+		rc = io_fail(SAVE, path, "cannot rename %s to it", tmp);
+	if (rc)
+		unlink(tmp);
+out_free_tmp:
+	free(tmp);
+out_free_hdr:
+	free(hdr);
+	return rc;
+}
+
