@@ -8,12 +8,13 @@
  *                 [--epochs N] [--batch N] [--lr X] [--seed N]
  *                 [--eval CHECKPOINT] [--smoke]
  *
- * --quick (the default) trains a narrower net for 1 epoch (about 85-88%
- * test accuracy in a couple of minutes on 2 cores); --full trains the
- * full-width net for 5 epochs (about 91%).  --eval loads a checkpoint
- * and only evaluates it.  The device is the default one; --device NAME
- * or DEVICE=NAME (or CPU=1, ...) picks another, as for every tgcore
- * program.
+ * --quick (the default) trains a narrow net (8 and 16 channels) for two
+ * epochs: about 87% test accuracy in about two minutes on 2 cores.
+ * --full trains twice the width for 8 epochs: about 91%.  The learning
+ * rate follows a cosine from --lr down to 0 over the run.  --eval loads
+ * a checkpoint and only evaluates it.  The device is the default one;
+ * --device NAME or DEVICE=NAME (or CPU=1, ...) picks another, as for
+ * every tgcore program.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -76,8 +77,8 @@ static void usage(FILE *f)
 	        "                     [--device NAME]\n"
 	        "                     [--epochs N] [--batch N] [--lr X] [--seed N]\n"
 	        "                     [--eval CHECKPOINT] [--smoke]\n"
-	        "  --quick       narrow net, 1 epoch (default)\n"
-	        "  --full        full-width net, 5 epochs\n"
+	        "  --quick       narrow net, 2 epochs (default)\n"
+	        "  --full        a net twice as wide, 8 epochs\n"
 	        "  --data DIR    the data set (default: $FASHION_MNIST_DIR or\n"
 	        "                " DEFAULT_DATA ")\n"
 	        "  --out DIR     where the checkpoint and the curve go (.)\n"
@@ -94,7 +95,7 @@ static int parse(int argc, char **argv, options *o)
 	memset(o, 0, sizeof *o);
 	o->data = getenv("FASHION_MNIST_DIR");
 	o->out = ".";
-	o->epochs = 1;
+	o->epochs = 2;
 	o->batch = 128;
 	o->width = 1;
 	o->lr = 0.003;
@@ -106,9 +107,9 @@ static int parse(int argc, char **argv, options *o)
 			usage(stdout);
 			exit(0);
 		} else if (!strcmp(a, "--quick")) {
-			o->width = 1, o->epochs = 1;
+			o->width = 1, o->epochs = 2;
 		} else if (!strcmp(a, "--full")) {
-			o->width = 4, o->epochs = 5, o->lr = 0.002;
+			o->width = 2, o->epochs = 8;
 		} else if (!strcmp(a, "--smoke")) {
 			o->smoke = 1;
 		} else if (v && !strcmp(a, "--data")) {
@@ -445,6 +446,14 @@ static int train(model *m, tg_state *st, const dataset *tr,
 			tg_tensor *x, *y, *loss;
 			double lv, el;
 
+			/* cosine decay over the whole run; the rate is a
+			 * tensor, so this recompiles nothing */
+			if (tg_optim_set_lr(opt, o->lr * 0.5 * (1 + cos(
+			        3.14159265358979 * (double)(e * steps + s) /
+			        (double)(o->epochs * steps))))) {
+				rc = die("learning rate");
+				goto out;
+			}
 			tg_scope_begin();
 			if (batch(tr, perm + s * (size_t)o->batch,
 			          (size_t)o->batch, &x, &y) ||

@@ -220,11 +220,14 @@ int tg_optim_set_lr(tg_optim *o, double lr)
 
 	if (!o)
 		return TG_EINVAL;
+	float f = (float)lr;
+	int64_t one = 1;
+
+	/* a buffer, not a constant: a constant would be baked into the
+	 * kernels that read the rate, and each new rate recompile them */
 	tg_scope_begin();
-	v = tg_full_like(o->lr, lr);
+	v = tg_tensor_new(tg_tensor_dev(o->lr), TG_FLOAT32, 1, &one, &f);
 	rc = v ? tg_assign(o->lr, v) : tg_last_status();
-	if (!rc)
-		rc = tg_realize(o->lr);
 	tg_scope_end();
 	return rc;
 }
