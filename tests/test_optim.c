@@ -208,6 +208,9 @@ START_TEST(learning_rate_is_a_tensor)
 	o = tg_optim_sgd(&tw, 1, 0.1, 0, 0, 0);
 	train_step(o, tw, c);
 	ck_assert_int_eq(tg_optim_set_lr(o, 0.01), 0);
+	/* held in memory, not a constant the kernels would bake in */
+	ck_assert_int_eq(tg_lazy_base(tg_optim_lr(o)->lazy)->kind,
+	                 TG_LZ_BUFFER);
 	ck_assert_int_eq(tg_tensor_data(tg_optim_lr(o), &lr, sizeof lr), 0);
 	ck_assert_float_eq_tol(lr, 0.01f, 1e-9);
 	train_step(o, tw, c);
