@@ -153,12 +153,17 @@ static void run_shared(struct cpu_pool *pool, const struct cpu_job *job,
 	pthread_mutex_unlock(&pool->lock);
 }
 
+/* Fewer work items than this run on the launching thread: waking the
+ * workers costs tens of microseconds, more than such a kernel (a tiny
+ * elementwise op, the last stage of a split reduce) takes. */
+#define INLINE_ITEMS 32
+
 void cpu_pool_run(struct cpu_pool *pool, const struct cpu_job *job)
 {
 	size_t nchunks = pool->nworkers + 1;
 
-	if (job->total < nchunks)
-		nchunks = job->total;
+	if (job->total < nchunks || job->total < INLINE_ITEMS)
+		nchunks = job->total < INLINE_ITEMS ? 1 : job->total;
 	if (nchunks <= 1) { /* nothing to share: no locks, no wake-ups */
 		if (job->total > 0)
 			run_chunk(job, 1, 0);
