@@ -11,6 +11,7 @@ PACKAGES="
   valgrind
   ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
   libvulkan-dev mesa-vulkan-drivers vulkan-tools libshaderc-dev glslc
+  glslang-dev spirv-tools
   dataset-fashion-mnist
 "
 

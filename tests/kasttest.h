@@ -1,8 +1,9 @@
 /*
  * kasttest.h - helpers shared by the suites that build kernel ASTs by
- * hand and run them on the CPU plugin (test_codegen, test_opts): shape
- * trackers, CPU buffers with deterministic contents, and launching a
- * compiled kernel.
+ * hand and run them (test_codegen, test_opts, test_locals): shape
+ * trackers, buffers with deterministic contents, and launching a
+ * compiled kernel, on the device under test: the default device (CPU
+ * unless DEVICE names another).
  */
 #ifndef TG_KASTTEST_H
 #define TG_KASTTEST_H
@@ -29,21 +30,69 @@ static inline tg_st *kt_st(size_t n, ...)
 	return s;
 }
 
-/* The CPU device's renderer caps. */
-static inline const struct tg_renderer_caps *kt_cpu_caps(void)
+/* Replaces s by the result of a movement op (NULL fails the test). */
+static inline tg_st *kt_moved(tg_st *s, tg_st *r)
 {
-	tg_dev *dev = tg_dev_get("CPU");
-
-	ck_assert_msg(dev != NULL, "%s", tg_last_error());
-	return tg_dev_caps(dev);
+	ck_assert_msg(r != NULL, "%s", tg_last_error());
+	tg_st_free(s);
+	return r;
 }
 
-/* A CPU buffer of n dt elements holding host (allocated, uninitialized,
- * when host is NULL). */
+static inline tg_st *kt_reshape3(tg_st *s, int a, int b, int c)
+{
+	tg_sint sh[3] = { tg_si(a), tg_si(b), tg_si(c) };
+
+	return kt_moved(s, tg_st_reshape(NULL, s, 3, sh));
+}
+
+static inline tg_st *kt_expand3(tg_st *s, int a, int b, int c)
+{
+	tg_sint sh[3] = { tg_si(a), tg_si(b), tg_si(c) };
+
+	return kt_moved(s, tg_st_expand(NULL, s, 3, sh));
+}
+
+/* The AST of out(m,n) = a(m,kk) @ b(kk,n) in k: buffers 0 (out), 1, 2
+ * (float32), the reduce on axis 2 of (m, n, kk). */
+static inline tg_ast *kt_matmul(tg_kast *k, int m, int n, int kk)
+{
+	static const uint32_t tr[2] = { 1, 0 };
+	tg_st *sa = kt_expand3(kt_reshape3(kt_st(2, m, kk), m, 1, kk), m, n,
+	                       kk);
+	tg_st *sb = kt_st(2, kk, n);
+	tg_ast *x, *y, *r, *s;
+
+	sb = kt_moved(sb, tg_st_permute(NULL, sb, 2, tr));
+	sb = kt_expand3(kt_reshape3(sb, 1, n, kk), m, n, kk);
+	x = tg_ast_load(k, 1, TG_FLOAT32, sa);
+	y = tg_ast_load(k, 2, TG_FLOAT32, sb);
+	r = tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL, x, y, NULL), 4u);
+	s = tg_ast_store(k, 0, r, kt_st(3, m, n, 1));
+	ck_assert_msg(s != NULL, "%s", tg_last_error());
+	return tg_ast_sink(k, &s, 1);
+}
+
+/* The device under test. */
+static inline tg_dev *kt_dev(void)
+{
+	tg_dev *dev = tg_dev_get(NULL);
+
+	ck_assert_msg(dev != NULL, "%s", tg_last_error());
+	return dev;
+}
+
+/* The device under test's renderer caps. */
+static inline const struct tg_renderer_caps *kt_cpu_caps(void)
+{
+	return tg_dev_caps(kt_dev());
+}
+
+/* A buffer of n dt elements on the device under test holding host
+ * (allocated, uninitialized, when host is NULL). */
 static inline tg_buffer *kt_buf_with(tg_dtype dt, size_t n,
                                      const void *host)
 {
-	tg_buffer *b = tg_buffer_new(tg_dev_get("CPU"), n, dt);
+	tg_buffer *b = tg_buffer_new(kt_dev(), n, dt);
 
 	ck_assert_msg(b != NULL, "%s", tg_last_error());
 	if (host)
@@ -69,18 +118,19 @@ static inline void kt_unref(tg_buffer **b, size_t n)
 		tg_buffer_unref(b[i]);
 }
 
-/* Builds the program of ks on the CPU device and runs it once over bufs
- * with ks's global size (local size 1). */
+/* Builds the program of ks on the device under test and runs it once
+ * over bufs with ks's launch geometry. */
 static inline void kt_launch(const tg_ksrc *ks, tg_buffer **bufs,
                              size_t nbufs)
 {
 	tg_program *p;
-	tg_launch_args args = { .bufs = bufs, .nbufs = nbufs,
-		.local = { 1, 1, 1 } };
+	tg_launch_args args = { .bufs = bufs, .nbufs = nbufs };
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		args.global[i] = ks->global[i];
-	p = tg_program_new(tg_dev_get("CPU"), ks->name, ks->src);
+		args.local[i] = ks->local[i];
+	}
+	p = tg_program_new(kt_dev(), ks->name, ks->src);
 	ck_assert_msg(p != NULL, "%s\n%s", tg_last_error(), ks->src);
 	ck_assert_msg(tg_program_launch(p, &args, NULL) == TG_OK, "%s",
 	              tg_last_error());

@@ -282,6 +282,8 @@ static void run_mm(const struct mmcase *c, tg_dtype da, tg_dtype db,
 	tg_dtype out = tg_dtype_least_upper(da, db);
 	char name[128];
 
+	if (!ot_dtypes_ok(da, db) || !ot_dtype_ok(out))
+		return;
 	snprintf(name, sizeof name, "%s %s %s@%s", use_dot ? "dot" : "matmul",
 	         c->name, tg_dtype_name(da), tg_dtype_name(db));
 	tg_scope_begin();
@@ -624,6 +626,8 @@ static void run_pool(const struct plcase *c, int kind, tg_dtype dt)
 	char name[160];
 	size_t j;
 
+	if (!ot_dtype_ok(dt))
+		return;
 	for (j = 0; j + 2 < c->nd; j++)
 		lead *= c->x[j];
 	oh = (h + c->p[0] + c->p[1] - dy * (c->k[0] - 1) - 1) / sy + 1;
@@ -750,6 +754,9 @@ static void run_sdpa(const struct sdcase *c)
 	tg_tensor *tq, *tk, *tv, *tm = NULL, *r;
 	char name[160];
 
+	/* masks 1 and 3 are bool */
+	if ((c->mask == 1 || c->mask == 3) && !ot_dtype_ok(TG_BOOL))
+		return;
 	tg_scope_begin();
 	tq = mk(TG_FLOAT32, 4, qs, 21, 0, &q);
 	tk = mk(TG_FLOAT32, 4, ks, 22, 0, &k);

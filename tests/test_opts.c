@@ -25,28 +25,6 @@ static void teardown(void)
 	tg_kast_free(k);
 }
 
-/* Replaces s by the result of a movement op (NULL fails the test). */
-static tg_st *moved(tg_st *s, tg_st *r)
-{
-	ck_assert_msg(r != NULL, "%s", tg_last_error());
-	tg_st_free(s);
-	return r;
-}
-
-static tg_st *reshape3(tg_st *s, int a, int b, int c)
-{
-	tg_sint sh[3] = { tg_si(a), tg_si(b), tg_si(c) };
-
-	return moved(s, tg_st_reshape(NULL, s, 3, sh));
-}
-
-static tg_st *expand3(tg_st *s, int a, int b, int c)
-{
-	tg_sint sh[3] = { tg_si(a), tg_si(b), tg_si(c) };
-
-	return moved(s, tg_st_expand(NULL, s, 3, sh));
-}
-
 /* Compiles sink (NOOPT when noopt), checks its opts, runs it over bufs
  * and copies buffer 0 (nbytes) into out0, buffer 1 into out1 if set. */
 static void run1(tg_ast *sink, int noopt, const char *opts, tg_buffer **bufs,
@@ -92,23 +70,6 @@ static void run_both(tg_ast *sink, const char *opts, tg_buffer **bufs,
 }
 
 /* out(M,N) = a(M,K) @ b(K,N) over the full shape (M,N,K). */
-static tg_ast *matmul(int m, int n, int kk)
-{
-	static const uint32_t tr[2] = { 1, 0 };
-	tg_st *sa = expand3(reshape3(kt_st(2, m, kk), m, 1, kk), m, n, kk);
-	tg_st *sb = kt_st(2, kk, n);
-	tg_ast *x, *y, *r, *s;
-
-	sb = moved(sb, tg_st_permute(NULL, sb, 2, tr));
-	sb = expand3(reshape3(sb, 1, n, kk), m, n, kk);
-	x = tg_ast_load(k, 1, TG_FLOAT32, sa);
-	y = tg_ast_load(k, 2, TG_FLOAT32, sb);
-	r = tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL, x, y, NULL), 4u);
-	s = tg_ast_store(k, 0, r, kt_st(3, m, n, 1));
-	ck_assert_msg(s != NULL, "%s", tg_last_error());
-	return tg_ast_sink(k, &s, 1);
-}
-
 static void check_matmul(int m, int n, int kk, const char *opts)
 {
 	float *a = malloc(sizeof *a * (size_t)(m * kk));
@@ -122,7 +83,7 @@ static void check_matmul(int m, int n, int kk, const char *opts)
 	bufs[0] = kt_buf_with(TG_FLOAT32, (size_t)(m * n), NULL);
 	bufs[1] = kt_buf_with(TG_FLOAT32, (size_t)(m * kk), a);
 	bufs[2] = kt_buf_with(TG_FLOAT32, (size_t)(kk * n), b);
-	run_both(matmul(m, n, kk), opts, bufs, 3, 1, out,
+	run_both(kt_matmul(k, m, n, kk), opts, bufs, 3, 1, out,
 	         sizeof *out * (size_t)(m * n));
 	for (int i = 0; i < m; i++)
 		for (int j = 0; j < n; j++) {
@@ -164,7 +125,7 @@ START_TEST(matmul_name)
 {
 	tg_ksrc ks;
 
-	ck_assert_int_eq(tg_codegen(matmul(16, 16, 16), kt_cpu_caps(), &ks),
+	ck_assert_int_eq(tg_codegen(kt_matmul(k, 16, 16, 16), kt_cpu_caps(), &ks),
 	                 TG_OK);
 	ck_assert_str_eq(ks.name, "r_4_4_4_4_4_4");
 	ck_assert_uint_eq(ks.global[0], 4);
@@ -191,7 +152,7 @@ START_TEST(noopt_env)
 
 	setenv("NOOPT", "1", 1);
 	ck_assert_int_eq(tg_codegen_noopt(), 1);
-	ck_assert_int_eq(tg_codegen(matmul(16, 16, 16), kt_cpu_caps(), &ks),
+	ck_assert_int_eq(tg_codegen(kt_matmul(k, 16, 16, 16), kt_cpu_caps(), &ks),
 	                 TG_OK);
 	ck_assert_str_eq(ks.opts, "");
 	ck_assert_str_eq(ks.name, "r_16_16_16");
@@ -260,7 +221,7 @@ START_TEST(padded_upcast)
 	float a[24], out[32];
 	tg_st *sa = kt_st(2, 4, 6);
 	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32,
-	                        moved(sa, tg_st_pad(NULL, sa, 2, arg)));
+	                        kt_moved(sa, tg_st_pad(NULL, sa, 2, arg)));
 	tg_scalar one = { .f = 1.0 };
 	tg_ast *c = tg_ast_const(k, TG_FLOAT32, one, kt_st(2, 1, 1));
 	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
@@ -334,7 +295,7 @@ START_TEST(four_dims)
 	tg_st *sb = kt_st(4, 8, 5, 3, 2);
 	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(4, 2, 3, 5, 8));
 	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32,
-	                        moved(sb, tg_st_permute(NULL, sb, 4, perm)));
+	                        kt_moved(sb, tg_st_permute(NULL, sb, 4, perm)));
 	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
 	                         kt_st(4, 2, 3, 5, 8));
 	tg_buffer *bufs[3];
@@ -443,7 +404,7 @@ START_TEST(apply_opt_errors)
 {
 	tg_kplan p;
 
-	ck_assert_int_eq(tg_lower_plan(matmul(16, 12, 6), &p), TG_OK);
+	ck_assert_int_eq(tg_lower_plan(kt_matmul(k, 16, 12, 6), &p), TG_OK);
 	ck_assert_int_eq(apply(&p, TG_OPT_UPCAST, 2, 2), TG_EINVAL);
 	ck_assert_error("UPCAST on reduce axis 2");
 	ck_assert_int_eq(apply(&p, TG_OPT_UNROLL, 0, 2), TG_EINVAL);

@@ -47,6 +47,20 @@ static inline void tl_use_plugins(const char *path)
 	setenv("TG_PLUGIN_DEFAULT_PATH", "0", 1);
 }
 
+/* Keeps only the first entry of TG_PLUGIN_PATH (the build tree's CPU
+ * plugin; make check lists the OpenCL and Vulkan ones after it), for
+ * the suites that count plugins and paths. */
+static inline void tl_cpu_plugin_only(void)
+{
+	const char *p = getenv("TG_PLUGIN_PATH");
+	char buf[4096];
+
+	if (!p)
+		return;
+	snprintf(buf, sizeof buf, "%.*s", (int)strcspn(p, ":"), p);
+	setenv("TG_PLUGIN_PATH", buf, 1);
+}
+
 /* Writes `text` into a new file under TG_TEST_TMP; returns its path in
  * a static buffer. */
 static inline const char *tl_write_file(const char *name, const char *text)
@@ -62,6 +76,30 @@ static inline const char *tl_write_file(const char *name, const char *text)
 	fputs(text, f);
 	fclose(f);
 	return path;
+}
+
+/* The exit status of a suite whose device `dev` cannot be opened (for
+ * `why`): automake's skip (77), with the reason printed, unless it is
+ * named in TG_TEST_REQUIRE_DEVICES (CI, where PoCL and lavapipe are
+ * installed): then a failure. */
+static inline int tl_no_device(const char *suite, const char *dev,
+                               const char *why)
+{
+	const char *req = getenv("TG_TEST_REQUIRE_DEVICES");
+	size_t n = strlen(dev);
+
+	for (const char *p = req; p && *p;) {
+		p += strspn(p, " ,");
+		if (!strncmp(p, dev, n) && (p[n] == 0 || p[n] == ' ' ||
+		                            p[n] == ','))  {
+			printf("%s: FAIL: %s is required here but: %s\n", suite,
+			       dev, why);
+			return EXIT_FAILURE;
+		}
+		p += strcspn(p, " ,");
+	}
+	printf("%s: skipped: %s\n", suite, why);
+	return 77;
 }
 
 /* Runs a suite and returns the process exit status. */

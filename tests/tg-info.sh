@@ -11,6 +11,18 @@ info="$TG_TOOLS/tg-info"
 grep -q '(TG_PLUGIN_PATH)' "$out" || fail "search path origin missing"
 grep -q 'CPU .*ABI 0\.[0-9]*: loaded, 1 device' "$out" || fail "CPU line"
 grep -q '^default device: CPU (auto' "$out" || fail "default device"
+grep -q '^      dtypes: all$' "$out" || fail "CPU dtypes line"
+# OpenCL and Vulkan devices, where their runtimes have one: name,
+# driver, memory, limits and dtypes
+for d in OPENCL:opencl VULKAN:glsl; do
+	name=${d%%:*}
+	if grep -q "^    $name .*: loaded, [1-9]" "$out"; then
+		grep -q "^    $name: .* | .*\[[A-Z]*, ${d#*:} kernels, memory [0-9.]* GiB.*, work-group [0-9]*, shared [0-9]* B\]" "$out" \
+			|| fail "$name device line"
+		grep -A1 "^    $name: " "$out" | grep -q '^      dtypes: ' \
+			|| fail "$name dtypes line"
+	fi
+done
 
 TG_PLUGIN_PATH=/nonexistent/dir "$info" >"$out" 2>&1 && fail "exit 0 with no device"
 grep -q 'default device: none: no usable device' "$out" || fail "no-device message"

@@ -74,16 +74,16 @@ static int check_dtypes(tg_ast *const *order, size_t n,
 }
 
 /* Vector loads and stores where the device has vector types (caps'
- * max_upcast, the widest; 1 for none) and opts are on.  The C dialect
- * gathers a vector load lane by lane, so runs need not be aligned; a
- * dialect with native vector loads would ask for alignment here. */
+ * max_upcast, the widest; 1 for none) and opts are on.  C gathers a
+ * vector load lane by lane and OpenCL's vloadN needs only the element's
+ * alignment, so runs need not be aligned; CUDA's vector loads would. */
 static int vectorize(tg_ir *ir, tg_uop **sink,
                      const struct tg_renderer_caps *caps, int noopt)
 {
 	if (noopt || caps->max_upcast < 2)
 		return TG_OK;
 	*sink = tg_vectorize_mem(ir, *sink, (unsigned)caps->max_upcast,
-	                         caps->dialect != TG_DIALECT_C);
+	                         caps->dialect == TG_DIALECT_CUDA);
 	if (!*sink)
 		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
 	return TG_OK;
@@ -94,8 +94,41 @@ int tg_codegen_noopt(void)
 	return tg_cfg_int("core", "NOOPT", 0) != 0;
 }
 
+/* Applies `opts` in order, or the hand-coded ones when opts is NULL. */
+static int apply_opts(tg_kplan *plan, tg_ast *const *order, size_t n,
+                      const tg_opt *opts, size_t nopts)
+{
+	int rc;
+
+	if (!opts)
+		return tg_kplan_hand_opt(plan, order, n);
+	for (size_t i = 0; i < nopts; i++)
+		if ((rc = tg_kplan_apply_opt(plan, opts[i])))
+			return tg_error_prefix("codegen: kernel %s", plan->name);
+	return TG_OK;
+}
+
+static int codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
+                   const tg_opt *opts, size_t nopts, tg_ksrc *out);
+
 int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
                tg_ksrc *out)
+{
+	static const tg_opt none[1];
+
+	return codegen(sink, caps, tg_codegen_noopt() ? none : NULL, 0, out);
+}
+
+int tg_codegen_opts(const tg_ast *sink, const struct tg_renderer_caps *caps,
+                    const tg_opt *opts, size_t nopts, tg_ksrc *out)
+{
+	static const tg_opt none[1];
+
+	return codegen(sink, caps, opts ? opts : none, opts ? nopts : 0, out);
+}
+
+static int codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
+                   const tg_opt *opts, size_t nopts, tg_ksrc *out)
 {
 	tg_kplan plan;
 	tg_ast **order = NULL;
@@ -103,18 +136,19 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	tg_uop *lsink = NULL, **lin = NULL;
 	size_t n = 0, nlin = 0, nalu = 0;
 	double work = 1.0, bytes[64];
-	char opts[TG_MAX_OPTS * 24];
-	int rc, noopt = tg_codegen_noopt();
+	char opttext[TG_MAX_OPTS * 24];
+	int rc, noopt = opts && nopts == 0;
 
 	memset(out, 0, sizeof *out);
 	if (!sink || !caps)
 		return tg_error(TG_EINVAL, "codegen: NULL argument");
 	if ((rc = tg_lower_plan(sink, &plan)))
 		return tg_error_prefix("codegen");
-	if (caps->dialect != TG_DIALECT_C)
+	if (caps->dialect != TG_DIALECT_C && caps->dialect != TG_DIALECT_OPENCL &&
+	    caps->dialect != TG_DIALECT_GLSL)
 		return tg_error(TG_EUNSUPPORTED,
-		                "codegen: kernel %s: no renderer for dialect %d "
-		                "(only C is implemented)", plan.name, caps->dialect);
+		                "codegen: kernel %s: no renderer for dialect %d",
+		                plan.name, caps->dialect);
 	if (plan.nbufs > 64)
 		return tg_error(TG_EUNSUPPORTED, "codegen: kernel %s: %zu buffers",
 		                plan.name, plan.nbufs);
@@ -123,9 +157,10 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	if ((rc = check_dtypes(order, n, caps, plan.name)))
 		goto done;
 
-	if (!noopt && (rc = tg_kplan_hand_opt(&plan, order, n)))
+	plan.caps = caps;
+	if ((rc = apply_opts(&plan, order, n, opts, nopts)))
 		goto done;
-	tg_kplan_format_opts(&plan, opts, sizeof opts);
+	tg_kplan_format_opts(&plan, opttext, sizeof opttext);
 
 	if (!(ir = tg_ir_new())) {
 		rc = TG_ENOMEM;
@@ -160,22 +195,22 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	for (size_t i = 0; i < plan.nbufs; i++)
 		out->mem_bytes += bytes[i];
 	for (int g = 0; g < 3; g++) {
-		out->global[g] = plan.global[g];
-		out->local[g] = 1;
+		out->global[g] = plan.global[g] * plan.local_size[g];
+		out->local[g] = plan.local_size[g];
 	}
 	out->nbufs = plan.nbufs;
 	out->outs = plan.outs;
 	out->nvars = 0;
 	out->vars = NULL;
 	out->name = tg_strdup(plan.name, "codegen");
-	out->opts = tg_strdup(opts, "codegen");
+	out->opts = tg_strdup(opttext, "codegen");
 	out->ast_text = tg_ast_format(sink);
 	out->linear_text = linear_text(lin, nlin);
 	if (!out->name || !out->opts || !out->ast_text || !out->linear_text) {
 		rc = tg_error_oom("codegen");
 		goto done;
 	}
-	if (!(out->src = tg_render_c(plan.name, lin, nlin))) {
+	if (!(out->src = tg_render(caps, plan.name, out->global, lin, nlin))) {
 		rc = tg_error_prefix("codegen: kernel %s", plan.name);
 		if (rc == TG_OK)
 			rc = TG_ENOMEM;

@@ -103,9 +103,9 @@ tg_ast **tg_ast_toposort(const tg_ast *sink, size_t *n);
 
 /* ---------------------------------------------------- codegen/kernel.c */
 
-/* Optimization ops (tinygrad's OptOps).  The C renderer has no work
- * groups, so only UPCAST and UNROLL are applied; the others are refused
- * (TG_EUNSUPPORTED). */
+/* Optimization ops (tinygrad's OptOps).  LOCAL, GROUP and GROUPTOP
+ * need a device with work groups (and shared memory for the groups);
+ * NOLOCALS and PADTO are not implemented (TG_EUNSUPPORTED). */
 enum tg_optop {
 	TG_OPT_UPCAST,  /* unroll a global axis by amt into the body */
 	TG_OPT_UNROLL,  /* unroll a reduce axis by amt */
@@ -136,8 +136,10 @@ struct tg_kplan;
  * unknown or unsupported op, an axis of the wrong kind, amt not
  * dividing s, more than TG_MAX_OPTS opts or TG_MAX_EXPAND copies. */
 int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
-/* tinygrad's hand_coded_optimizations for a CPU (see kernel.c) on a
- * plan without opts.  `order` is the kernel's AST (tg_ast_toposort). */
+/* tinygrad's hand_coded_optimizations (see kernel.c) on a plan without
+ * opts: register blocking and unrolling everywhere, a grouped reduce
+ * and local axes where p->caps has work groups.  `order` is the
+ * kernel's AST (tg_ast_toposort). */
 int tg_kplan_hand_opt(struct tg_kplan *p, tg_ast *const *order, size_t n);
 /* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */
 void tg_kplan_format_opts(const struct tg_kplan *p, char *buf, size_t len);
@@ -172,6 +174,11 @@ int tg_codegen_noopt(void);
  * negative status with a message naming the kernel. */
 int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
                tg_ksrc *out);
+/* tg_codegen with exactly these opts in order (none when nopts is 0,
+ * as NOOPT), for tests and searches: an opt the plan refuses is the
+ * error. */
+int tg_codegen_opts(const tg_ast *sink, const struct tg_renderer_caps *caps,
+                    const tg_opt *opts, size_t nopts, tg_ksrc *out);
 void tg_ksrc_free(tg_ksrc *ks);
 
 /* ----------------------------------------------------- codegen/lower.c */
@@ -214,7 +221,21 @@ typedef struct tg_kplan {
 	uint32_t gaxes[TG_MAX_DIMS]; /* global axes left, in order */
 	uint32_t raxes[TG_MAX_DIMS]; /* reduce axes left, in order */
 	size_t global[3];  /* gidx0 = the last global axis, gidx1 the one
-	                      before, gidx2 the product of the rest */
+	                      before, gidx2 the product of the rest (work
+	                      groups when there are locals) */
+	int64_t local[TG_MAX_DIMS]; /* per global axis, the part split off
+	                               to a local index by LOCAL (1: none) */
+	int64_t group[TG_MAX_DIMS]; /* per reduce axis, the part reduced
+	                               across the work group (GROUP,
+	                               GROUPTOP; 1: none) */
+	uint32_t grouptop;  /* bit i: axis i's group part is its outer
+	                       digit (GROUPTOP), else the inner */
+	size_t nlocal;
+	uint32_t laxes[3];  /* axes with a local or group part: the last is
+	                       lidx0, the one before lidx1, then lidx2 */
+	size_t local_size[3]; /* work-group size per launch axis */
+	const struct tg_renderer_caps *caps; /* the device's limits for
+	                       LOCAL and GROUP (NULL: no work groups) */
 	size_t nbufs;
 	uint32_t outs;     /* bit i: buffer i is stored */
 	char name[128];    /* "E_3_5", "r_4_5"; opts append the amounts
@@ -228,20 +249,30 @@ typedef struct tg_kplan {
  * rewritten sink, or NULL (error set). */
 tg_uop *tg_collapse_loops(tg_ir *ir, tg_uop *sink);
 
-/* Classifies sink's axes into *p (no opts).  Errors: symbolic shapes
- * (TG_EUNSUPPORTED), a malformed AST, OOM. */
+/* Classifies sink's axes into *p (no opts, caps NULL: set it before
+ * applying LOCAL or GROUP).  Errors: symbolic shapes (TG_EUNSUPPORTED),
+ * a malformed AST, OOM. */
 int tg_lower_plan(const tg_ast *sink, tg_kplan *p);
-/* Recomputes gaxes, raxes, global and name from full and upcast (an
- * axis whose extent left is 1 is in neither list). */
+/* The extent of axis ax left to a launch index or loop once its
+ * upcast, local and group parts are split off. */
+int64_t tg_kplan_outer(const tg_kplan *p, size_t ax);
+/* Recomputes gaxes, raxes, laxes, global, local_size and name from
+ * full, upcast, local and group (an axis whose extent left is 1 is in
+ * neither gaxes nor raxes). */
 void tg_kplan_update(tg_kplan *p);
 /* The lowered IR of sink under plan p: SINK(stores) in *out, owned by
  * ir.  Index math is simplified (tg_sym_*).  An axis with upcast[ax] =
  * u > 1 is indexed outer*u + i, and the body is lowered once per value
  * i (constants substituted): one load, ALU and store per copy, one
  * accumulator per copy of the global (upcasted) axes, the copies of
- * the reduce (unrolled) axes folded into it in loop order.  Loop
- * collapse follows: a reduce term that adds a loop-invariant value under
- * conditions linear in the loop becomes value * count (no loop). */
+ * the reduce (unrolled) axes folded into it in loop order.  A local
+ * part L makes the outer index gidx*L + lidx.  A group part G of a
+ * reduce axis makes its index r*G + lidx (GROUPTOP: lidx*R + r) and the
+ * reduce two-stage: each thread's partial result goes to shared memory,
+ * a barrier, then every thread folds the group's partials in lidx order
+ * and the thread with group lidx 0 stores.  Loop collapse follows: a
+ * reduce term that adds a loop-invariant value under conditions linear
+ * in the loop becomes value * count (no loop). */
 int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
              tg_uop **out);
 
@@ -272,9 +303,14 @@ int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *n);
 
 /* --------------------------------------------------- codegen/render_c.c */
 
-/* C source of the linear program as function `name` (TG_DIALECT_C).
- * New string (free()) or NULL with an error (TG_EUNSUPPORTED naming the
- * op it cannot render). */
+/* Source of the linear program as kernel `name` in caps' dialect (C,
+ * OpenCL C or GLSL; see render_c.c and dialect.c).  `global` is the
+ * launch size the kernel's flat-id prologue needs (GLSL without work
+ * groups).  New string (free()) or NULL with an error (TG_EUNSUPPORTED
+ * naming the op or type the dialect cannot render). */
+char *tg_render(const struct tg_renderer_caps *caps, const char *name,
+                const size_t global[3], tg_uop *const *lin, size_t n);
+/* tg_render in the C dialect. */
 char *tg_render_c(const char *name, tg_uop *const *lin, size_t n);
 
 #endif /* TG_CODEGEN_H */

@@ -1,7 +1,8 @@
 /*
  * codegen/kernel.c - optimizations of a kernel's plan (tinygrad's
- * codegen/kernel.py: apply_opt and hand_coded_optimizations, mid-2024),
- * for a device without work groups: UPCAST and UNROLL only.
+ * codegen/kernel.py: apply_opt and hand_coded_optimizations, mid-2024):
+ * UPCAST and UNROLL everywhere, LOCAL, GROUP and GROUPTOP on devices
+ * with work groups.
  *
  * An opt splits an axis's extent s into s/amt, still a launch index
  * (global axis) or a loop (reduce axis), and amt copies of the kernel
@@ -10,11 +11,13 @@
  * UNROLL does amt steps of a reduce per loop iteration.
  *
  * The heuristics, in order (each documented at its function):
+ *  0. on GPUs, a reduce to a small output is grouped (GROUPTOP);
  *  1. register blocking: upcast by 4 up to two global axes along which
  *     an input is broadcast (a matmul's output rows and columns);
  *  2. unroll the innermost reduce loop: whole when 4 or shorter, else
  *     by 4 when 4 divides it;
- *  3. when nothing was applied, upcast the last global axis by 4.
+ *  3. when nothing was applied, upcast the last global axis by 4;
+ *  4. on GPUs, local parts for up to three global axes (LOCAL).
  * Budgets for a CPU's 16 vector registers: at most 16 copies from
  * upcasts and 64 in all (tinygrad allows 256 upcasted elements on GPUs,
  * whose threads are cheap and whose register files are large).
@@ -43,7 +46,47 @@ static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_PADTO + 1,
 
 static int64_t left(const tg_kplan *p, size_t ax)
 {
-	return p->full[ax] / p->upcast[ax];
+	return tg_kplan_outer(p, ax);
+}
+
+/* Work-items of one group and shared bytes after splitting `amt` more
+ * off axis ax into a local index: within the device's limits? */
+static int locals_fit(const tg_kplan *p, const tg_opt *o, int64_t amt)
+{
+	const struct tg_renderer_caps *c = p->caps;
+	size_t total = (size_t)amt;
+
+	for (size_t i = 0; i < p->ndim; i++)
+		total *= (size_t)(p->local[i] * p->group[i]);
+	if (total > c->local_max_total)
+		return tg_error(TG_EINVAL, "opt: %s(%d,%lld): a work group of "
+		                "%zu items exceeds the device's %zu",
+		                opt_names[o->op], o->axis, (long long)o->amt,
+		                total, c->local_max_total);
+	if (p->local[o->axis] * p->group[o->axis] == 1 && p->nlocal == 3)
+		return tg_error(TG_EINVAL, "opt: %s(%d,%lld): more than 3 "
+		                "local axes", opt_names[o->op], o->axis,
+		                (long long)o->amt);
+	return TG_OK;
+}
+
+/* Whether the device can take opt o at all. */
+static int opt_supported(const tg_kplan *p, const tg_opt *o)
+{
+	const struct tg_renderer_caps *c = p->caps;
+
+	if (o->op == TG_OPT_UPCAST || o->op == TG_OPT_UNROLL)
+		return TG_OK;
+	if (o->op == TG_OPT_NOLOCALS || o->op == TG_OPT_PADTO)
+		return tg_error(TG_EUNSUPPORTED, "opt: %s is not implemented",
+		                opt_names[o->op]);
+	if (!c || !c->has_local)
+		return tg_error(TG_EUNSUPPORTED, "opt: %s needs work groups",
+		                opt_names[o->op]);
+	if (o->op != TG_OPT_LOCAL && !c->has_shared)
+		return tg_error(TG_EUNSUPPORTED, "opt: %s needs shared memory",
+		                opt_names[o->op]);
+	return TG_OK;
 }
 
 static int64_t copies(const tg_kplan *p, int reduce)
@@ -56,21 +99,42 @@ static int64_t copies(const tg_kplan *p, int reduce)
 	return c;
 }
 
+/* With work groups, the number of groups per launch axis is limited
+ * (Vulkan's maxComputeWorkGroupCount): global_max / local_max. */
+static int groups_fit(const tg_kplan *p, const tg_opt *o)
+{
+	const struct tg_renderer_caps *c = p->caps;
+
+	if (p->nlocal == 0 || !c)
+		return TG_OK;
+	for (int k = 0; k < 3; k++) {
+		size_t lim = c->local_max[k] ? c->global_max[k] / c->local_max[k]
+		                             : c->global_max[k];
+		if (p->global[k] > lim)
+			return tg_error(TG_EINVAL, "opt: %s(%d,%lld): %zu work "
+			                "groups on launch axis %d exceed the "
+			                "device's %zu", opt_names[o->op], o->axis,
+			                (long long)o->amt, p->global[k], k, lim);
+	}
+	return TG_OK;
+}
+
 int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 {
-	int red;
+	tg_kplan saved;
+	int red, rc;
 	int64_t s, amt;
 
 	if (o.op < 0 || o.op > TG_OPT_PADTO)
 		return tg_error(TG_EINVAL, "opt: unknown op %d", o.op);
-	if (o.op != TG_OPT_UPCAST && o.op != TG_OPT_UNROLL)
-		return tg_error(TG_EUNSUPPORTED, "opt: %s needs work groups",
-		                opt_names[o.op]);
+	if ((rc = opt_supported(p, &o)))
+		return rc;
 	if (o.axis < 0 || (size_t)o.axis >= p->ndim)
 		return tg_error(TG_EINVAL, "opt: %s axis %d of %zu",
 		                opt_names[o.op], o.axis, p->ndim);
 	red = !!(p->reduce_axes & (1u << o.axis));
-	if (red != (o.op == TG_OPT_UNROLL))
+	if (red != (o.op == TG_OPT_UNROLL || o.op == TG_OPT_GROUP ||
+	            o.op == TG_OPT_GROUPTOP))
 		return tg_error(TG_EINVAL, "opt: %s on %s axis %d",
 		                opt_names[o.op], red ? "reduce" : "global",
 		                o.axis);
@@ -81,15 +145,37 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 		                "opt: %s(%d,%lld) does not split %lld",
 		                opt_names[o.op], o.axis, (long long)o.amt,
 		                (long long)s);
-	if (p->nopts == TG_MAX_OPTS || copies(p, -1) * amt > TG_MAX_EXPAND)
+	if (p->nopts == TG_MAX_OPTS ||
+	    ((o.op == TG_OPT_UPCAST || o.op == TG_OPT_UNROLL) &&
+	     copies(p, -1) * amt > TG_MAX_EXPAND))
 		return tg_error(TG_EINVAL,
 		                "opt: %s(%d,%lld): more than %d opts or %d "
 		                "copies", opt_names[o.op], o.axis,
 		                (long long)o.amt, TG_MAX_OPTS, TG_MAX_EXPAND);
-	p->upcast[o.axis] *= amt;
+	saved = *p;
+	if (o.op == TG_OPT_GROUP || o.op == TG_OPT_GROUPTOP) {
+		/* one group split per axis: its digit's place is fixed */
+		if (p->group[o.axis] > 1)
+			return tg_error(TG_EINVAL, "opt: %s(%d,%lld): axis %d is "
+			                "grouped already", opt_names[o.op], o.axis,
+			                (long long)o.amt, o.axis);
+		if ((rc = locals_fit(p, &o, amt)))
+			return rc;
+		p->group[o.axis] = amt;
+		if (o.op == TG_OPT_GROUPTOP)
+			p->grouptop |= 1u << o.axis;
+	} else if (o.op == TG_OPT_LOCAL) {
+		if ((rc = locals_fit(p, &o, amt)))
+			return rc;
+		p->local[o.axis] *= amt;
+	} else {
+		p->upcast[o.axis] *= amt;
+	}
 	p->opts[p->nopts++] = o;
 	tg_kplan_update(p);
-	return TG_OK;
+	if ((rc = groups_fit(p, &o)))
+		*p = saved;  /* the plan is unchanged on error */
+	return rc;
 }
 
 void tg_kplan_format_opts(const tg_kplan *p, char *buf, size_t len)
@@ -208,6 +294,87 @@ static int opt_upcast_last(tg_kplan *p)
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UPCAST, (int)ax, SPLIT });
 }
 
+static int has_groups(const tg_kplan *p)
+{
+	return p->caps && p->caps->has_local && p->caps->has_shared;
+}
+
+/* 0. On a GPU, a reduce to a small output (at most 2048 elements over
+ * at most two axes) is split across a work group: GROUPTOP by 256 when
+ * the output has at most 32 elements, else by 16 (tinygrad's sizes). */
+static int opt_group(tg_kplan *p)
+{
+	static const int64_t big[] = { 256, 16 }, small[] = { 16 };
+	int64_t out = 1;
+	uint32_t ax;
+
+	if (!has_groups(p) || p->nred == 0 || p->nglobal > 2)
+		return TG_OK;
+	for (size_t g = 0; g < p->nglobal; g++)
+		out *= left(p, p->gaxes[g]);
+	if (out > 2048)
+		return TG_OK;
+	ax = p->raxes[0];
+	const int64_t *sz = out <= 32 ? big : small;
+	for (size_t i = 0; i < (out <= 32 ? 2u : 1u); i++)
+		if (left(p, ax) % sz[i] == 0 &&
+		    (size_t)sz[i] <= p->caps->local_max_total &&
+		    tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUPTOP, (int)ax,
+		                                    sz[i] }) == TG_OK)
+			break;
+	tg_clear_error();
+	return TG_OK;
+}
+
+/* Whether some buffer is broadcast (stride 0) along axis ax. */
+static int expand_axis(tg_ast *const *order, size_t n, size_t ax)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((order[i]->kind == TG_AST_LOAD ||
+		     order[i]->kind == TG_AST_STORE) &&
+		    stride(order[i]->st, ax) == 0)
+			return 1;
+	return 0;
+}
+
+/* 4. On a GPU, up to three global axes get local parts, at most 128
+ * items a group: broadcast axes first (their loads are shared by the
+ * group), then the innermost; sizes 32 (outermost axis only), 16, 8,
+ * 4, 3, 2, the first that divides (tinygrad's ranking). */
+static int opt_locals(tg_kplan *p, tg_ast *const *order, size_t n)
+{
+	uint32_t ax_of[TG_MAX_DIMS];
+	int64_t amt[TG_MAX_DIMS], size = 1;
+	size_t nto = 0, nrank = 0;
+	uint32_t rank[TG_MAX_DIMS];
+
+	if (!p->caps || !p->caps->has_local || p->nlocal > 0)
+		return TG_OK;
+	for (int e = 1; e >= 0; e--)  /* broadcast axes, then the rest */
+		for (size_t g = p->nglobal; g-- > 0;)
+			if (expand_axis(order, n, p->gaxes[g]) == e)
+				rank[nrank++] = p->gaxes[g];
+	for (size_t r = 0; r < nrank && nto < 3; r++) {
+		static const int64_t cand[] = { 32, 16, 8, 4, 3, 2 };
+		for (size_t c = rank[r] == p->gaxes[0] ? 0 : 1; c < 6; c++)
+			if (left(p, rank[r]) % cand[c] == 0 &&
+			    size * cand[c] <= 128 &&
+			    (size_t)(size * cand[c]) <= p->caps->local_max_total) {
+				ax_of[nto] = rank[r];
+				amt[nto++] = cand[c];
+				size *= cand[c];
+				break;
+			}
+	}
+	/* a local the device cannot launch (too many groups on another
+	 * axis) is left out: the kernel runs without it */
+	for (size_t i = 0; i < nto; i++)
+		if (tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_LOCAL, (int)ax_of[i],
+		                                    amt[i] }))
+			tg_clear_error();
+	return TG_OK;
+}
+
 int tg_kplan_hand_opt(tg_kplan *p, tg_ast *const *order, size_t n)
 {
 	int rc;
@@ -215,8 +382,9 @@ int tg_kplan_hand_opt(tg_kplan *p, tg_ast *const *order, size_t n)
 	for (size_t i = 0; i < p->ndim; i++)
 		if (p->full[i] == 0)
 			return TG_OK;  /* refused by lowering anyway */
-	if ((rc = opt_block(p, order, n)) || (rc = opt_unroll(p)) ||
-	    (rc = opt_upcast_last(p)))
+	if ((rc = opt_group(p)) || (rc = opt_block(p, order, n)) ||
+	    (rc = opt_unroll(p)) || (rc = opt_upcast_last(p)) ||
+	    (rc = opt_locals(p, order, n)))
 		return tg_error_prefix("opt: kernel %s", p->name);
 	return TG_OK;
 }

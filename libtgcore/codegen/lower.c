@@ -64,15 +64,19 @@ int tg_lower_plan(const tg_ast *sink, tg_kplan *p)
 	free(order);
 	p->has_reduce = has_reduce;
 	for (i = 0; i < nd; i++)
-		p->upcast[i] = 1;
+		p->upcast[i] = p->local[i] = p->group[i] = 1;
 	tg_kplan_update(p);
 	return TG_OK;
 }
 
-/* Extent of axis ax left to a launch index or loop. */
+int64_t tg_kplan_outer(const tg_kplan *p, size_t ax)
+{
+	return p->full[ax] / (p->upcast[ax] * p->local[ax] * p->group[ax]);
+}
+
 static int64_t outer(const tg_kplan *p, size_t ax)
 {
-	return p->full[ax] / p->upcast[ax];
+	return tg_kplan_outer(p, ax);
 }
 
 /* "E_"/"r_", the extents left to launch indices and loops, then the
@@ -89,6 +93,10 @@ static void plan_name(tg_kplan *p)
 		len += (size_t)snprintf(p->name + len, sizeof p->name - len,
 		                        "_%lld", (long long)outer(p, ax));
 	}
+	for (i = 0; i < p->nlocal && len < sizeof p->name; i++)
+		len += (size_t)snprintf(p->name + len, sizeof p->name - len,
+		                        "_%lld", (long long)(p->local[p->laxes[i]] *
+		                                             p->group[p->laxes[i]]));
 	/* tinygrad's order: unrolled, then upcasted */
 	for (int red = 1; red >= 0; red--)
 		for (i = 0; i < p->ndim && len < sizeof p->name; i++) {
@@ -123,6 +131,17 @@ void tg_kplan_update(tg_kplan *p)
 		size_t g = from_end < 2 ? from_end : 2;
 		p->global[g] *= (size_t)outer(p, p->gaxes[i]);
 	}
+	/* work-group axes: locals of global axes, then groups of reduce
+	 * axes (kernel.c keeps them to three) */
+	p->nlocal = 0;
+	p->local_size[0] = p->local_size[1] = p->local_size[2] = 1;
+	for (int red = 0; red < 2; red++)
+		for (i = 0; i < p->ndim && p->nlocal < 3; i++)
+			if ((red ? p->group[i] : p->local[i]) > 1)
+				p->laxes[p->nlocal++] = (uint32_t)i;
+	for (i = 0; i < p->nlocal; i++)
+		p->local_size[p->nlocal - 1 - i] =
+			(size_t)(p->local[p->laxes[i]] * p->group[p->laxes[i]]);
 	plan_name(p);
 }
 
@@ -139,6 +158,10 @@ typedef struct lower_state {
 	tg_uop **val;                  /* by ast id * ncopy + copy */
 	tg_uop *bufs[64];
 	int nacc;
+	tg_uop *lidx[TG_MAX_DIMS];     /* per axis with a local or group
+	                                  part: its local index */
+	tg_uop *store_gate;            /* grouped reduces: group lidx 0 */
+	int ntemp;                     /* shared arrays made */
 } lower_state;
 
 static tg_uop *zero_of(tg_ir *ir, tg_dtype dt)
@@ -236,20 +259,27 @@ static size_t group_of(const lower_state *ls, size_t c)
  * copies in ascending order, which is the order of the loop they were
  * unrolled from (so results match the NOOPT kernel bit for bit).
  * Without loops left, the copies fold without an accumulator. */
-static tg_uop *lower_reduce(lower_state *ls, const tg_ast *a, size_t c)
+static tg_scalar reduce_init(const tg_ast *a)
 {
-	tg_ir *ir = ls->ir;
-	size_t g = group_of(ls, c), src_id = a->src[0]->id * ls->ncopy;
-	tg_uop *src[1 + TG_MAX_DIMS], *acc, *u;
 	tg_scalar init;
-	tg_arg aa;
 
-	if (g != c)  /* computed with the group's first copy */
-		return ls->val[a->id * ls->ncopy + g];
 	if (a->op == TG_ADD)
 		init.u = 0;
 	else
 		init = tg_dtype_min(a->dtype);
+	return init;
+}
+
+/* The reduce of copy group g over this thread's part: an accumulator
+ * over the loops, the unrolled copies folded in. */
+static tg_uop *reduce_part(lower_state *ls, const tg_ast *a, size_t g)
+{
+	tg_ir *ir = ls->ir;
+	size_t src_id = a->src[0]->id * ls->ncopy;
+	tg_uop *src[1 + TG_MAX_DIMS], *acc, *u;
+	tg_scalar init = reduce_init(a);
+	tg_arg aa;
+
 	acc = u = NULL;
 	if (ls->nranges > 0) {
 		src[0] = tg_uop_const(ir, a->dtype, init);
@@ -268,6 +298,111 @@ static tg_uop *lower_reduce(lower_state *ls, const tg_ast *a, size_t c)
 	if (ls->nranges == 0 || !u)
 		return u;
 	return tg_uop2(ir, TG_PHI, a->dtype, acc, u);
+}
+
+/* Flat index of this thread among the work group's items on the axes
+ * selected by `grouped` (1: the reduce's group axes, 0: the locals),
+ * and their count. */
+static tg_uop *flat_lidx(lower_state *ls, int grouped, int64_t *count)
+{
+	const tg_kplan *p = ls->p;
+	tg_uop *f = ls->zero;
+
+	*count = 1;
+	for (size_t i = 0; i < p->nlocal; i++) {
+		uint32_t ax = p->laxes[i];
+		int64_t n = grouped ? p->group[ax] : p->local[ax];
+		if (n == 1)
+			continue;
+		f = tg_sym_add(ls->ir, tg_sym_muli(ls->ir, f, n), ls->lidx[ax]);
+		*count *= n;
+	}
+	return f;
+}
+
+/* A grouped REDUCE (GROUP/GROUPTOP): every thread's part of every copy
+ * group goes to shared memory at [slot][local item][group item]; after
+ * one barrier each thread folds its group's parts in order (so every
+ * thread holds the result; the store is gated to group item 0).  All
+ * copies are made on the first call. */
+static tg_uop *lower_grouped(lower_state *ls, const tg_ast *a, size_t c)
+{
+	tg_ir *ir = ls->ir;
+	int64_t nl, ng, nslot = 0;
+	tg_uop *lf = flat_lidx(ls, 0, &nl), *gf = flat_lidx(ls, 1, &ng);
+	tg_uop *temp, *bar, *j, **stores;
+	size_t nst = 0;
+	char name[32];
+	tg_arg aa;
+
+	if (c != 0)
+		return ls->val[a->id * ls->ncopy + group_of(ls, c)];
+	for (size_t g = 0; g < ls->ncopy; g++)
+		nslot += group_of(ls, g) == g;
+	memset(&aa, 0, sizeof aa);
+	aa.a = nslot * nl * ng;
+	if (ls->p->caps && (size_t)aa.a * tg_dtype_size(a->dtype) >
+	    ls->p->caps->shared_max)
+		return tg_ir_fail(ir, TG_EINVAL, "lower: kernel %s: a grouped "
+		                  "reduce needs %lld bytes of shared memory, the "
+		                  "device has %zu", ls->p->name,
+		                  (long long)aa.a * (long long)tg_dtype_size(a->dtype),
+		                  ls->p->caps->shared_max);
+	if (!(stores = calloc((size_t)nslot, sizeof *stores))) {
+		tg_error_oom("lower");
+		return NULL;
+	}
+	snprintf(name, sizeof name, "temp%d", ls->ntemp++);
+	aa.name = name;  /* copied by the context */
+	temp = tg_uop0(ir, TG_DEFINE_LOCAL,
+	               tg_type_ptr(a->dtype, TG_AS_LOCAL), &aa);
+	for (size_t g = 0; g < ls->ncopy && temp; g++) {
+		if (group_of(ls, g) != g)
+			continue;
+		tg_uop *idx = tg_sym_add(ir, tg_sym_muli(ir, tg_sym_addi(ir,
+		              lf, (int64_t)nst * nl), ng), gf);
+		tg_uop *src[3] = { temp, idx, reduce_part(ls, a, g) };
+		stores[nst++] = tg_uop_new(ir, TG_STORE, TG_VOID, src, 3, NULL);
+	}
+	bar = tg_uop_new(ir, TG_BARRIER, TG_VOID, stores, nst, NULL);
+	free(stores);
+	/* the second stage's loop: numbered after every reduce loop */
+	memset(&aa, 0, sizeof aa);
+	aa.v.i = (int64_t)ls->p->nred + ls->ntemp;
+	aa.a = 1;
+	tg_uop *rb[2] = { tg_sym_int(ir, 0), tg_sym_int(ir, ng) };
+	j = tg_uop_new(ir, TG_RANGE, TG_INDEX, rb, 2, &aa);
+	nst = 0;
+	for (size_t g = 0; g < ls->ncopy && bar && j; g++) {
+		if (group_of(ls, g) != g)
+			continue;
+		tg_uop *idx = tg_sym_add(ir, tg_sym_muli(ir, tg_sym_addi(ir,
+		              lf, (int64_t)nst++ * nl), ng), j);
+		tg_uop *ls_src[3] = { temp, idx, bar };
+		tg_uop *ld = tg_uop_new(ir, TG_LOAD, a->dtype, ls_src, 3, NULL);
+		tg_uop *asrc[2] = { tg_uop_const(ir, a->dtype, reduce_init(a)),
+		                    j };
+		memset(&aa, 0, sizeof aa);
+		aa.v.i = ls->nacc++;
+		tg_uop *acc = tg_uop_new(ir, TG_DEFINE_ACC, a->dtype, asrc, 2,
+		                         &aa);
+		ls->val[a->id * ls->ncopy + g] =
+			tg_uop2(ir, TG_PHI, a->dtype, acc,
+			        tg_uop_alu(ir, a->op, acc, ld, NULL));
+	}
+	return ls->val[a->id * ls->ncopy];
+}
+
+static tg_uop *lower_reduce(lower_state *ls, const tg_ast *a, size_t c)
+{
+	size_t g = group_of(ls, c);
+
+	for (size_t ax = 0; ax < ls->p->ndim; ax++)
+		if (ls->p->group[ax] > 1)
+			return lower_grouped(ls, a, c);
+	if (g != c)  /* computed with the group's first copy */
+		return ls->val[a->id * ls->ncopy + g];
+	return reduce_part(ls, a, g);
 }
 
 /* SINK of every copy of every store, each distinct store once (copies
@@ -361,8 +496,9 @@ static int lower_node(lower_state *ls, const tg_ast *a, size_t c,
 			return tg_last_status();
 		if ((rc = st_index(ls, a->st, &idx, &valid)))
 			return rc;
-		tg_uop *src[3] = { b, idx, s[0] };
-		u = tg_uop_new(ir, TG_STORE, TG_VOID, src, 3, NULL);
+		tg_uop *src[4] = { b, idx, s[0], ls->store_gate };
+		u = tg_uop_new(ir, TG_STORE, TG_VOID, src,
+		               ls->store_gate ? 4 : 3, NULL);
 		break;
 	}
 	case TG_AST_SINK:
@@ -374,6 +510,39 @@ static int lower_node(lower_state *ls, const tg_ast *a, size_t c,
 		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
 	*res = u;
 	return TG_OK;
+}
+
+/* Local indices: a global axis's index becomes gidx*L + lidx, a
+ * grouped reduce axis's r*G + lidx (GROUPTOP: lidx*R + r); stores are
+ * gated to the first item of the reduce's group. */
+static void set_locals(lower_state *ls)
+{
+	static const char *const lname[3] = { "lidx0", "lidx1", "lidx2" };
+	const tg_kplan *p = ls->p;
+	tg_ir *ir = ls->ir;
+
+	for (size_t k = 0; k < p->nlocal; k++) {
+		uint32_t ax = p->laxes[p->nlocal - 1 - k];
+		int64_t n = p->local[ax] * p->group[ax];
+		tg_uop *l, *b = ls->base[ax];
+		tg_arg a;
+		memset(&a, 0, sizeof a);
+		a.name = lname[k];
+		a.a = n;
+		ls->lidx[ax] = l = tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
+		if (p->grouptop & (1u << ax))
+			ls->base[ax] = tg_sym_add(ir, tg_sym_muli(ir, l,
+			                                          outer(p, ax)), b);
+		else
+			ls->base[ax] = tg_sym_add(ir, tg_sym_muli(ir, b, n), l);
+		if (p->group[ax] > 1) {
+			tg_uop *first = tg_uop_alu(ir, TG_CMPLT, l,
+			                           tg_sym_int(ir, 1), NULL);
+			ls->store_gate = !ls->store_gate ? first
+			        : tg_uop_alu(ir, TG_AND, ls->store_gate, first,
+			                     NULL);
+		}
+	}
 }
 
 /* The outer index of every axis: global axes become launch indices,
@@ -422,6 +591,7 @@ static void set_bases(lower_state *ls)
 		ls->ranges[ls->nranges++] = ls->base[ax] =
 			tg_uop_new(ir, TG_RANGE, TG_INDEX, src, 2, &a);
 	}
+	set_locals(ls);
 }
 
 int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,

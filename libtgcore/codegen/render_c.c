@@ -1,18 +1,21 @@
 /*
- * codegen/render_c.c - C source for a linearized kernel (TG_DIALECT_C),
- * in the spirit of tinygrad's ClangRenderer.
+ * codegen/render_c.c - the C-family renderer (tinygrad's
+ * renderer/cstyle.py): one walker over a linearized kernel for every
+ * C-like language; what differs between C, OpenCL C and GLSL is the
+ * dialect (codegen/dialect.c).
  *
  * Values: every LOAD, ALU, CAST, BITCAST, VECTORIZE and GEP result gets
- * its own `const T vN` (so float16 results round at every step and
- * expressions never repeat); CONSTs are inlined; DEFINE_ACC and its PHIs
- * share the variable accN.  Signed integer ADD/MUL/NEG/SHL go through
- * the unsigned type of the same width (wrap, no undefined behavior).
- * MAX is `(a!=a||a>b)?a:b` on floats: NaN in either operand gives NaN,
- * as tg_exec_alu.  bfloat16 values are their bits in an unsigned short;
- * arithmetic converts to float and rounds back to nearest even.  Vector
- * types are GCC vector extensions (power-of-two widths), ALU ops on them
- * are rendered lane by lane.  The function disables FMA contraction so
- * results match the IR's rounding.
+ * its own variable vN (const where the language allows), so float16
+ * results round at every step and expressions never repeat; CONSTs are
+ * inlined; DEFINE_ACC and its PHIs share the variable accN.  Signed
+ * integer ADD/MUL/NEG/SHL go through the unsigned type of the same width
+ * (wrap, no undefined behavior) except in GLSL, whose ints wrap.  MAX on
+ * floats gives NaN when either operand is NaN, as tg_exec_alu.  bfloat16
+ * values are their bits in a 16-bit unsigned int; arithmetic converts to
+ * float and rounds back to nearest even.  Vectors (C: GCC vector
+ * extensions; OpenCL: its built-in types) are computed lane by lane.
+ * No dialect contracts a*b+c into an fma, so results match the IR's
+ * rounding.
  */
 #include "config.h"
 
@@ -22,43 +25,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/codegen.h"
-#include "ir/ir.h"
+#include "codegen/render.h"
 
 typedef struct rc_state {
+	const tg_cdialect *d;
 	tg_strbuf body;
 	char **names;      /* by uop id; NULL until defined */
 	uint32_t maxid;
 	int depth;
 	unsigned nv;
-	int use_bf16;
-	int use_threefry;
-	uint32_t vec_used[TG_NSCALARS]; /* bit k: width 1 << k */
+	tg_ckernel k;      /* what the dialect's wrapper needs */
+	TG_VEC(tg_cparam) locals;
 	int err;
 } rc_state;
 
-static const char *cty(unsigned s)
-{
-	switch (s) {
-	case TG_BOOL: return "_Bool";
-	case TG_INT8: return "signed char";
-	case TG_UINT8: return "unsigned char";
-	case TG_INT16: return "short";
-	case TG_UINT16: return "unsigned short";
-	case TG_INT32: return "int";
-	case TG_UINT32: return "unsigned int";
-	case TG_INT64: return "long";
-	case TG_UINT64: return "unsigned long";
-	case TG_FLOAT16: return "_Float16";
-	case TG_BFLOAT16: return "unsigned short";
-	case TG_FLOAT32: return "float";
-	case TG_FLOAT64: return "double";
-	case TG_INDEX: return "long";
-	default: return NULL;
-	}
-}
-
-/* Identifier-friendly name of a scalar for vector typedefs. */
+/* Identifier-friendly name of a scalar for C's vector typedefs. */
 static const char *vname(unsigned s)
 {
 	switch (s) {
@@ -84,25 +65,47 @@ static int fail(rc_state *st, const char *fmt, const char *what)
 	return st->err;
 }
 
-/* The C type of t into buf ("float", "tg_float4"); NULL if none. */
+/* The scalar type of kind s in the dialect (NULL, with an error, when it
+ * has none). */
+static const char *cty(rc_state *st, unsigned s)
+{
+	const char *r = s < TG_NSCALARS ? st->d->type[s] : NULL;
+
+	if (!r) {
+		if (!st->err)
+			st->err = tg_error(TG_EUNSUPPORTED, "render: %s has no type "
+			                   "for %s", st->d->name,
+			                   s < TG_NSCALARS ? tg_dtype_name(s) : "?");
+		return NULL;
+	}
+	st->k.kinds_used |= 1u << s;
+	if (s == TG_BFLOAT16)
+		st->k.use_bf16 = 1;
+	return r;
+}
+
+/* The type of t into buf ("float", "tg_float4", "float4"); NULL (with
+ * an error) if the dialect has none. */
 static const char *tyname(rc_state *st, tg_type t, char *buf, size_t n)
 {
 	unsigned s = tg_type_scalar(t), c = tg_type_count(t);
+	const char *base = cty(st, s);
 
-	if (c == 1) {
-		const char *r = cty(s);
-		if (!r)
-			fail(st, "render_c: no C type for %s", "a scalar kind");
-		return r;
-	}
-	if (!vname(s) || (c & (c - 1)) || c > 64) {
-		fail(st, "render_c: cannot render vector type %s",
+	if (c == 1 || !base)
+		return base;
+	if (st->d->vec == TG_CVEC_NONE || !vname(s) || (c & (c - 1)) ||
+	    c > (st->d->vec == TG_CVEC_OPENCL ? 16u : 64u)) {
+		fail(st, "render: cannot render vector type %s",
 		     tg_type_format(t, buf, n));
 		return NULL;
 	}
+	if (st->d->vec == TG_CVEC_OPENCL) {
+		snprintf(buf, n, "%s%u", base, c);
+		return buf;
+	}
 	for (unsigned k = 0; k < 7; k++)
 		if (c == 1u << k)
-			st->vec_used[s] |= 1u << k;
+			st->k.vec_used[s] |= 1u << k;
 	snprintf(buf, n, "tg_%s%u", vname(s), c);
 	return buf;
 }
@@ -113,50 +116,35 @@ static void ind(rc_state *st)
 		tg_strbuf_add(&st->body, "\t");
 }
 
-/* A scalar constant as a C expression of kind s. */
+/* "((T)(" or "T(" before an expression converted to T; close_cast
+ * after it. */
+static void open_cast(rc_state *st, tg_strbuf *sb, const char *t)
+{
+	tg_strbuf_addf(sb, st->d->ctor_cast ? "%s(" : "((%s)(", t);
+}
+
+static void close_cast(rc_state *st, tg_strbuf *sb)
+{
+	tg_strbuf_add(sb, st->d->ctor_cast ? ")" : "))");
+}
+
+/* A vector of type t from lane expressions: open, lanes separated by
+ * ", ", close. */
+static void open_vec(rc_state *st, tg_strbuf *sb, const char *t)
+{
+	tg_strbuf_addf(sb, st->d->vec == TG_CVEC_OPENCL ? "(%s)(" : "(%s){", t);
+}
+
+static void close_vec(rc_state *st, tg_strbuf *sb)
+{
+	tg_strbuf_add(sb, st->d->vec == TG_CVEC_OPENCL ? ")" : "}");
+}
+
 static void const_expr(rc_state *st, tg_strbuf *sb, tg_scalar v, unsigned s)
 {
-	switch (s) {
-	case TG_BOOL:
-		tg_strbuf_add(sb, v.i ? "((_Bool)1)" : "((_Bool)0)");
+	if (!cty(st, s))
 		return;
-	case TG_UINT64:
-		tg_strbuf_addf(sb, "((unsigned long)%" PRIu64 "UL)", v.u);
-		return;
-	case TG_INDEX:
-	case TG_INT64:
-	case TG_INT32: case TG_UINT32: case TG_INT16: case TG_UINT16:
-	case TG_INT8: case TG_UINT8:
-		if (v.i == INT64_MIN)
-			tg_strbuf_add(sb, "(-9223372036854775807L-1L)");
-		else if (s == TG_INDEX)
-			tg_strbuf_addf(sb, v.i < 0 ? "(%" PRId64 "L)"
-			                           : "%" PRId64, v.i);
-		else
-			tg_strbuf_addf(sb, "((%s)%" PRId64 "L)", cty(s), v.i);
-		return;
-	case TG_BFLOAT16:
-		st->use_bf16 = 1;
-		tg_strbuf_addf(sb, "((unsigned short)0x%04x)",
-		               (unsigned)tg_bf16_bits(v.f));
-		return;
-	case TG_FLOAT16:
-	case TG_FLOAT32:
-	case TG_FLOAT64: {
-		const char *suf = s == TG_FLOAT64 ? "" : "f";
-		const char *pre = s == TG_FLOAT16 ? "((_Float16)" : "(";
-		if (isnan(v.f))
-			tg_strbuf_addf(sb, "%s__builtin_nan%s(\"\"))", pre, suf);
-		else if (isinf(v.f))
-			tg_strbuf_addf(sb, "%s%s__builtin_inf%s())", pre,
-			               v.f < 0 ? "-" : "", suf);
-		else
-			tg_strbuf_addf(sb, "%s%a%s)", pre, v.f, suf);
-		return;
-	}
-	default:
-		fail(st, "render_c: cannot render a constant of %s", "this kind");
-	}
+	tg_cdialect_const(st->d, sb, v, s);
 }
 
 /* Expression for u (its name, or the inlined constant). */
@@ -170,20 +158,22 @@ static char *expr_of(rc_state *st, const tg_uop *u, char *buf, size_t n)
 		if (c > 1) {
 			char tb[64];
 			const char *t = tyname(st, u->dtype, tb, sizeof tb);
-			tg_strbuf_addf(&sb, "((%s){", t ? t : "?");
+			tg_strbuf_add(&sb, "(");
+			open_vec(st, &sb, t ? t : "?");
 			for (unsigned i = 0; i < c; i++) {
 				if (i)
 					tg_strbuf_add(&sb, ",");
 				const_expr(st, &sb, u->arg.v, s);
 			}
-			tg_strbuf_add(&sb, "})");
+			close_vec(st, &sb);
+			tg_strbuf_add(&sb, ")");
 		} else {
 			const_expr(st, &sb, u->arg.v, s);
 		}
 		r = tg_strbuf_finish(&sb);
 		if (!r) {
 			if (!st->err)
-				st->err = tg_error_oom("render_c");
+				st->err = tg_error_oom("render");
 			snprintf(buf, n, "?");
 			return buf;
 		}
@@ -192,7 +182,7 @@ static char *expr_of(rc_state *st, const tg_uop *u, char *buf, size_t n)
 		return buf;
 	}
 	if (u->id > st->maxid || !st->names[u->id]) {
-		fail(st, "render_c: %s used before it is defined",
+		fail(st, "render: %s used before it is defined",
 		     tg_op_name(u->op));
 		snprintf(buf, n, "?");
 		return buf;
@@ -214,7 +204,8 @@ static char *lane_of(rc_state *st, const tg_uop *u, unsigned i, char *buf,
 	}
 	expr_of(st, u, buf, n);
 	size_t l = strlen(buf);
-	snprintf(buf + l, n - l, "[%u]", i);
+	snprintf(buf + l, n - l, st->d->vec == TG_CVEC_OPENCL ? ".s%x" : "[%u]",
+	         i);
 	return buf;
 }
 
@@ -229,45 +220,86 @@ static void operand(unsigned s, const char *e, char *out, size_t n)
 		snprintf(out, n, "%s", e);
 }
 
+/* Boolean ALU ops in GLSL, whose bools take no arithmetic: 1 when
+ * rendered. */
+static int glsl_bool_alu(tg_strbuf *sb, unsigned op, const char *a,
+                         const char *b)
+{
+	switch (op) {
+	case TG_ADD: case TG_OR: case TG_MAX:
+		tg_strbuf_addf(sb, "(%s||%s)", a, b);
+		return 1;
+	case TG_MUL: case TG_AND:
+		tg_strbuf_addf(sb, "(%s&&%s)", a, b);
+		return 1;
+	case TG_XOR:
+		tg_strbuf_addf(sb, "(%s^^%s)", a, b);
+		return 1;
+	case TG_CMPLT:
+		tg_strbuf_addf(sb, "(!%s&&%s)", a, b);
+		return 1;
+	case TG_NEG:
+		tg_strbuf_addf(sb, "(!%s)", a);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* EXP2, LOG2, SIN, SQRT: float16 through float (as C's __builtin). */
+static int transcendental(rc_state *st, tg_strbuf *sb, unsigned op,
+                          unsigned cs, const char *a)
+{
+	const char *fn = op == TG_EXP2 ? "exp2" : op == TG_LOG2 ? "log2"
+	                 : op == TG_SIN ? "sin" : "sqrt";
+	int c = st->d->id == TG_DIALECT_C;
+
+	if (!tg_scalar_is_float(cs))
+		return -1;
+	if (cs == TG_FLOAT64 && st->d->id == TG_DIALECT_GLSL &&
+	    op != TG_SQRT) {
+		if (!st->err)
+			st->err = tg_error(TG_EUNSUPPORTED, "render: GLSL has no "
+			                   "float64 %s", tg_op_name(op));
+		return 0;
+	}
+	if (cs == TG_FLOAT16) {
+		open_cast(st, sb, cty(st, cs));
+		tg_strbuf_addf(sb, "%s%s%s(", c ? "__builtin_" : "", fn,
+		               c ? "f" : "");
+		open_cast(st, sb, "float");
+		tg_strbuf_add(sb, a);
+		close_cast(st, sb);
+		tg_strbuf_add(sb, ")");
+		close_cast(st, sb);
+	} else {
+		tg_strbuf_addf(sb, "%s%s%s(%s)", c ? "__builtin_" : "", fn,
+		               c && cs != TG_FLOAT64 ? "f" : "", a);
+	}
+	return 0;
+}
+
 /* Scalar ALU op: sout the result kind, sin the operand kind (WHERE: of
  * b and c). */
-/* Threefry2x32 with 5 rounds of 4 as the kernel's C (the same function
- * as the constant folder's in ir/alu.c): counter x and key as two
- * 32-bit words each, low word first; the result's words likewise. */
-static const char threefry_c[] =
-	"static inline uint64_t tg_threefry(uint64_t x, uint64_t key)\n"
-	"{ static const unsigned char r[2][4] = {{13,15,26,6},{17,29,16,24}};\n"
-	"  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);\n"
-	"  uint32_t ks[3] = { k1, k0 ^ k1 ^ 0x1BD11BDAu, k0 };\n"
-	"  uint32_t a = (uint32_t)x + ks[2], b = (uint32_t)(x >> 32) + ks[0];\n"
-	"  for (unsigned i = 0; i < 5; i++) {\n"
-	"    for (unsigned j = 0; j < 4; j++) {\n"
-	"      a += b; b = ((b << r[i % 2][j]) | (b >> (32 - r[i % 2][j]))) ^ a;\n"
-	"    }\n"
-	"    a += ks[i % 3]; b += ks[(i + 1) % 3] + i + 1;\n"
-	"  }\n"
-	"  return (uint64_t)b << 32 | a; }\n";
-
 static void alu_expr(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
                      unsigned sin, const char *ea, const char *eb,
                      const char *ec)
 {
 	static char a[EXPR_MAX + 16], b[EXPR_MAX + 16], c[EXPR_MAX + 16];
 	unsigned cs = sin == TG_BFLOAT16 ? TG_FLOAT32 : sin; /* compute */
-	const char *T = cty(cs), *R = cty(sout);
+	const char *T = cty(st, cs);
+	int glsl = st->d->id == TG_DIALECT_GLSL;
 	int isf = tg_scalar_is_float(cs);
 	int wrapint = tg_scalar_is_int(cs) && cs != TG_INDEX &&
-	              !tg_scalar_is_unsigned(cs);
-	const char *U = tg_scalar_bits(cs) > 32 ? "unsigned long"
-	                                        : "unsigned int";
-	const char *fsuf = cs == TG_FLOAT64 ? "" : "f";
+	              !tg_scalar_is_unsigned(cs) && !st->d->native_wrap;
+	const char *U = cty(st, tg_scalar_bits(cs) > 32 ? TG_UINT64
+	                                                 : TG_UINT32);
 	int tobf = sout == TG_BFLOAT16;
 
+	if (!T || !U)
+		return;
 	if (op == TG_WHERE) {
-		snprintf(a, sizeof a, "%s", ea);
-		snprintf(b, sizeof b, "%s", eb);
-		snprintf(c, sizeof c, "%s", ec);
-		tg_strbuf_addf(sb, "(%s?%s:%s)", a, b, c);
+		tg_strbuf_addf(sb, "(%s?%s:%s)", ea, eb, ec);
 		return;
 	}
 	operand(sin, ea, a, sizeof a);
@@ -276,60 +308,81 @@ static void alu_expr(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
 	if (tobf)
 		tg_strbuf_add(sb, "tg_f2bf(");
 	/* for small unsigned kinds promotion to int could overflow MUL */
-	if (tg_scalar_is_unsigned(cs) && tg_scalar_bits(cs) < 32)
+	if (tg_scalar_is_unsigned(cs) && tg_scalar_bits(cs) < 32 &&
+	    !st->d->native_wrap)
 		wrapint = 1;
+	if (glsl && cs == TG_BOOL && glsl_bool_alu(sb, op, a, b))
+		goto done;
 	switch (op) {
-	case TG_EXP2: case TG_LOG2: case TG_SIN: case TG_SQRT: {
-		const char *fn = op == TG_EXP2 ? "exp2" : op == TG_LOG2 ? "log2"
-		                 : op == TG_SIN ? "sin" : "sqrt";
-		if (!isf)
+	case TG_EXP2: case TG_LOG2: case TG_SIN: case TG_SQRT:
+		if (transcendental(st, sb, op, cs, a))
 			goto bad;
-		if (cs == TG_FLOAT16)
-			tg_strbuf_addf(sb, "((_Float16)__builtin_%sf((float)%s))",
-			               fn, a);
-		else
-			tg_strbuf_addf(sb, "__builtin_%s%s(%s)", fn, fsuf, a);
 		break;
-	}
 	case TG_THREEFRY:
 		if (cs != TG_UINT64)
 			goto bad;
-		st->use_threefry = 1;
+		st->k.use_threefry = 1;
 		tg_strbuf_addf(sb, "tg_threefry(%s,%s)", a, b);
 		break;
-	case TG_RECIP:
+	case TG_RECIP: {
+		tg_scalar one;
 		if (!isf)
 			goto bad;
-		tg_strbuf_addf(sb, "((%s)(1/%s))", T, a);
+		one.f = 1.0;
+		open_cast(st, sb, T);
+		const_expr(st, sb, one, cs);
+		tg_strbuf_addf(sb, "/%s", a);
+		close_cast(st, sb);
 		break;
+	}
 	case TG_NEG:
-		if (cs == TG_BOOL)
+		if (cs == TG_BOOL) {
 			tg_strbuf_addf(sb, "(!%s)", a);
-		else if (wrapint)
-			tg_strbuf_addf(sb, "((%s)(-(%s)%s))", T, U, a);
-		else
-			tg_strbuf_addf(sb, "((%s)(-%s))", T, a);
+			break;
+		}
+		open_cast(st, sb, T);
+		if (wrapint) {
+			tg_strbuf_add(sb, "-");
+			open_cast(st, sb, U);
+			tg_strbuf_add(sb, a);
+			close_cast(st, sb);
+		} else {
+			tg_strbuf_addf(sb, "-%s", a);
+		}
+		close_cast(st, sb);
 		break;
 	case TG_ADD: case TG_MUL: {
 		const char *o = op == TG_ADD ? "+" : "*";
 		if (cs == TG_BOOL)
-			tg_strbuf_addf(sb, "((_Bool)(%s%s%s))", a,
+			tg_strbuf_addf(sb, "((%s)(%s%s%s))", T, a,
 			               op == TG_ADD ? "|" : "&", b);
 		else if (wrapint)
 			tg_strbuf_addf(sb, "((%s)((%s)%s%s(%s)%s))", T, U, a, o, U,
 			               b);
-		else
-			tg_strbuf_addf(sb, "((%s)(%s%s%s))", T, a, o, b);
+		else {
+			open_cast(st, sb, T);
+			tg_strbuf_addf(sb, "%s%s%s", a, o, b);
+			close_cast(st, sb);
+		}
 		break;
 	}
 	case TG_IDIV: case TG_MOD:
 		if (isf || cs == TG_BOOL)
 			goto bad;
-		tg_strbuf_addf(sb, "((%s)(%s%s%s))", T, a,
-		               op == TG_IDIV ? "/" : "%", b);
+		open_cast(st, sb, T);
+		/* GLSL leaves % of negative operands undefined */
+		if (op == TG_MOD && glsl && !tg_scalar_is_unsigned(cs))
+			tg_strbuf_addf(sb, "%s-(%s/%s)*%s", a, a, b, b);
+		else
+			tg_strbuf_addf(sb, "%s%s%s", a, op == TG_IDIV ? "/" : "%",
+			               b);
+		close_cast(st, sb);
 		break;
 	case TG_MAX:
-		if (isf)
+		if (isf && glsl)
+			tg_strbuf_addf(sb, "((isnan(%s)||%s>%s)?%s:%s)", a, a, b, a,
+			               b);
+		else if (isf)
 			tg_strbuf_addf(sb, "((%s!=%s||%s>%s)?%s:%s)", a, a, a, b, a,
 			               b);
 		else
@@ -339,52 +392,90 @@ static void alu_expr(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
 		tg_strbuf_addf(sb, "(%s<%s)", a, b);
 		break;
 	case TG_CMPNE:
-		tg_strbuf_addf(sb, "(%s!=%s)", a, b);
+		/* GLSL's != on floats may be ordered: false for NaN */
+		tg_strbuf_addf(sb, isf && glsl ? "(!(%s==%s))" : "(%s!=%s)", a,
+		               b);
 		break;
 	case TG_XOR: case TG_OR: case TG_AND: case TG_SHR:
 		if (isf)
 			goto bad;
-		tg_strbuf_addf(sb, "((%s)(%s%s%s))", T, a,
+		open_cast(st, sb, T);
+		tg_strbuf_addf(sb, "%s%s%s", a,
 		               op == TG_XOR ? "^" : op == TG_OR ? "|"
 		               : op == TG_AND ? "&" : ">>", b);
+		close_cast(st, sb);
 		break;
 	case TG_SHL:
 		if (isf || cs == TG_BOOL)
 			goto bad;
-		tg_strbuf_addf(sb, "((%s)((%s)%s<<%s))", T, U, a, b);
+		open_cast(st, sb, T);
+		if (st->d->native_wrap) {
+			tg_strbuf_addf(sb, "%s<<%s", a, b);
+		} else {
+			open_cast(st, sb, U);
+			tg_strbuf_add(sb, a);
+			close_cast(st, sb);
+			tg_strbuf_addf(sb, "<<%s", b);
+		}
+		close_cast(st, sb);
 		break;
 	case TG_MULACC:
 		operand(sin, ec, c, sizeof c);
-		tg_strbuf_addf(sb, "((%s)((%s)(%s*%s)+%s))", T, T, a, b, c);
+		open_cast(st, sb, T);
+		tg_strbuf_add(sb, "(");
+		open_cast(st, sb, T);
+		tg_strbuf_addf(sb, "%s*%s", a, b);
+		close_cast(st, sb);
+		tg_strbuf_addf(sb, ")+%s", c);
+		close_cast(st, sb);
 		break;
 	default:
 	bad:
-		fail(st, "render_c: cannot render ALU op %s", tg_op_name(op));
+		if (!st->err)
+			st->err = tg_error(TG_EUNSUPPORTED, "render: %s cannot render "
+			                   "ALU op %s on %s", st->d->name,
+			                   tg_op_name(op), tg_dtype_name(cs));
 		break;
 	}
-	(void)R;
+done:
 	if (tobf)
 		tg_strbuf_add(sb, ")");
 }
 
 /* CAST of a scalar expression from kind a to kind b. */
-static void cast_expr(tg_strbuf *sb, unsigned from, unsigned to,
-                      const char *e, rc_state *st)
+static void cast_expr(rc_state *st, tg_strbuf *sb, unsigned from,
+                      unsigned to, const char *e)
 {
-	if (from == to)
+	const char *t = cty(st, to == TG_BFLOAT16 ? TG_FLOAT32 : to);
+
+	if (!t || !cty(st, from))
+		return;
+	if (from == to) {
 		tg_strbuf_add(sb, e);
-	else if (to == TG_BFLOAT16) {
-		st->use_bf16 = 1;
-		if (from == TG_BOOL || tg_scalar_is_int(from) ||
-		    from == TG_FLOAT64 || from == TG_FLOAT16)
-			tg_strbuf_addf(sb, "tg_f2bf((float)(%s))", e);
-		else
-			tg_strbuf_addf(sb, "tg_f2bf(%s)", e);
+	} else if (to == TG_BFLOAT16) {
+		st->k.use_bf16 = 1;
+		tg_strbuf_add(sb, "tg_f2bf(");
+		if (from == TG_FLOAT32) {
+			tg_strbuf_add(sb, e);
+		} else {
+			open_cast(st, sb, "float");
+			if (from == TG_BFLOAT16)
+				tg_strbuf_addf(sb, "tg_bf2f(%s)", e);
+			else
+				tg_strbuf_add(sb, e);
+			close_cast(st, sb);
+		}
+		tg_strbuf_add(sb, ")");
 	} else if (from == TG_BFLOAT16) {
-		st->use_bf16 = 1;
-		tg_strbuf_addf(sb, "((%s)tg_bf2f(%s))", cty(to), e);
-	} else
-		tg_strbuf_addf(sb, "((%s)(%s))", cty(to), e);
+		st->k.use_bf16 = 1;
+		open_cast(st, sb, t);
+		tg_strbuf_addf(sb, "tg_bf2f(%s)", e);
+		close_cast(st, sb);
+	} else {
+		open_cast(st, sb, t);
+		tg_strbuf_add(sb, e);
+		close_cast(st, sb);
+	}
 }
 
 static void set_name(rc_state *st, const tg_uop *u, const char *name)
@@ -394,7 +485,7 @@ static void set_name(rc_state *st, const tg_uop *u, const char *name)
 	free(st->names[u->id]);
 	st->names[u->id] = strdup(name);
 	if (!st->names[u->id] && !st->err)
-		st->err = tg_error_oom("render_c");
+		st->err = tg_error_oom("render");
 }
 
 /* `const T vN = <expr>;` where the expression is built lane by lane for
@@ -409,7 +500,7 @@ static void lane_alu(rc_state *st, tg_strbuf *sb, const tg_uop *u,
 	unsigned sin = tg_type_scalar(u->src[u->op == TG_WHERE ? 1 : 0]->dtype);
 
 	if (sin == TG_BFLOAT16 || tg_type_scalar(u->dtype) == TG_BFLOAT16)
-		st->use_bf16 = 1;
+		st->k.use_bf16 = 1;
 	lane_of(st, u->src[0], lane, ea, sizeof ea);
 	if (u->nsrc > 1)
 		lane_of(st, u->src[1], lane, eb, sizeof eb);
@@ -425,8 +516,8 @@ static void lane_cast(rc_state *st, tg_strbuf *sb, const tg_uop *u,
 	static char ea[EXPR_MAX];
 
 	lane_of(st, u->src[0], lane, ea, sizeof ea);
-	cast_expr(sb, tg_type_scalar(u->src[0]->dtype),
-	          tg_type_scalar(u->dtype), ea, st);
+	cast_expr(st, sb, tg_type_scalar(u->src[0]->dtype),
+	          tg_type_scalar(u->dtype), ea);
 }
 
 static void lane_vec(rc_state *st, tg_strbuf *sb, const tg_uop *u,
@@ -437,6 +528,14 @@ static void lane_vec(rc_state *st, tg_strbuf *sb, const tg_uop *u,
 	tg_strbuf_add(sb, expr_of(st, u->src[lane], ea, sizeof ea));
 }
 
+/* Declares the next value variable of type t: "const float v3 = ". */
+static void begin_value(rc_state *st, const char *t, char *name, size_t n)
+{
+	snprintf(name, n, "v%u", st->nv++);
+	ind(st);
+	tg_strbuf_addf(&st->body, "%s%s %s = ", st->d->qual, t, name);
+}
+
 static void emit_value(rc_state *st, const tg_uop *u, lane_fn fn)
 {
 	char tb[64], name[32];
@@ -445,80 +544,300 @@ static void emit_value(rc_state *st, const tg_uop *u, lane_fn fn)
 
 	if (!t)
 		return;
-	snprintf(name, sizeof name, "v%u", st->nv++);
-	ind(st);
-	tg_strbuf_addf(&st->body, "const %s %s = ", t, name);
+	begin_value(st, t, name, sizeof name);
 	if (c == 1) {
 		fn(st, &st->body, u, 0);
 	} else {
-		tg_strbuf_addf(&st->body, "(%s){", t);
+		open_vec(st, &st->body, t);
 		for (unsigned i = 0; i < c; i++) {
 			if (i)
 				tg_strbuf_add(&st->body, ", ");
 			fn(st, &st->body, u, i);
 		}
-		tg_strbuf_add(&st->body, "}");
+		close_vec(st, &st->body);
 	}
 	tg_strbuf_add(&st->body, ";\n");
 	set_name(st, u, name);
 }
 
-static int cmp_var(const void *a, const void *b)
+/* The GLSL function reinterpreting kind `from` as kind `to` (same size);
+ * "" for a constructor (ints of one size), NULL when GLSL has none. */
+static const char *glsl_bitcast_fn(unsigned from, unsigned to)
 {
-	const tg_uop *x = *(tg_uop *const *)a, *y = *(tg_uop *const *)b;
+	static const struct { unsigned from, to; const char *fn; } t[] = {
+		{ TG_FLOAT32, TG_INT32, "floatBitsToInt" },
+		{ TG_FLOAT32, TG_UINT32, "floatBitsToUint" },
+		{ TG_INT32, TG_FLOAT32, "intBitsToFloat" },
+		{ TG_UINT32, TG_FLOAT32, "uintBitsToFloat" },
+		{ TG_FLOAT64, TG_INT64, "doubleBitsToInt64" },
+		{ TG_FLOAT64, TG_UINT64, "doubleBitsToUint64" },
+		{ TG_INT64, TG_FLOAT64, "int64BitsToDouble" },
+		{ TG_UINT64, TG_FLOAT64, "uint64BitsToDouble" },
+		{ TG_FLOAT16, TG_INT16, "float16BitsToInt16" },
+		{ TG_FLOAT16, TG_UINT16, "float16BitsToUint16" },
+		{ TG_FLOAT16, TG_BFLOAT16, "float16BitsToUint16" },
+		{ TG_INT16, TG_FLOAT16, "int16BitsToFloat16" },
+		{ TG_UINT16, TG_FLOAT16, "uint16BitsToFloat16" },
+		{ TG_BFLOAT16, TG_FLOAT16, "uint16BitsToFloat16" },
+	};
 
-	return strcmp(x->arg.name ? x->arg.name : "",
-	              y->arg.name ? y->arg.name : "");
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		if (t[i].from == from && t[i].to == to)
+			return t[i].fn;
+	if (!tg_scalar_is_float(from) && !tg_scalar_is_float(to) &&
+	    from != TG_BOOL && to != TG_BOOL)
+		return "";  /* ints (and bf16's bits) of one size */
+	return NULL;
+}
+
+static void render_bitcast(rc_state *st, const tg_uop *u)
+{
+	char tb[64], ts[64], e0[EXPR_MAX], name[32];
+	const char *t = tyname(st, u->dtype, tb, sizeof tb);
+	const char *f = tyname(st, u->src[0]->dtype, ts, sizeof ts);
+	unsigned from = tg_type_scalar(u->src[0]->dtype);
+	unsigned to = tg_type_scalar(u->dtype);
+	const char *fn;
+
+	if (!t || !f)
+		return;
+	expr_of(st, u->src[0], e0, sizeof e0);
+	switch (st->d->id) {
+	case TG_DIALECT_C:
+		snprintf(name, sizeof name, "v%u", st->nv++);
+		ind(st);
+		tg_strbuf_addf(&st->body,
+		               "%s %s; { const %s tg_b = %s; "
+		               "__builtin_memcpy(&%s, &tg_b, sizeof %s); }\n",
+		               t, name, f, e0, name, name);
+		break;
+	case TG_DIALECT_OPENCL:
+		if (from == TG_BOOL || to == TG_BOOL)
+			goto bad;
+		begin_value(st, t, name, sizeof name);
+		tg_strbuf_addf(&st->body, "as_%s(%s);\n", t, e0);
+		break;
+	default:
+		if (!(fn = glsl_bitcast_fn(from, to)))
+			goto bad;
+		begin_value(st, t, name, sizeof name);
+		tg_strbuf_addf(&st->body, "%s(%s);\n", *fn ? fn : t, e0);
+		break;
+	}
+	set_name(st, u, name);
+	return;
+bad:
+	if (!st->err)
+		st->err = tg_error(TG_EUNSUPPORTED, "render: %s cannot bitcast "
+		                   "%s to %s", st->d->name, tg_dtype_name(from),
+		                   tg_dtype_name(to));
+}
+
+/* The element of buffer `buf` at `idx` as a value (bools stored as bytes
+ * compare against 0). */
+static void load_elem(rc_state *st, unsigned s, const char *buf,
+                      const char *idx)
+{
+	if (st->d->stored[s])
+		tg_strbuf_addf(&st->body, "(%s[%s]!=%s(0))", buf, idx,
+		               st->d->ctor_cast ? st->d->stored[s] : "");
+	else
+		tg_strbuf_addf(&st->body, "%s[%s]", buf, idx);
+}
+
+static void render_load(rc_state *st, const tg_uop *u)
+{
+	char e0[EXPR_MAX], e1[EXPR_MAX], e2[EXPR_MAX], tb[64], name[32];
+	unsigned s = tg_type_scalar(u->dtype), c = tg_type_count(u->dtype);
+	const char *t = tyname(st, u->dtype, tb, sizeof tb);
+
+	if (!t)
+		return;
+	expr_of(st, u->src[0], e0, sizeof e0);
+	expr_of(st, u->src[1], e1, sizeof e1);
+	begin_value(st, t, name, sizeof name);
+	if (u->nsrc >= 4) {
+		expr_of(st, u->src[2], e2, sizeof e2);
+		tg_strbuf_addf(&st->body, "(%s ? ", e2);
+	}
+	if (c == 1) {
+		load_elem(st, s, e0, e1);
+	} else if (st->d->vec == TG_CVEC_OPENCL) {
+		tg_strbuf_addf(&st->body, "vload%u(0, %s+%s)", c, e0, e1);
+	} else {
+		tg_strbuf_addf(&st->body, "(%s){", t);
+		for (unsigned i = 0; i < c; i++)
+			tg_strbuf_addf(&st->body, "%s%s[%s+%u]", i ? ", " : "", e0,
+			               e1, i);
+		tg_strbuf_add(&st->body, "}");
+	}
+	if (u->nsrc >= 4) {
+		expr_of(st, u->src[3], e2, sizeof e2);
+		tg_strbuf_addf(&st->body, " : %s)", e2);
+	}
+	tg_strbuf_add(&st->body, ";\n");
+	set_name(st, u, name);
+}
+
+static void render_store(rc_state *st, const tg_uop *u)
+{
+	char e0[EXPR_MAX], e1[EXPR_MAX], e2[EXPR_MAX];
+	unsigned vc = tg_type_count(u->src[2]->dtype);
+	unsigned s = tg_type_scalar(u->src[2]->dtype);
+
+	expr_of(st, u->src[0], e0, sizeof e0);
+	expr_of(st, u->src[1], e1, sizeof e1);
+	ind(st);
+	if (u->nsrc >= 4) {
+		expr_of(st, u->src[3], e2, sizeof e2);
+		tg_strbuf_addf(&st->body, "if (%s) ", e2);
+	}
+	if (vc == 1) {
+		const char *bt = st->d->stored[s];
+		expr_of(st, u->src[2], e2, sizeof e2);
+		if (bt && st->d->ctor_cast)
+			tg_strbuf_addf(&st->body, "%s[%s] = (%s ? %s(1) : %s(0));\n",
+			               e0, e1, e2, bt, bt);
+		else if (bt)
+			tg_strbuf_addf(&st->body, "%s[%s] = (%s)(%s);\n", e0, e1, bt,
+			               e2);
+		else
+			tg_strbuf_addf(&st->body, "%s[%s] = %s;\n", e0, e1, e2);
+	} else if (st->d->vec == TG_CVEC_OPENCL) {
+		expr_of(st, u->src[2], e2, sizeof e2);
+		tg_strbuf_addf(&st->body, "vstore%u(%s, 0, %s+%s);\n", vc, e2, e0,
+		               e1);
+	} else {
+		tg_strbuf_add(&st->body, "{");
+		for (unsigned i = 0; i < vc; i++) {
+			lane_of(st, u->src[2], i, e2, sizeof e2);
+			tg_strbuf_addf(&st->body, " %s[%s+%u] = %s;", e0, e1, i, e2);
+		}
+		tg_strbuf_add(&st->body, " }\n");
+	}
+}
+
+static void render_acc(rc_state *st, const tg_uop *u)
+{
+	char e0[EXPR_MAX], tb[64], name[32];
+	unsigned c = tg_type_count(u->dtype);
+	const char *t = tyname(st, u->dtype, tb, sizeof tb);
+
+	if (!t)
+		return;
+	snprintf(name, sizeof name, "acc%" PRId64, u->arg.v.i);
+	expr_of(st, u->src[0], e0, sizeof e0);
+	ind(st);
+	tg_strbuf_addf(&st->body, "%s%s %s = ", st->d->acc_qual, t, name);
+	if (c > 1 && tg_type_count(u->src[0]->dtype) == 1) {
+		/* broadcast a scalar init */
+		open_vec(st, &st->body, t);
+		for (unsigned i = 0; i < c; i++)
+			tg_strbuf_addf(&st->body, i ? ",%s" : "%s", e0);
+		close_vec(st, &st->body);
+	} else {
+		tg_strbuf_add(&st->body, e0);
+	}
+	tg_strbuf_add(&st->body, ";\n");
+	set_name(st, u, name);
+}
+
+/* Launch indices name themselves; the wrapper defines them. */
+static void render_special(rc_state *st, const tg_uop *u)
+{
+	const char *nm = u->arg.name ? u->arg.name : "";
+	int local = !strncmp(nm, "lidx", 4);
+
+	if ((strncmp(nm, "gidx", 4) && !local) || nm[4] < '0' ||
+	    nm[4] > '2' || nm[5]) {
+		fail(st, "render: unknown launch index %s", nm);
+		return;
+	}
+	if (local && st->d->id == TG_DIALECT_C) {
+		fail(st, "render: launch index %s in a C kernel (no work "
+		     "groups)", nm);
+		return;
+	}
+	if (local)
+		st->k.lidx_used[nm[4] - '0'] = st->k.has_local = 1;
+	else
+		st->k.gidx_used[nm[4] - '0'] = 1;
+	set_name(st, u, nm);
+}
+
+/* Shared memory: declared by the wrapper, referred to by name. */
+static void render_local(rc_state *st, const tg_uop *u)
+{
+	tg_cparam p;
+
+	if (st->d->id == TG_DIALECT_C || !u->arg.name) {
+		fail(st, "render: shared memory %s in a C kernel",
+		     u->arg.name ? u->arg.name : "");
+		return;
+	}
+	memset(&p, 0, sizeof p);
+	p.name = u->arg.name;
+	p.kind = tg_type_scalar(tg_type_deref(u->dtype));
+	p.count = u->arg.a;
+	if (!cty(st, p.kind))
+		return;
+	if (TG_VEC_PUSH(&st->locals, p)) {
+		st->err = tg_error_oom("render");
+		return;
+	}
+	set_name(st, u, u->arg.name);
 }
 
 static void render_node(rc_state *st, const tg_uop *u)
 {
-	char e0[EXPR_MAX], e1[EXPR_MAX], e2[EXPR_MAX], tb[64], name[48];
-	unsigned s = tg_type_scalar(u->dtype), c = tg_type_count(u->dtype);
+	char e0[EXPR_MAX], e1[EXPR_MAX], tb[64], name[48];
+	unsigned c = tg_type_count(u->dtype);
 
 	switch (u->op) {
-	case TG_DEFINE_GLOBAL: case TG_DEFINE_VAR: case TG_SPECIAL:
-	case TG_CONST:
+	case TG_DEFINE_GLOBAL: case TG_DEFINE_VAR: case TG_CONST:
 		return; /* prologue / inline */
-	case TG_RANGE:
-		snprintf(name, sizeof name, "ridx%" PRId64, u->arg.v.i);
-		expr_of(st, u->src[0], e0, sizeof e0);
-		expr_of(st, u->src[1], e1, sizeof e1);
-		ind(st);
-		tg_strbuf_addf(&st->body, "for (long %s = %s; %s < %s; %s++) {\n",
-		               name, e0, name, e1, name);
-		st->depth++;
-		set_name(st, u, name);
+	case TG_SPECIAL:
+		render_special(st, u);
 		return;
-	case TG_ENDRANGE:
+	case TG_DEFINE_LOCAL:
+		render_local(st, u);
+		return;
+	case TG_BARRIER:
+		if (st->d->id == TG_DIALECT_C) {
+			fail(st, "render: %s in a C kernel", "BARRIER");
+			return;
+		}
+		ind(st);
+		tg_strbuf_add(&st->body, st->d->id == TG_DIALECT_OPENCL
+		              ? "barrier(CLK_LOCAL_MEM_FENCE);\n"
+		              : "memoryBarrierShared(); barrier();\n");
+		return;
+	case TG_IF:
+		expr_of(st, u->src[0], e0, sizeof e0);
+		ind(st);
+		tg_strbuf_addf(&st->body, "if (%s) {\n", e0);
+		st->depth++;
+		return;
+	case TG_ENDIF: case TG_ENDRANGE:
 		st->depth--;
 		ind(st);
 		tg_strbuf_add(&st->body, "}\n");
 		return;
-	case TG_DEFINE_ACC: {
-		const char *t = tyname(st, u->dtype, tb, sizeof tb);
-		if (!t)
-			return;
-		snprintf(name, sizeof name, "acc%" PRId64, u->arg.v.i);
+	case TG_RANGE: {
+		const char *it = cty(st, TG_INDEX);
+		snprintf(name, sizeof name, "ridx%" PRId64, u->arg.v.i);
 		expr_of(st, u->src[0], e0, sizeof e0);
-		if (c > 1 && tg_type_count(u->src[0]->dtype) == 1) {
-			/* broadcast a scalar init */
-			tg_strbuf sb;
-			char *r;
-			tg_strbuf_init(&sb);
-			tg_strbuf_addf(&sb, "(%s){", t);
-			for (unsigned i = 0; i < c; i++)
-				tg_strbuf_addf(&sb, i ? ",%s" : "%s", e0);
-			tg_strbuf_add(&sb, "}");
-			r = tg_strbuf_finish(&sb);
-			snprintf(e0, sizeof e0, "%s", r ? r : "?");
-			free(r);
-		}
+		expr_of(st, u->src[1], e1, sizeof e1);
 		ind(st);
-		tg_strbuf_addf(&st->body, "%s %s = %s;\n", t, name, e0);
+		tg_strbuf_addf(&st->body, "for (%s %s = %s; %s < %s; %s++) {\n",
+		               it ? it : "?", name, e0, name, e1, name);
+		st->depth++;
 		set_name(st, u, name);
 		return;
 	}
+	case TG_DEFINE_ACC:
+		render_acc(st, u);
+		return;
 	case TG_PHI:
 		expr_of(st, u->src[0], e0, sizeof e0);
 		expr_of(st, u->src[1], e1, sizeof e1);
@@ -526,67 +845,18 @@ static void render_node(rc_state *st, const tg_uop *u)
 		tg_strbuf_addf(&st->body, "%s = %s;\n", e0, e1);
 		set_name(st, u, e0);
 		return;
-	case TG_LOAD: {
-		const char *t = tyname(st, u->dtype, tb, sizeof tb);
-		if (!t)
-			return;
-		if (s == TG_BFLOAT16)
-			st->use_bf16 = 1;
-		expr_of(st, u->src[0], e0, sizeof e0);
-		expr_of(st, u->src[1], e1, sizeof e1);
-		snprintf(name, sizeof name, "v%u", st->nv++);
-		ind(st);
-		tg_strbuf_addf(&st->body, "const %s %s = ", t, name);
-		if (u->nsrc >= 4) {
-			expr_of(st, u->src[2], e2, sizeof e2);
-			tg_strbuf_addf(&st->body, "(%s ? ", e2);
-		}
-		if (c == 1) {
-			tg_strbuf_addf(&st->body, "%s[%s]", e0, e1);
-		} else {
-			tg_strbuf_addf(&st->body, "(%s){", t);
-			for (unsigned i = 0; i < c; i++)
-				tg_strbuf_addf(&st->body, "%s%s[%s+%u]", i ? ", " : "",
-				               e0, e1, i);
-			tg_strbuf_add(&st->body, "}");
-		}
-		if (u->nsrc >= 4) {
-			expr_of(st, u->src[3], e2, sizeof e2);
-			tg_strbuf_addf(&st->body, " : %s)", e2);
-		}
-		tg_strbuf_add(&st->body, ";\n");
-		set_name(st, u, name);
+	case TG_LOAD:
+		render_load(st, u);
 		return;
-	}
-	case TG_STORE: {
-		unsigned vc = tg_type_count(u->src[2]->dtype);
-		expr_of(st, u->src[0], e0, sizeof e0);
-		expr_of(st, u->src[1], e1, sizeof e1);
-		ind(st);
-		if (u->nsrc >= 4) {
-			expr_of(st, u->src[3], e2, sizeof e2);
-			tg_strbuf_addf(&st->body, "if (%s) ", e2);
-		}
-		if (vc == 1) {
-			expr_of(st, u->src[2], e2, sizeof e2);
-			tg_strbuf_addf(&st->body, "%s[%s] = %s;\n", e0, e1, e2);
-		} else {
-			tg_strbuf_add(&st->body, "{");
-			for (unsigned i = 0; i < vc; i++) {
-				lane_of(st, u->src[2], i, e2, sizeof e2);
-				tg_strbuf_addf(&st->body, " %s[%s+%u] = %s;", e0, e1,
-				               i, e2);
-			}
-			tg_strbuf_add(&st->body, " }\n");
-		}
+	case TG_STORE:
+		render_store(st, u);
 		return;
-	}
 	case TG_CAST:
 		emit_value(st, u, lane_cast);
 		return;
 	case TG_VECTORIZE:
 		if (u->nsrc != c) {
-			fail(st, "render_c: %s with a wrong source count",
+			fail(st, "render: %s with a wrong source count",
 			     "VECTORIZE");
 			return;
 		}
@@ -597,176 +867,133 @@ static void render_node(rc_state *st, const tg_uop *u)
 		if (!t)
 			return;
 		lane_of(st, u->src[0], (unsigned)u->arg.v.i, e0, sizeof e0);
-		snprintf(name, sizeof name, "v%u", st->nv++);
-		ind(st);
-		tg_strbuf_addf(&st->body, "const %s %s = %s;\n", t, name, e0);
+		begin_value(st, t, name, sizeof name);
+		tg_strbuf_addf(&st->body, "%s;\n", e0);
 		set_name(st, u, name);
 		return;
 	}
-	case TG_BITCAST: {
-		char ts[64];
-		const char *t = tyname(st, u->dtype, tb, sizeof tb);
-		const char *f = tyname(st, u->src[0]->dtype, ts, sizeof ts);
-		if (!t || !f)
-			return;
-		expr_of(st, u->src[0], e0, sizeof e0);
-		snprintf(name, sizeof name, "v%u", st->nv++);
-		ind(st);
-		tg_strbuf_addf(&st->body,
-		               "%s %s; { const %s tg_b = %s; "
-		               "__builtin_memcpy(&%s, &tg_b, sizeof %s); }\n",
-		               t, name, f, e0, name, name);
-		set_name(st, u, name);
+	case TG_BITCAST:
+		render_bitcast(st, u);
 		return;
-	}
 	default:
 		if (tg_op_arity(u->op)) {
 			emit_value(st, u, lane_alu);
 			return;
 		}
-		fail(st, "render_c: cannot render op %s", tg_op_name(u->op));
+		fail(st, "render: cannot render op %s", tg_op_name(u->op));
 	}
 }
 
-static int cmp_buf(const void *a, const void *b)
+static int cmp_param(const void *a, const void *b)
 {
-	const tg_uop *x = *(tg_uop *const *)a, *y = *(tg_uop *const *)b;
+	const tg_cparam *x = a, *y = b;
 
-	return (x->arg.v.i > y->arg.v.i) - (x->arg.v.i < y->arg.v.i);
+	return strcmp(x->name, y->name);
 }
 
-char *tg_render_c(const char *name, tg_uop *const *lin, size_t n)
+/* Buffers by number ("data0", ...) and variables sorted by name, for
+ * the signature. */
+static int collect_params(rc_state *st, tg_uop *const *lin, size_t n,
+                          tg_cparam *bufs, char (*bnames)[16],
+                          tg_cparam *vars)
+{
+	for (size_t i = 0; i < n; i++) {
+		tg_uop *u = lin[i];
+		if (u->op == TG_DEFINE_GLOBAL) {
+			int64_t b = u->arg.v.i;
+			if (b < 0 || (size_t)b >= n || b >= 64)
+				return fail(st, "render: buffer number out of %s",
+				            "range");
+			if ((size_t)b + 1 > st->k.nbufs)
+				st->k.nbufs = (size_t)b + 1;
+			snprintf(bnames[b], 16, "data%" PRId64, b);
+			bufs[b].name = bnames[b];
+			bufs[b].kind = tg_type_scalar(tg_type_deref(u->dtype));
+			bufs[b].written = u->arg.a != 0;
+			if (!cty(st, bufs[b].kind))
+				return st->err;
+			st->k.stored_used |= 1u << bufs[b].kind;
+			set_name(st, u, bnames[b]);
+		} else if (u->op == TG_DEFINE_VAR) {
+			vars[st->k.nvars].name = u->arg.name ? u->arg.name : "";
+			vars[st->k.nvars].kind = TG_INDEX;
+			st->k.nvars++;
+			set_name(st, u, u->arg.name ? u->arg.name : "");
+		}
+	}
+	for (size_t b = 0; b < st->k.nbufs; b++)
+		if (!bufs[b].name)
+			return fail(st, "render: buffer numbers have a %s", "gap");
+	qsort(vars, st->k.nvars, sizeof *vars, cmp_param);
+	st->k.bufs = bufs;
+	st->k.vars = vars;
+	return st->err;
+}
+
+char *tg_render(const struct tg_renderer_caps *caps, const char *name,
+                const size_t global[3], tg_uop *const *lin, size_t n)
 {
 	rc_state st;
-	tg_strbuf out;
-	tg_uop **vars = NULL;
-	size_t nvars = 0;
-	int gidx_used[3] = { 0, 0, 0 };
+	tg_cparam *bufs = NULL, *vars = NULL;
+	char (*bnames)[16] = NULL;
 	char *body = NULL, *res = NULL;
-	char tb[64];
 
 	memset(&st, 0, sizeof st);
+	if (!(st.d = tg_cdialect_get(caps->dialect))) {
+		tg_error(TG_EUNSUPPORTED, "render: kernel %s: no renderer for "
+		         "dialect %d", name, caps->dialect);
+		return NULL;
+	}
 	tg_strbuf_init(&st.body);
-	tg_strbuf_init(&out);
 	for (size_t i = 0; i < n; i++)
 		if (lin[i]->id > st.maxid)
 			st.maxid = lin[i]->id;
 	st.names = calloc((size_t)st.maxid + 1, sizeof *st.names);
+	bufs = calloc(n + 1, sizeof *bufs);
 	vars = calloc(n + 1, sizeof *vars);
-	if (!st.names || !vars) {
-		tg_error_oom("render_c");
+	bnames = calloc(n + 1, sizeof *bnames);
+	if (!st.names || !bufs || !vars || !bnames) {
+		tg_error_oom("render");
 		goto done;
 	}
-	/* prologue: buffers (by number), variables (by name), launch
-	 * indices */
-	st.depth = 1;
-	for (size_t i = 0; i < n; i++)
-		if (lin[i]->op == TG_DEFINE_GLOBAL)
-			vars[nvars++] = lin[i];
-	qsort(vars, nvars, sizeof *vars, cmp_buf);
-	for (size_t i = 0; i < nvars; i++) {
-		tg_uop *u = vars[i];
-		{
-			tg_type et = tg_type_base(tg_type_deref(u->dtype));
-			const char *t = tyname(&st, et, tb, sizeof tb);
-			const char *cq = u->arg.a ? "" : "const ";
-			char nm[32];
-			if (!t)
-				break;
-			if (tg_type_scalar(et) == TG_BFLOAT16)
-				st.use_bf16 = 1;
-			snprintf(nm, sizeof nm, "data%" PRId64, u->arg.v.i);
-			tg_strbuf_addf(&st.body,
-			               "\t%s%s *restrict %s = (%s%s *)bufs[%" PRId64
-			               "];\n", cq, t, nm, cq, t, u->arg.v.i);
-			set_name(&st, u, nm);
-		}
-	}
-	nvars = 0;
-	for (size_t i = 0; i < n && !st.err; i++) {
-		tg_uop *u = lin[i];
-		if (u->op == TG_DEFINE_VAR) {
-			vars[nvars++] = u;
-		} else if (u->op == TG_SPECIAL) {
-			const char *nm = u->arg.name ? u->arg.name : "";
-			if (strncmp(nm, "gidx", 4) || nm[4] < '0' || nm[4] > '2' ||
-			    nm[5]) {
-				fail(&st, "render_c: launch index %s in a C kernel",
-				     nm);
-				break;
-			}
-			gidx_used[nm[4] - '0'] = 1;
-			set_name(&st, u, nm);
-		}
-	}
-	qsort(vars, nvars, sizeof *vars, cmp_var);
-	for (size_t i = 0; i < nvars; i++) {
-		const char *nm = vars[i]->arg.name ? vars[i]->arg.name : "";
-		tg_strbuf_addf(&st.body, "\tconst long %s = vals[%zu];\n", nm, i);
-		set_name(&st, vars[i], nm);
-	}
-	tg_strbuf_add(&st.body, "\t(void)vals; (void)global;\n"
-	              "\tfor (size_t tg_i = lo; tg_i < hi; tg_i++) {\n");
-	st.depth = 2;
-	if (gidx_used[0])
-		tg_strbuf_add(&st.body,
-		              "\t\tconst long gidx0 = (long)(tg_i % global[0]);\n");
-	if (gidx_used[1])
-		tg_strbuf_add(&st.body, "\t\tconst long gidx1 = "
-		              "(long)(tg_i / global[0] % global[1]);\n");
-	if (gidx_used[2])
-		tg_strbuf_add(&st.body, "\t\tconst long gidx2 = "
-		              "(long)(tg_i / (global[0] * global[1]));\n");
+	st.k.name = name;
+	memcpy(st.k.global, global, sizeof st.k.global);
+	if (collect_params(&st, lin, n, bufs, bnames, vars))
+		goto done;
+	st.depth = st.d->body_depth;
 	for (size_t i = 0; i < n && !st.err; i++)
 		render_node(&st, lin[i]);
-	if (!st.err && st.depth != 2)
-		fail(&st, "render_c: %s", "unbalanced RANGE/ENDRANGE");
-	tg_strbuf_add(&st.body, "\t}\n}\n");
+	if (!st.err && st.depth != st.d->body_depth)
+		fail(&st, "render: %s", "unbalanced RANGE/ENDRANGE");
 	if (st.err)
 		goto done;
-	body = tg_strbuf_finish(&st.body);
-	if (!body) {
-		tg_error_oom("render_c");
+	if (!(body = tg_strbuf_finish(&st.body))) {
+		tg_error_oom("render");
 		goto done;
 	}
-	tg_strbuf_add(&out, "#include <stddef.h>\n#include <stdint.h>\n");
-	for (unsigned s = 0; s < TG_NSCALARS; s++)
-		for (unsigned k = 1; k < 7; k++)
-			if (st.vec_used[s] & (1u << k))
-				tg_strbuf_addf(&out, "typedef %s tg_%s%u "
-				               "__attribute__((vector_size(%zu)));\n",
-				               cty(s), vname(s), 1u << k,
-				               (size_t)(1u << k) *
-				               (tg_scalar_bits(s) / 8));
-	if (st.use_bf16)
-		tg_strbuf_add(&out,
-		    "static inline float tg_bf2f(unsigned short x)\n"
-		    "{ unsigned int u = (unsigned int)x << 16; float f;\n"
-		    "  __builtin_memcpy(&f, &u, 4); return f; }\n"
-		    "static inline unsigned short tg_f2bf(float f)\n"
-		    "{ unsigned int u; __builtin_memcpy(&u, &f, 4);\n"
-		    "  if ((u & 0x7fffffffu) > 0x7f800000u)\n"
-		    "    return (unsigned short)((u >> 16) | 0x40u);\n"
-		    "  u += 0x7fffu + ((u >> 16) & 1u);\n"
-		    "  return (unsigned short)(u >> 16); }\n");
-	if (st.use_threefry)
-		tg_strbuf_add(&out, threefry_c);
-	tg_strbuf_addf(&out,
-	               "__attribute__((optimize(\"fp-contract=off\")))\n"
-	               "void %s(void *const *bufs, const int64_t *vals, "
-	               "const size_t *global, size_t lo, size_t hi)\n{\n%s",
-	               name, body);
-	res = tg_strbuf_finish(&out);
-	if (!res)
-		tg_error_oom("render_c");
+	st.k.locals = st.locals.v;
+	st.k.nlocals = st.locals.n;
+	res = tg_cdialect_wrap(st.d, &st.k, body);
 done:
 	tg_strbuf_release(&st.body);
-	tg_strbuf_release(&out);
 	free(body);
 	if (st.names)
 		for (uint32_t i = 0; i <= st.maxid; i++)
 			free(st.names[i]);
 	free(st.names);
+	free(bufs);
 	free(vars);
+	free(bnames);
+	TG_VEC_FREE(&st.locals);
 	return res;
+}
+
+char *tg_render_c(const char *name, tg_uop *const *lin, size_t n)
+{
+	static const struct tg_renderer_caps c = {
+		.struct_size = sizeof c, .dialect = TG_DIALECT_C,
+	};
+	static const size_t g[3] = { 1, 1, 1 };
+
+	return tg_render(&c, name, g, lin, n);
 }

@@ -45,6 +45,25 @@ static void print_mem(const char *label, unsigned long long bytes)
 		printf(", %s %.1f GiB", label, (double)bytes / (1 << 30));
 }
 
+/* The dtypes a device computes, or those it lacks when that is
+ * shorter: "      dtypes: all but float16". */
+static void print_dtypes(uint32_t mask)
+{
+	int missing = 0;
+
+	for (int dt = 0; dt < TG_NDTYPES; dt++)
+		missing += !(mask & (1u << dt));
+	printf("      dtypes: %s", missing == 0 ? "all"
+	       : missing <= TG_NDTYPES / 2 ? "all but" : "");
+	for (int dt = 0, first = 1; dt < TG_NDTYPES && missing; dt++)
+		if (!!(mask & (1u << dt)) == (missing > TG_NDTYPES / 2)) {
+			printf("%s%s", first ? " " : ", ",
+			       tg_dtype_name((tg_dtype)dt));
+			first = 0;
+		}
+	printf("\n");
+}
+
 static void print_devices(const tg_plugin_info *pi)
 {
 	char name[96];
@@ -67,6 +86,7 @@ static void print_devices(const tg_plugin_info *pi)
 		if (di.has_shared)
 			printf(", shared %zu B", di.shared_max);
 		printf("]\n");
+		print_dtypes(di.dtype_mask);
 	}
 }
 

@@ -73,6 +73,9 @@ static float val(uint32_t seed, uint64_t i)
 
 /* A realized float32 tensor of `shape` holding val(seed, i).  New
  * reference, or NULL after printing why. */
+/* The device being measured. */
+static tg_dev *bench_dev;
+
 static tg_tensor *input(size_t ndim, const int64_t *shape, uint32_t seed)
 {
 	size_t n = 1, i;
@@ -88,7 +91,7 @@ static tg_tensor *input(size_t ndim, const int64_t *shape, uint32_t seed)
 	}
 	for (i = 0; i < n; i++)
 		host[i] = val(seed, i);
-	t = tg_tensor_new(NULL, TG_FLOAT32, ndim, shape, host);
+	t = tg_tensor_new(bench_dev, TG_FLOAT32, ndim, shape, host);
 	free(host);
 	if (!t || tg_realize(t)) {
 		fail("input");
@@ -480,91 +483,158 @@ static int run_numpy(double target, int iters, struct figures *np,
 
 /* "   numpy     45.60 GFLOP/s" when v was measured, else nothing; the
  * unit is padded to `width` when another column follows. */
-static void column(const char *label, double v, const char *unit, int width)
+#define MAX_DEVS 8
+
+/* One cell of the table: the figure, or "-" when not measured. */
+static void cell(double v)
 {
 	if (v >= 0)
-		printf("   %-6s %8.2f %-*s", label, v, width, unit);
+		printf(" %10.2f", v);
+	else
+		printf(" %10s", "-");
+}
+
+/* The table: a row per figure, a column per device, then numpy. */
+static void table(char names[][32], const struct figures *f, size_t nd,
+                  const struct figures *np)
+{
+	printf("%-22s", "");
+	for (size_t d = 0; d < nd; d++)
+		printf(" %10s", names[d]);
+	printf(" %10s\n", np->fused >= 0 ? "numpy" : "");
+	for (size_t k = 0; k < f[0].nsizes; k++) {
+		printf("matmul N=%-5lld GFLOP/s", (long long)all_sizes[k]);
+		for (size_t d = 0; d < nd; d++)
+			cell(f[d].matmul[k]);
+		cell(np->matmul[k]);
+		putchar('\n');
+	}
+	printf("%-22s", "a*b+c 16M f32 GB/s");
+	for (size_t d = 0; d < nd; d++)
+		cell(f[d].fused);
+	cell(np->fused);
+	printf("\n%-22s", "x+1 (16 el) us/op");
+	for (size_t d = 0; d < nd; d++)
+		cell(f[d].tiny);
+	cell(np->tiny);
+	putchar('\n');
+}
+
+/* Every device the plugins offer ("CPU", "OPENCL", "OPENCL:1", ...). */
+static size_t all_devices(char names[][32], size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < tg_plugin_count(); i++) {
+		tg_plugin_info pi;
+		if (tg_plugin_get(i, &pi) || pi.state != TG_PLUGIN_LOADED ||
+		    !pi.name)
+			continue;
+		for (int d = 0; d < pi.ndevices && n < max; d++) {
+			if (d)
+				snprintf(names[n++], 32, "%s:%d", pi.name, d);
+			else
+				snprintf(names[n++], 32, "%s", pi.name);
+		}
+	}
+	return n;
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: bench_tensor [--quick] [--no-numpy] [-h]\n"
+	        "usage: bench_tensor [--quick] [--no-numpy] [--device NAME]... "
+	        "[--all] [-h]\n"
 	        "Times matmul (GFLOP/s), a fused a*b+c (GB/s) and the "
 	        "overhead of a tiny op\n"
-	        "(us/op) on the default device, and the same with numpy "
-	        "when python3 has it.\n"
-	        "  --quick     N=256 and 512 only, shorter runs (a smoke "
+	        "(us/op) on each device, and the same with numpy when "
+	        "python3 has it.\n"
+	        "  --quick        N=256 and 512 only, shorter runs (a smoke "
 	        "test)\n"
-	        "  --no-numpy  skip the numpy comparison\n"
-	        "  -h, --help  this text\n");
+	        "  --no-numpy     skip the numpy comparison\n"
+	        "  --device NAME  measure this device (repeatable; default: "
+	        "the default device)\n"
+	        "  --all          measure every device the plugins offer\n"
+	        "  -h, --help     this text\n");
+}
+
+/* Measures one device into *f. */
+static int bench_device(const char *name, struct figures *f, double target,
+                        int iters)
+{
+	if (!(bench_dev = tg_dev_get(name)))
+		return fail(name);
+	printf("device %s: %s\n", tg_dev_name(bench_dev),
+	       tg_dev_description(bench_dev));
+	fflush(stdout);
+	for (size_t k = 0; k < f->nsizes; k++)
+		if (bench_matmul(all_sizes[k], target, &f->matmul[k]))
+			return 1;
+	if (bench_fused(target, &f->fused) || bench_tiny(iters, &f->tiny))
+		return 1;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct figures tg = { .fused = -1, .tiny = -1 };
+	struct figures tg[MAX_DEVS];
 	struct figures np = { .fused = -1, .tiny = -1 };
-	char version[64] = "";
+	char names[MAX_DEVS][32], version[64] = "";
 	double target;
-	int quick = 0, numpy = 1, iters, np_iters, i, rc = 1;
-	size_t k;
-	tg_dev *dev;
+	int quick = 0, numpy = 1, all = 0, iters, np_iters, i, rc = 1;
+	size_t k, nd = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick")) {
 			quick = 1;
 		} else if (!strcmp(argv[i], "--no-numpy")) {
 			numpy = 0;
+		} else if (!strcmp(argv[i], "--all")) {
+			all = 1;
+		} else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
+		           nd < MAX_DEVS) {
+			snprintf(names[nd++], sizeof names[0], "%s", argv[++i]);
 		} else if (!strcmp(argv[i], "-h") ||
 		           !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "bench_tensor: unknown option '%s'\n",
+			fprintf(stderr, "bench_tensor: bad option '%s'\n",
 			        argv[i]);
 			usage(stderr);
 			return 2;
 		}
 	}
-	tg.nsizes = np.nsizes = quick ? 2 : MAX_SIZES;
-	for (k = 0; k < MAX_SIZES; k++)
-		tg.matmul[k] = np.matmul[k] = -1;
 	target = quick ? 0.1 : 0.5;
 	iters = quick ? 200 : 2000;
 	np_iters = quick ? 10000 : 100000;
+	np.nsizes = quick ? 2 : MAX_SIZES;
+	for (k = 0; k < MAX_SIZES; k++)
+		np.matmul[k] = -1;
 
 	if (tg_init()) {
 		fail("init");
 		goto out;
 	}
-	if (!(dev = tg_dev_get(NULL))) {
-		fail("default device");
-		goto out;
-	}
-	printf("device: %s (%s)\n", tg_dev_name(dev),
-	       tg_dev_description(dev));
-	for (k = 0; k < tg.nsizes; k++)
-		if (bench_matmul(all_sizes[k], target, &tg.matmul[k]))
+	if (all)
+		nd = all_devices(names, MAX_DEVS);
+	if (nd == 0) {
+		const char *def = tg_dev_default_name(NULL);
+		if (!def) {
+			fail("default device");
 			goto out;
-	if (bench_fused(target, &tg.fused) || bench_tiny(iters, &tg.tiny))
-		goto out;
+		}
+		snprintf(names[nd++], sizeof names[0], "%s", def);
+	}
+	for (size_t d = 0; d < nd; d++) {
+		tg[d] = np;
+		if (bench_device(names[d], &tg[d], target, iters))
+			goto out;
+	}
 	if (numpy && !run_numpy(target, np_iters, &np, version,
 	                        sizeof version))
 		printf("numpy: %s\n", version);
-
-	for (k = 0; k < tg.nsizes; k++) {
-		printf("matmul N=%-6lld", (long long)all_sizes[k]);
-		column("tgcore", tg.matmul[k], "GFLOP/s", 0);
-		column("numpy", np.matmul[k], "GFLOP/s", 0);
-		putchar('\n');
-	}
-	printf("%-15s", "a*b+c 16M f32");
-	column("tgcore", tg.fused, "GB/s", np.fused >= 0 ? 7 : 0);
-	column("numpy", np.fused, "GB/s", 0);
-	printf("\n%-15s", "x+1 (16 el)");
-	column("tgcore", tg.tiny, "us/op", np.tiny >= 0 ? 7 : 0);
-	column("numpy", np.tiny, "us/op", 0);
-	putchar('\n');
+	table(names, tg, nd, &np);
 	rc = 0;
 out:
 	tg_shutdown();

@@ -1,0 +1,80 @@
+/*
+ * codegen/render.h - what the C-family renderer (render_c.c) and its
+ * dialects (dialect.c) share.  Internal to codegen.
+ *
+ * The walker in render_c.c writes a kernel's body one statement per
+ * linearized uop; everything that differs between C, OpenCL C and GLSL
+ * is data in a tg_cdialect (type names, how a cast and a vector are
+ * spelled) or a function of dialect.c (constants, helper functions, the
+ * kernel's signature and prologue).
+ */
+#ifndef TG_CODEGEN_RENDER_H
+#define TG_CODEGEN_RENDER_H
+
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+
+/* How a dialect spells vectors. */
+enum tg_cvec {
+	TG_CVEC_NONE,   /* no vector types (max_upcast must be 1) */
+	TG_CVEC_GCC,    /* typedef'd GCC vector extensions, v[i], (T){..} */
+	TG_CVEC_OPENCL  /* float4, v.s0, (float4)(..), vload4/vstore4 */
+};
+
+typedef struct tg_cdialect {
+	int id;                /* enum tg_dialect */
+	const char *name;      /* "C", "OpenCL C", "GLSL" for messages */
+	/* value types per scalar kind, NULL where the dialect has none;
+	 * TG_INDEX included (long in C, int on GPUs) */
+	const char *type[TG_NSCALARS];
+	/* a buffer element's type where it differs from the value's (bool
+	 * in memory is a byte on GPUs), else NULL */
+	const char *stored[TG_NSCALARS];
+	const char *qual;      /* qualifier of single-assignment values */
+	const char *acc_qual;  /* qualifier of accumulators */
+	int ctor_cast;         /* casts are T(e) (GLSL), not ((T)(e)) */
+	int vec;               /* enum tg_cvec */
+	int native_wrap;       /* signed ints wrap (GLSL): no detour
+	                          through the unsigned type */
+	int body_depth;        /* indentation of the body's statements */
+} tg_cdialect;
+
+/* The dialect of caps' enum tg_dialect, NULL for one without a
+ * renderer. */
+const tg_cdialect *tg_cdialect_get(int dialect);
+
+/* A constant of scalar kind s as an expression. */
+void tg_cdialect_const(const tg_cdialect *d, tg_strbuf *sb, tg_scalar v,
+                       unsigned s);
+
+/* One kernel argument or shared array, for the signature. */
+typedef struct tg_cparam {
+	const char *name;   /* "data0", "temp0", a variable's name */
+	unsigned kind;      /* scalar kind of the element */
+	int written;        /* buffers: the kernel stores into it */
+	int64_t count;      /* shared arrays: elements */
+} tg_cparam;
+
+/* Everything about a kernel besides its body that the dialect's
+ * wrapper needs. */
+typedef struct tg_ckernel {
+	const char *name;
+	const tg_cparam *bufs;  size_t nbufs;
+	const tg_cparam *vars;  size_t nvars;   /* sorted by name */
+	const tg_cparam *locals; size_t nlocals; /* shared arrays */
+	int gidx_used[3], lidx_used[3];
+	int has_local;          /* the kernel uses work-group indices */
+	size_t global[3];       /* launch indices' extents */
+	uint64_t kinds_used;    /* bit s: a value of scalar kind s */
+	uint64_t stored_used;   /* bit s: a buffer of scalar kind s */
+	uint32_t vec_used[TG_NSCALARS]; /* GCC vectors: bit k width 1<<k */
+	int use_bf16, use_threefry;
+} tg_ckernel;
+
+/* The whole source: headers, helpers, signature, prologue (launch
+ * indices, variables), then `body` (indented one level, the kernel's
+ * statements) and the closing brace.  New string or NULL (error set). */
+char *tg_cdialect_wrap(const tg_cdialect *d, const tg_ckernel *k,
+                       const char *body);
+
+#endif /* TG_CODEGEN_RENDER_H */

@@ -1,0 +1,366 @@
+/*
+ * test_locals.c - work groups: LOCAL, GROUP and GROUPTOP opts and the
+ * two-stage shared-memory reduce, on the device under test (the default
+ * device; `make check` runs this suite on OPENCL and VULKAN through
+ * tests/ondevice.sh).  Each kernel runs with explicit opts and under
+ * NOOPT on the same device: LOCAL keeps the reduce's order, so it
+ * agrees bit for bit; a grouped reduce adds in another order and is
+ * checked against C loops in double precision (ints exactly).  On a
+ * device without work groups the suite checks that the opts are refused
+ * with a clear message.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "kasttest.h"
+
+static tg_kast *k;
+
+static void setup(void)
+{
+	unsetenv("NOOPT");
+	k = tg_kast_new();
+	ck_assert_ptr_nonnull(k);
+}
+
+static void teardown(void)
+{
+	tg_kast_free(k);
+	tg_shutdown();
+}
+
+static int has_groups(void)
+{
+	const struct tg_renderer_caps *c = kt_cpu_caps();
+	static int said;
+
+	if (!said++)
+		fprintf(stderr, "test_locals on %s: %s\n", tg_dev_name(kt_dev()),
+		        c->has_local ? "work groups"
+		                     : "no work groups: refusals only");
+	return c->has_local && c->has_shared;
+}
+
+/* Compiles sink with opts (text form checked), runs it over bufs and
+ * copies buffer 0 into out. */
+static void run(tg_ast *sink, const tg_opt *opts, size_t nopts,
+                const char *want_opts, tg_buffer **bufs, size_t nbufs,
+                void *out, size_t nbytes)
+{
+	tg_ksrc ks;
+
+	ck_assert_msg(tg_codegen_opts(sink, kt_cpu_caps(), opts, nopts, &ks) ==
+	              TG_OK, "%s", tg_last_error());
+	if (getenv("TG_TEST_SHOW_SOURCE"))  /* for debugging */
+		fprintf(stderr, "%s\n%s", ks.opts, ks.src);
+	ck_assert_str_eq(ks.opts, want_opts);
+	kt_launch(&ks, bufs, nbufs);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, nbytes), TG_OK);
+}
+
+/* A matmul with opts against the same kernel under NOOPT (bit for bit:
+ * locals and upcasts keep the reduce's order) and against C loops. */
+static void check_matmul(int m, int n, int kk, const tg_opt *opts,
+                         size_t nopts, const char *text)
+{
+	size_t no = (size_t)(m * n);
+	float *a = malloc(sizeof *a * (size_t)(m * kk));
+	float *b = malloc(sizeof *b * (size_t)(kk * n));
+	float *out = malloc(sizeof *out * no), *ref = malloc(sizeof *ref * no);
+	tg_buffer *bufs[3];
+
+	ck_assert(a && b && out && ref);
+	kt_fill(a, (size_t)(m * kk), 0.5f, 0.125f);
+	kt_fill(b, (size_t)(kk * n), 0.25f, -0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, no, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, (size_t)(m * kk), a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, (size_t)(kk * n), b);
+	run(kt_matmul(k, m, n, kk), NULL, 0, "", bufs, 3, ref, sizeof *ref * no);
+	tg_kast_free(k);
+	k = tg_kast_new();
+	run(kt_matmul(k, m, n, kk), opts, nopts, text, bufs, 3, out,
+	    sizeof *out * no);
+	ck_assert_mem_eq(out, ref, sizeof *out * no);
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++) {
+			double acc = 0;
+			for (int l = 0; l < kk; l++)
+				acc += (double)a[i * kk + l] * b[l * n + j];
+			ck_assert_double_eq_tol(out[i * n + j], acc, 1e-4);
+		}
+	kt_unref(bufs, 3);
+	free(a);
+	free(b);
+	free(out);
+	free(ref);
+}
+
+START_TEST(matmul_locals)
+{
+	static const tg_opt o[] = { { TG_OPT_LOCAL, 0, 8 },
+	                            { TG_OPT_LOCAL, 1, 8 } };
+
+	if (!has_groups())
+		return;
+	check_matmul(32, 64, 16, o, 2, "LOCAL(0,8) LOCAL(1,8)");
+}
+END_TEST
+
+/* Locals after register blocking and unrolling: each thread computes a
+ * 4x4 block, a group 4x4 threads. */
+START_TEST(matmul_locals_upcast)
+{
+	static const tg_opt o[] = {
+		{ TG_OPT_UPCAST, 1, 4 }, { TG_OPT_UPCAST, 0, 4 },
+		{ TG_OPT_UNROLL, 2, 4 }, { TG_OPT_LOCAL, 0, 4 },
+		{ TG_OPT_LOCAL, 1, 2 },
+	};
+
+	if (!has_groups())
+		return;
+	check_matmul(32, 24, 20, o, 5, "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4) "
+	             "LOCAL(0,4) LOCAL(1,2)");
+}
+END_TEST
+
+/* out(rows) = reduce of a(rows, cols) along axis 1 (rows == 1: a full
+ * reduction over a 1-D input). */
+static tg_ast *row_reduce(unsigned op, tg_dtype dt, int rows, int cols)
+{
+	tg_ast *x, *s;
+
+	if (rows == 1) {
+		x = tg_ast_load(k, 1, dt, kt_st(1, cols));
+		s = tg_ast_store(k, 0, tg_ast_reduce(k, op, x, 1u), kt_st(1, 1));
+	} else {
+		x = tg_ast_load(k, 1, dt, kt_st(2, rows, cols));
+		s = tg_ast_store(k, 0, tg_ast_reduce(k, op, x, 2u),
+		                 kt_st(2, rows, 1));
+	}
+	ck_assert_msg(s != NULL, "%s", tg_last_error());
+	return tg_ast_sink(k, &s, 1);
+}
+
+/* A float32 row reduce (ADD or MAX) with opts against C loops. */
+static void check_rows_f32(unsigned op, int rows, int cols,
+                           const tg_opt *opts, size_t nopts,
+                           const char *text)
+{
+	size_t n = (size_t)(rows * cols);
+	float *a = malloc(sizeof *a * n), *out = malloc(sizeof *out * rows);
+	tg_buffer *bufs[2];
+
+	ck_assert(a && out);
+	for (size_t i = 0; i < n; i++)  /* negative everywhere for MAX */
+		a[i] = (float)((int)(i * 37 % 101) - 150) * 0.0625f;
+	bufs[0] = kt_buf_with(TG_FLOAT32, (size_t)rows, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, n, a);
+	run(row_reduce(op, TG_FLOAT32, rows, cols), opts, nopts, text, bufs, 2,
+	    out, sizeof *out * rows);
+	for (int r = 0; r < rows; r++) {
+		double want = op == TG_ADD ? 0 : -INFINITY;
+		for (int c = 0; c < cols; c++) {
+			double v = a[r * cols + c];
+			want = op == TG_ADD ? want + v : fmax(want, v);
+		}
+		ck_assert_msg(fabs(out[r] - want) <= 1e-5 * (fabs(want) + 1),
+		              "%s row %d: got %.9g want %.9g", text, r, out[r],
+		              want);
+	}
+	kt_unref(bufs, 2);
+	free(a);
+	free(out);
+}
+
+START_TEST(sum_grouptop_256)
+{
+	static const tg_opt o[] = { { TG_OPT_GROUPTOP, 0, 256 } };
+
+	if (has_groups())
+		check_rows_f32(TG_ADD, 1, 4096, o, 1, "GROUPTOP(0,256)");
+}
+END_TEST
+
+START_TEST(sum_group_unroll)
+{
+	static const tg_opt o[] = { { TG_OPT_GROUP, 0, 16 },
+	                            { TG_OPT_UNROLL, 0, 4 } };
+
+	if (has_groups())
+		check_rows_f32(TG_ADD, 1, 64000, o, 2,
+		               "GROUP(0,16) UNROLL(0,4)");
+}
+END_TEST
+
+/* The whole reduce axis in the group: no loop in the first stage. */
+START_TEST(max_whole_axis_grouped)
+{
+	static const tg_opt o[] = { { TG_OPT_GROUPTOP, 1, 64 } };
+
+	if (has_groups())
+		check_rows_f32(TG_MAX, 6, 64, o, 1, "GROUPTOP(1,64)");
+}
+END_TEST
+
+/* Locals on the rows and a group on the columns: the shared array is
+ * indexed by both. */
+START_TEST(rows_local_and_group)
+{
+	static const tg_opt o[] = { { TG_OPT_LOCAL, 0, 4 },
+	                            { TG_OPT_GROUP, 1, 16 } };
+
+	if (has_groups())
+		check_rows_f32(TG_ADD, 32, 96, o, 2, "LOCAL(0,4) GROUP(1,16)");
+}
+END_TEST
+
+/* Upcast rows with a grouped reduce: four partial sums per thread, one
+ * slot each in shared memory. */
+START_TEST(rows_upcast_grouptop)
+{
+	static const tg_opt o[] = { { TG_OPT_UPCAST, 0, 4 },
+	                            { TG_OPT_GROUPTOP, 1, 16 },
+	                            { TG_OPT_UNROLL, 1, 2 } };
+
+	if (has_groups())
+		check_rows_f32(TG_ADD, 8, 256, o, 3,
+		               "UPCAST(0,4) GROUPTOP(1,16) UNROLL(1,2)");
+}
+END_TEST
+
+/* int32 sums are exact in any order. */
+START_TEST(int_sum_grouped_exact)
+{
+	static const tg_opt o[] = { { TG_OPT_GROUPTOP, 0, 32 } };
+	int32_t a[2048], out[1];
+	int64_t want = 0;
+	tg_buffer *bufs[2];
+
+	if (!has_groups())
+		return;
+	for (int i = 0; i < 2048; i++) {
+		a[i] = (i * 7919) % 100003 - 50000;
+		want += a[i];
+	}
+	bufs[0] = kt_buf_with(TG_INT32, 1, NULL);
+	bufs[1] = kt_buf_with(TG_INT32, 2048, a);
+	run(row_reduce(TG_ADD, TG_INT32, 1, 2048), o, 1, "GROUPTOP(0,32)",
+	    bufs, 2, out, sizeof out);
+	ck_assert_int_eq(out[0], (int32_t)want);
+	kt_unref(bufs, 2);
+}
+END_TEST
+
+/* The hand-coded opts on a device with work groups: a full reduction
+ * is grouped (tinygrad's GROUPTOP by 256), an elementwise kernel gets
+ * locals; both still compute the right values. */
+START_TEST(hand_coded_use_groups)
+{
+	tg_ksrc ks;
+	const struct tg_renderer_caps *c = kt_cpu_caps();
+
+	if (!has_groups())
+		return;
+	ck_assert_int_eq(tg_codegen(row_reduce(TG_ADD, TG_FLOAT32, 1, 4096), c,
+	                            &ks), TG_OK);
+	ck_assert_msg(strstr(ks.opts, "GROUPTOP(0,256)") != NULL, "%s",
+	              ks.opts);
+	ck_assert_uint_eq(ks.local[0], 256);
+	tg_ksrc_free(&ks);
+
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 64, 48));
+	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, x, NULL),
+	                         kt_st(2, 64, 48));
+	ck_assert_int_eq(tg_codegen(tg_ast_sink(k, &s, 1), c, &ks), TG_OK);
+	ck_assert_msg(strstr(ks.opts, "LOCAL(") != NULL, "%s", ks.opts);
+	ck_assert_uint_gt(ks.local[0] * ks.local[1] * ks.local[2], 1);
+	tg_ksrc_free(&ks);
+}
+END_TEST
+
+/* Opts the plan refuses, with their messages. */
+static void refused(tg_ast *sink, tg_opt o, const char *msg)
+{
+	tg_ksrc ks;
+
+	ck_assert_int_ne(tg_codegen_opts(sink, kt_cpu_caps(), &o, 1, &ks),
+	                 TG_OK);
+	ck_assert_msg(strstr(tg_last_error(), msg) != NULL,
+	              "error \"%s\" lacks \"%s\"", tg_last_error(), msg);
+}
+
+START_TEST(refusals)
+{
+	tg_ast *mm = kt_matmul(k, 16, 16, 8192);
+
+	if (!has_groups()) {
+		refused(mm, (tg_opt){ TG_OPT_LOCAL, 0, 4 },
+		        "opt: LOCAL needs work groups");
+		refused(mm, (tg_opt){ TG_OPT_GROUPTOP, 2, 4 },
+		        "opt: GROUPTOP needs work groups");
+		return;
+	}
+	refused(mm, (tg_opt){ TG_OPT_LOCAL, 2, 4 },
+	        "opt: LOCAL on reduce axis 2");
+	refused(mm, (tg_opt){ TG_OPT_GROUP, 0, 4 },
+	        "opt: GROUP on global axis 0");
+	refused(mm, (tg_opt){ TG_OPT_LOCAL, 0, 3 },
+	        "opt: LOCAL(0,3) does not split 16");
+	refused(mm, (tg_opt){ TG_OPT_GROUPTOP, 2, 8192 }, "exceeds the "
+	        "device's");
+	refused(mm, (tg_opt){ TG_OPT_NOLOCALS, 0, 0 },
+	        "opt: NOLOCALS is not implemented");
+}
+END_TEST
+
+START_TEST(four_local_axes_refused)
+{
+	static const tg_opt o[] = {
+		{ TG_OPT_LOCAL, 0, 2 }, { TG_OPT_LOCAL, 1, 2 },
+		{ TG_OPT_LOCAL, 2, 2 }, { TG_OPT_LOCAL, 3, 2 },
+	};
+	tg_sint sh[4] = { tg_si(4), tg_si(4), tg_si(4), tg_si(4) };
+	tg_st *st = tg_st_from_shape(NULL, 4, sh);
+	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st);
+	tg_ast *s = tg_ast_store(k, 0, x, tg_st_from_shape(NULL, 4, sh));
+	tg_ksrc ks;
+
+	if (!has_groups())
+		return;
+	ck_assert_int_ne(tg_codegen_opts(tg_ast_sink(k, &s, 1), kt_cpu_caps(),
+	                                 o, 4, &ks), TG_OK);
+	ck_assert_msg(strstr(tg_last_error(), "more than 3 local axes"), "%s",
+	              tg_last_error());
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("locals");
+	TCase *t = tcase_create("locals");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 300);
+	tcase_add_test(t, matmul_locals);
+	tcase_add_test(t, matmul_locals_upcast);
+	tcase_add_test(t, sum_grouptop_256);
+	tcase_add_test(t, sum_group_unroll);
+	tcase_add_test(t, max_whole_axis_grouped);
+	tcase_add_test(t, rows_local_and_group);
+	tcase_add_test(t, rows_upcast_grouptop);
+	tcase_add_test(t, int_sum_grouped_exact);
+	tcase_add_test(t, hand_coded_use_groups);
+	tcase_add_test(t, refusals);
+	tcase_add_test(t, four_local_axes_refused);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	/* no device is opened here: Check forks per test, and a runtime's
+	 * threads (PoCL, Mesa) do not survive a fork */
+	return tl_run(suite());
+}
