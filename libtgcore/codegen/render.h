@@ -77,4 +77,45 @@ typedef struct tg_ckernel {
 char *tg_cdialect_wrap(const tg_cdialect *d, const tg_ckernel *k,
                        const char *body);
 
+/* ------------------------------------------- the walker (render_c.c) */
+
+#define TG_EXPR_MAX 4096  /* longest expression of one value */
+
+/* The renderer's state while it walks one kernel (render_c.c). */
+typedef struct rc_state {
+	const tg_cdialect *d;
+	tg_strbuf body;
+	char **names;      /* by uop id; NULL until defined */
+	uint32_t maxid;
+	int depth;
+	unsigned nv;
+	tg_ckernel k;      /* what the dialect's wrapper needs */
+	TG_VEC(tg_cparam) locals;
+	int err;
+} rc_state;
+
+/* The dialect's type of scalar kind s, recording its use; NULL (error
+ * set in st) when the dialect has none. */
+const char *tg_rstate_type(rc_state *st, unsigned s);
+/* "((T)(" or "T(" before an expression converted to T; close_cast
+ * after it. */
+void tg_rstate_open_cast(rc_state *st, tg_strbuf *sb, const char *t);
+void tg_rstate_close_cast(rc_state *st, tg_strbuf *sb);
+/* A constant of kind s. */
+void tg_rstate_const(rc_state *st, tg_strbuf *sb, tg_scalar v, unsigned s);
+
+/* ---------------------------------------- expressions (render_alu.c) */
+
+/* Scalar ALU op `op`: sout the result kind, sin the operands' (WHERE:
+ * of b and c); ea..ec the operand expressions. */
+void tg_render_alu(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
+                   unsigned sin, const char *ea, const char *eb,
+                   const char *ec);
+/* A scalar expression e of kind `from` converted to kind `to`. */
+void tg_render_cast(rc_state *st, tg_strbuf *sb, unsigned from, unsigned to,
+                    const char *e);
+/* The GLSL function reinterpreting kind `from` as `to` (same size); ""
+ * for a constructor (ints of one size); NULL when GLSL has none. */
+const char *tg_glsl_bitcast_fn(unsigned from, unsigned to);
+
 #endif /* TG_CODEGEN_RENDER_H */

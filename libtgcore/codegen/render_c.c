@@ -27,17 +27,6 @@
 
 #include "codegen/render.h"
 
-typedef struct rc_state {
-	const tg_cdialect *d;
-	tg_strbuf body;
-	char **names;      /* by uop id; NULL until defined */
-	uint32_t maxid;
-	int depth;
-	unsigned nv;
-	tg_ckernel k;      /* what the dialect's wrapper needs */
-	TG_VEC(tg_cparam) locals;
-	int err;
-} rc_state;
 
 /* Identifier-friendly name of a scalar for C's vector typedefs. */
 static const char *vname(unsigned s)
@@ -67,7 +56,7 @@ static int fail(rc_state *st, const char *fmt, const char *what)
 
 /* The scalar type of kind s in the dialect (NULL, with an error, when it
  * has none). */
-static const char *cty(rc_state *st, unsigned s)
+const char *tg_rstate_type(rc_state *st, unsigned s)
 {
 	const char *r = s < TG_NSCALARS ? st->d->type[s] : NULL;
 
@@ -89,7 +78,7 @@ static const char *cty(rc_state *st, unsigned s)
 static const char *tyname(rc_state *st, tg_type t, char *buf, size_t n)
 {
 	unsigned s = tg_type_scalar(t), c = tg_type_count(t);
-	const char *base = cty(st, s);
+	const char *base = tg_rstate_type(st, s);
 
 	if (c == 1 || !base)
 		return base;
@@ -118,12 +107,12 @@ static void ind(rc_state *st)
 
 /* "((T)(" or "T(" before an expression converted to T; close_cast
  * after it. */
-static void open_cast(rc_state *st, tg_strbuf *sb, const char *t)
+void tg_rstate_open_cast(rc_state *st, tg_strbuf *sb, const char *t)
 {
 	tg_strbuf_addf(sb, st->d->ctor_cast ? "%s(" : "((%s)(", t);
 }
 
-static void close_cast(rc_state *st, tg_strbuf *sb)
+void tg_rstate_close_cast(rc_state *st, tg_strbuf *sb)
 {
 	tg_strbuf_add(sb, st->d->ctor_cast ? ")" : "))");
 }
@@ -140,9 +129,9 @@ static void close_vec(rc_state *st, tg_strbuf *sb)
 	tg_strbuf_add(sb, st->d->vec == TG_CVEC_OPENCL ? ")" : "}");
 }
 
-static void const_expr(rc_state *st, tg_strbuf *sb, tg_scalar v, unsigned s)
+void tg_rstate_const(rc_state *st, tg_strbuf *sb, tg_scalar v, unsigned s)
 {
-	if (!cty(st, s))
+	if (!tg_rstate_type(st, s))
 		return;
 	tg_cdialect_const(st->d, sb, v, s);
 }
@@ -163,12 +152,12 @@ static char *expr_of(rc_state *st, const tg_uop *u, char *buf, size_t n)
 			for (unsigned i = 0; i < c; i++) {
 				if (i)
 					tg_strbuf_add(&sb, ",");
-				const_expr(st, &sb, u->arg.v, s);
+				tg_rstate_const(st, &sb, u->arg.v, s);
 			}
 			close_vec(st, &sb);
 			tg_strbuf_add(&sb, ")");
 		} else {
-			const_expr(st, &sb, u->arg.v, s);
+			tg_rstate_const(st, &sb, u->arg.v, s);
 		}
 		r = tg_strbuf_finish(&sb);
 		if (!r) {
@@ -209,275 +198,6 @@ static char *lane_of(rc_state *st, const tg_uop *u, unsigned i, char *buf,
 	return buf;
 }
 
-#define EXPR_MAX 4096
-
-/* A bf16 operand as float. */
-static void operand(unsigned s, const char *e, char *out, size_t n)
-{
-	if (s == TG_BFLOAT16)
-		snprintf(out, n, "tg_bf2f(%s)", e);
-	else
-		snprintf(out, n, "%s", e);
-}
-
-/* Boolean ALU ops in GLSL, whose bools take no arithmetic: 1 when
- * rendered. */
-static int glsl_bool_alu(tg_strbuf *sb, unsigned op, const char *a,
-                         const char *b)
-{
-	switch (op) {
-	case TG_ADD: case TG_OR: case TG_MAX:
-		tg_strbuf_addf(sb, "(%s||%s)", a, b);
-		return 1;
-	case TG_MUL: case TG_AND:
-		tg_strbuf_addf(sb, "(%s&&%s)", a, b);
-		return 1;
-	case TG_XOR:
-		tg_strbuf_addf(sb, "(%s^^%s)", a, b);
-		return 1;
-	case TG_CMPLT:
-		tg_strbuf_addf(sb, "(!%s&&%s)", a, b);
-		return 1;
-	case TG_NEG:
-		tg_strbuf_addf(sb, "(!%s)", a);
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* EXP2, LOG2, SIN, SQRT: float16 through float (as C's __builtin). */
-static int transcendental(rc_state *st, tg_strbuf *sb, unsigned op,
-                          unsigned cs, const char *a)
-{
-	const char *fn = op == TG_EXP2 ? "exp2" : op == TG_LOG2 ? "log2"
-	                 : op == TG_SIN ? "sin" : "sqrt";
-	int c = st->d->id == TG_DIALECT_C;
-
-	if (!tg_scalar_is_float(cs))
-		return -1;
-	if (cs == TG_FLOAT64 && st->d->id == TG_DIALECT_GLSL &&
-	    op != TG_SQRT) {
-		if (!st->err)
-			st->err = tg_error(TG_EUNSUPPORTED, "render: GLSL has no "
-			                   "float64 %s", tg_op_name(op));
-		return 0;
-	}
-	if (cs == TG_FLOAT16) {
-		open_cast(st, sb, cty(st, cs));
-		tg_strbuf_addf(sb, "%s%s%s(", c ? "__builtin_" : "", fn,
-		               c ? "f" : "");
-		open_cast(st, sb, "float");
-		tg_strbuf_add(sb, a);
-		close_cast(st, sb);
-		tg_strbuf_add(sb, ")");
-		close_cast(st, sb);
-	} else {
-		tg_strbuf_addf(sb, "%s%s%s(%s)", c ? "__builtin_" : "", fn,
-		               c && cs != TG_FLOAT64 ? "f" : "", a);
-	}
-	return 0;
-}
-
-/* Scalar ALU op: sout the result kind, sin the operand kind (WHERE: of
- * b and c). */
-static void alu_expr(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
-                     unsigned sin, const char *ea, const char *eb,
-                     const char *ec)
-{
-	static char a[EXPR_MAX + 16], b[EXPR_MAX + 16], c[EXPR_MAX + 16];
-	unsigned cs = sin == TG_BFLOAT16 ? TG_FLOAT32 : sin; /* compute */
-	const char *T = cty(st, cs);
-	int glsl = st->d->id == TG_DIALECT_GLSL;
-	int isf = tg_scalar_is_float(cs);
-	int wrapint = tg_scalar_is_int(cs) && cs != TG_INDEX &&
-	              !tg_scalar_is_unsigned(cs) && !st->d->native_wrap;
-	const char *U = cty(st, tg_scalar_bits(cs) > 32 ? TG_UINT64
-	                                                 : TG_UINT32);
-	int tobf = sout == TG_BFLOAT16;
-
-	if (!T || !U)
-		return;
-	if (op == TG_WHERE) {
-		tg_strbuf_addf(sb, "(%s?%s:%s)", ea, eb, ec);
-		return;
-	}
-	operand(sin, ea, a, sizeof a);
-	if (eb)
-		operand(sin, eb, b, sizeof b);
-	if (tobf)
-		tg_strbuf_add(sb, "tg_f2bf(");
-	/* for small unsigned kinds promotion to int could overflow MUL */
-	if (tg_scalar_is_unsigned(cs) && tg_scalar_bits(cs) < 32 &&
-	    !st->d->native_wrap)
-		wrapint = 1;
-	if (glsl && cs == TG_BOOL && glsl_bool_alu(sb, op, a, b))
-		goto done;
-	switch (op) {
-	case TG_EXP2: case TG_LOG2: case TG_SIN: case TG_SQRT:
-		if (transcendental(st, sb, op, cs, a))
-			goto bad;
-		break;
-	case TG_THREEFRY:
-		if (cs != TG_UINT64)
-			goto bad;
-		st->k.use_threefry = 1;
-		tg_strbuf_addf(sb, "tg_threefry(%s,%s)", a, b);
-		break;
-	case TG_RECIP: {
-		tg_scalar one;
-		if (!isf)
-			goto bad;
-		one.f = 1.0;
-		open_cast(st, sb, T);
-		const_expr(st, sb, one, cs);
-		tg_strbuf_addf(sb, "/%s", a);
-		close_cast(st, sb);
-		break;
-	}
-	case TG_NEG:
-		if (cs == TG_BOOL) {
-			tg_strbuf_addf(sb, "(!%s)", a);
-			break;
-		}
-		open_cast(st, sb, T);
-		if (wrapint) {
-			tg_strbuf_add(sb, "-");
-			open_cast(st, sb, U);
-			tg_strbuf_add(sb, a);
-			close_cast(st, sb);
-		} else {
-			tg_strbuf_addf(sb, "-%s", a);
-		}
-		close_cast(st, sb);
-		break;
-	case TG_ADD: case TG_MUL: {
-		const char *o = op == TG_ADD ? "+" : "*";
-		if (cs == TG_BOOL)
-			tg_strbuf_addf(sb, "((%s)(%s%s%s))", T, a,
-			               op == TG_ADD ? "|" : "&", b);
-		else if (wrapint)
-			tg_strbuf_addf(sb, "((%s)((%s)%s%s(%s)%s))", T, U, a, o, U,
-			               b);
-		else {
-			open_cast(st, sb, T);
-			tg_strbuf_addf(sb, "%s%s%s", a, o, b);
-			close_cast(st, sb);
-		}
-		break;
-	}
-	case TG_IDIV: case TG_MOD:
-		if (isf || cs == TG_BOOL)
-			goto bad;
-		open_cast(st, sb, T);
-		/* GLSL leaves % of negative operands undefined */
-		if (op == TG_MOD && glsl && !tg_scalar_is_unsigned(cs))
-			tg_strbuf_addf(sb, "%s-(%s/%s)*%s", a, a, b, b);
-		else
-			tg_strbuf_addf(sb, "%s%s%s", a, op == TG_IDIV ? "/" : "%",
-			               b);
-		close_cast(st, sb);
-		break;
-	case TG_MAX:
-		if (isf && glsl)
-			tg_strbuf_addf(sb, "((isnan(%s)||%s>%s)?%s:%s)", a, a, b, a,
-			               b);
-		else if (isf)
-			tg_strbuf_addf(sb, "((%s!=%s||%s>%s)?%s:%s)", a, a, a, b, a,
-			               b);
-		else
-			tg_strbuf_addf(sb, "(%s>%s?%s:%s)", a, b, a, b);
-		break;
-	case TG_CMPLT:
-		tg_strbuf_addf(sb, "(%s<%s)", a, b);
-		break;
-	case TG_CMPNE:
-		/* GLSL's != on floats may be ordered: false for NaN */
-		tg_strbuf_addf(sb, isf && glsl ? "(!(%s==%s))" : "(%s!=%s)", a,
-		               b);
-		break;
-	case TG_XOR: case TG_OR: case TG_AND: case TG_SHR:
-		if (isf)
-			goto bad;
-		open_cast(st, sb, T);
-		tg_strbuf_addf(sb, "%s%s%s", a,
-		               op == TG_XOR ? "^" : op == TG_OR ? "|"
-		               : op == TG_AND ? "&" : ">>", b);
-		close_cast(st, sb);
-		break;
-	case TG_SHL:
-		if (isf || cs == TG_BOOL)
-			goto bad;
-		open_cast(st, sb, T);
-		if (st->d->native_wrap) {
-			tg_strbuf_addf(sb, "%s<<%s", a, b);
-		} else {
-			open_cast(st, sb, U);
-			tg_strbuf_add(sb, a);
-			close_cast(st, sb);
-			tg_strbuf_addf(sb, "<<%s", b);
-		}
-		close_cast(st, sb);
-		break;
-	case TG_MULACC:
-		operand(sin, ec, c, sizeof c);
-		open_cast(st, sb, T);
-		tg_strbuf_add(sb, "(");
-		open_cast(st, sb, T);
-		tg_strbuf_addf(sb, "%s*%s", a, b);
-		close_cast(st, sb);
-		tg_strbuf_addf(sb, ")+%s", c);
-		close_cast(st, sb);
-		break;
-	default:
-	bad:
-		if (!st->err)
-			st->err = tg_error(TG_EUNSUPPORTED, "render: %s cannot render "
-			                   "ALU op %s on %s", st->d->name,
-			                   tg_op_name(op), tg_dtype_name(cs));
-		break;
-	}
-done:
-	if (tobf)
-		tg_strbuf_add(sb, ")");
-}
-
-/* CAST of a scalar expression from kind a to kind b. */
-static void cast_expr(rc_state *st, tg_strbuf *sb, unsigned from,
-                      unsigned to, const char *e)
-{
-	const char *t = cty(st, to == TG_BFLOAT16 ? TG_FLOAT32 : to);
-
-	if (!t || !cty(st, from))
-		return;
-	if (from == to) {
-		tg_strbuf_add(sb, e);
-	} else if (to == TG_BFLOAT16) {
-		st->k.use_bf16 = 1;
-		tg_strbuf_add(sb, "tg_f2bf(");
-		if (from == TG_FLOAT32) {
-			tg_strbuf_add(sb, e);
-		} else {
-			open_cast(st, sb, "float");
-			if (from == TG_BFLOAT16)
-				tg_strbuf_addf(sb, "tg_bf2f(%s)", e);
-			else
-				tg_strbuf_add(sb, e);
-			close_cast(st, sb);
-		}
-		tg_strbuf_add(sb, ")");
-	} else if (from == TG_BFLOAT16) {
-		st->k.use_bf16 = 1;
-		open_cast(st, sb, t);
-		tg_strbuf_addf(sb, "tg_bf2f(%s)", e);
-		close_cast(st, sb);
-	} else {
-		open_cast(st, sb, t);
-		tg_strbuf_add(sb, e);
-		close_cast(st, sb);
-	}
-}
-
 static void set_name(rc_state *st, const tg_uop *u, const char *name)
 {
 	if (u->id > st->maxid)
@@ -496,7 +216,7 @@ typedef void (*lane_fn)(rc_state *st, tg_strbuf *sb, const tg_uop *u,
 static void lane_alu(rc_state *st, tg_strbuf *sb, const tg_uop *u,
                      unsigned lane)
 {
-	static char ea[EXPR_MAX], eb[EXPR_MAX], ec[EXPR_MAX];
+	static char ea[TG_EXPR_MAX], eb[TG_EXPR_MAX], ec[TG_EXPR_MAX];
 	unsigned sin = tg_type_scalar(u->src[u->op == TG_WHERE ? 1 : 0]->dtype);
 
 	if (sin == TG_BFLOAT16 || tg_type_scalar(u->dtype) == TG_BFLOAT16)
@@ -506,24 +226,24 @@ static void lane_alu(rc_state *st, tg_strbuf *sb, const tg_uop *u,
 		lane_of(st, u->src[1], lane, eb, sizeof eb);
 	if (u->nsrc > 2)
 		lane_of(st, u->src[2], lane, ec, sizeof ec);
-	alu_expr(st, sb, u->op, tg_type_scalar(u->dtype), sin, ea,
+	tg_render_alu(st, sb, u->op, tg_type_scalar(u->dtype), sin, ea,
 	         u->nsrc > 1 ? eb : NULL, u->nsrc > 2 ? ec : NULL);
 }
 
 static void lane_cast(rc_state *st, tg_strbuf *sb, const tg_uop *u,
                       unsigned lane)
 {
-	static char ea[EXPR_MAX];
+	static char ea[TG_EXPR_MAX];
 
 	lane_of(st, u->src[0], lane, ea, sizeof ea);
-	cast_expr(st, sb, tg_type_scalar(u->src[0]->dtype),
+	tg_render_cast(st, sb, tg_type_scalar(u->src[0]->dtype),
 	          tg_type_scalar(u->dtype), ea);
 }
 
 static void lane_vec(rc_state *st, tg_strbuf *sb, const tg_uop *u,
                      unsigned lane)
 {
-	static char ea[EXPR_MAX];
+	static char ea[TG_EXPR_MAX];
 
 	tg_strbuf_add(sb, expr_of(st, u->src[lane], ea, sizeof ea));
 }
@@ -560,39 +280,9 @@ static void emit_value(rc_state *st, const tg_uop *u, lane_fn fn)
 	set_name(st, u, name);
 }
 
-/* The GLSL function reinterpreting kind `from` as kind `to` (same size);
- * "" for a constructor (ints of one size), NULL when GLSL has none. */
-static const char *glsl_bitcast_fn(unsigned from, unsigned to)
-{
-	static const struct { unsigned from, to; const char *fn; } t[] = {
-		{ TG_FLOAT32, TG_INT32, "floatBitsToInt" },
-		{ TG_FLOAT32, TG_UINT32, "floatBitsToUint" },
-		{ TG_INT32, TG_FLOAT32, "intBitsToFloat" },
-		{ TG_UINT32, TG_FLOAT32, "uintBitsToFloat" },
-		{ TG_FLOAT64, TG_INT64, "doubleBitsToInt64" },
-		{ TG_FLOAT64, TG_UINT64, "doubleBitsToUint64" },
-		{ TG_INT64, TG_FLOAT64, "int64BitsToDouble" },
-		{ TG_UINT64, TG_FLOAT64, "uint64BitsToDouble" },
-		{ TG_FLOAT16, TG_INT16, "float16BitsToInt16" },
-		{ TG_FLOAT16, TG_UINT16, "float16BitsToUint16" },
-		{ TG_FLOAT16, TG_BFLOAT16, "float16BitsToUint16" },
-		{ TG_INT16, TG_FLOAT16, "int16BitsToFloat16" },
-		{ TG_UINT16, TG_FLOAT16, "uint16BitsToFloat16" },
-		{ TG_BFLOAT16, TG_FLOAT16, "uint16BitsToFloat16" },
-	};
-
-	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-		if (t[i].from == from && t[i].to == to)
-			return t[i].fn;
-	if (!tg_scalar_is_float(from) && !tg_scalar_is_float(to) &&
-	    from != TG_BOOL && to != TG_BOOL)
-		return "";  /* ints (and bf16's bits) of one size */
-	return NULL;
-}
-
 static void render_bitcast(rc_state *st, const tg_uop *u)
 {
-	char tb[64], ts[64], e0[EXPR_MAX], name[32];
+	char tb[64], ts[64], e0[TG_EXPR_MAX], name[32];
 	const char *t = tyname(st, u->dtype, tb, sizeof tb);
 	const char *f = tyname(st, u->src[0]->dtype, ts, sizeof ts);
 	unsigned from = tg_type_scalar(u->src[0]->dtype);
@@ -618,7 +308,7 @@ static void render_bitcast(rc_state *st, const tg_uop *u)
 		tg_strbuf_addf(&st->body, "as_%s(%s);\n", t, e0);
 		break;
 	default:
-		if (!(fn = glsl_bitcast_fn(from, to)))
+		if (!(fn = tg_glsl_bitcast_fn(from, to)))
 			goto bad;
 		begin_value(st, t, name, sizeof name);
 		tg_strbuf_addf(&st->body, "%s(%s);\n", *fn ? fn : t, e0);
@@ -647,7 +337,7 @@ static void load_elem(rc_state *st, unsigned s, const char *buf,
 
 static void render_load(rc_state *st, const tg_uop *u)
 {
-	char e0[EXPR_MAX], e1[EXPR_MAX], e2[EXPR_MAX], tb[64], name[32];
+	char e0[TG_EXPR_MAX], e1[TG_EXPR_MAX], e2[TG_EXPR_MAX], tb[64], name[32];
 	unsigned s = tg_type_scalar(u->dtype), c = tg_type_count(u->dtype);
 	const char *t = tyname(st, u->dtype, tb, sizeof tb);
 
@@ -681,7 +371,7 @@ static void render_load(rc_state *st, const tg_uop *u)
 
 static void render_store(rc_state *st, const tg_uop *u)
 {
-	char e0[EXPR_MAX], e1[EXPR_MAX], e2[EXPR_MAX];
+	char e0[TG_EXPR_MAX], e1[TG_EXPR_MAX], e2[TG_EXPR_MAX];
 	unsigned vc = tg_type_count(u->src[2]->dtype);
 	unsigned s = tg_type_scalar(u->src[2]->dtype);
 
@@ -719,7 +409,7 @@ static void render_store(rc_state *st, const tg_uop *u)
 
 static void render_acc(rc_state *st, const tg_uop *u)
 {
-	char e0[EXPR_MAX], tb[64], name[32];
+	char e0[TG_EXPR_MAX], tb[64], name[32];
 	unsigned c = tg_type_count(u->dtype);
 	const char *t = tyname(st, u->dtype, tb, sizeof tb);
 
@@ -779,7 +469,7 @@ static void render_local(rc_state *st, const tg_uop *u)
 	p.name = u->arg.name;
 	p.kind = tg_type_scalar(tg_type_deref(u->dtype));
 	p.count = u->arg.a;
-	if (!cty(st, p.kind))
+	if (!tg_rstate_type(st, p.kind))
 		return;
 	if (TG_VEC_PUSH(&st->locals, p)) {
 		st->err = tg_error_oom("render");
@@ -790,7 +480,7 @@ static void render_local(rc_state *st, const tg_uop *u)
 
 static void render_node(rc_state *st, const tg_uop *u)
 {
-	char e0[EXPR_MAX], e1[EXPR_MAX], tb[64], name[48];
+	char e0[TG_EXPR_MAX], e1[TG_EXPR_MAX], tb[64], name[48];
 	unsigned c = tg_type_count(u->dtype);
 
 	switch (u->op) {
@@ -824,7 +514,7 @@ static void render_node(rc_state *st, const tg_uop *u)
 		tg_strbuf_add(&st->body, "}\n");
 		return;
 	case TG_RANGE: {
-		const char *it = cty(st, TG_INDEX);
+		const char *it = tg_rstate_type(st, TG_INDEX);
 		snprintf(name, sizeof name, "ridx%" PRId64, u->arg.v.i);
 		expr_of(st, u->src[0], e0, sizeof e0);
 		expr_of(st, u->src[1], e1, sizeof e1);
@@ -910,7 +600,7 @@ static int collect_params(rc_state *st, tg_uop *const *lin, size_t n,
 			bufs[b].name = bnames[b];
 			bufs[b].kind = tg_type_scalar(tg_type_deref(u->dtype));
 			bufs[b].written = u->arg.a != 0;
-			if (!cty(st, bufs[b].kind))
+			if (!tg_rstate_type(st, bufs[b].kind))
 				return st->err;
 			st->k.stored_used |= 1u << bufs[b].kind;
 			set_name(st, u, bnames[b]);

@@ -115,21 +115,40 @@ static void copy_trimmed(char *dst, size_t n, const char *src)
 	snprintf(dst, n, "%.*s", (int)(len < INT_MAX ? len : INT_MAX), src);
 }
 
-/* A device string property, malloc'd and NUL-terminated; NULL with *err
- * set (CL_OUT_OF_HOST_MEMORY when malloc failed). */
-static char *device_string(cl_device_id d, cl_device_info p, cl_int *err)
+/* clGetDeviceInfo and clGetPlatformInfo behind one signature. */
+typedef cl_int (*info_fn)(const void *obj, cl_uint param, size_t size,
+                          void *value, size_t *size_ret);
+
+static cl_int device_info(const void *obj, cl_uint param, size_t size,
+                          void *value, size_t *size_ret)
+{
+	return clGetDeviceInfo(*(const cl_device_id *)obj, param, size, value,
+	                       size_ret);
+}
+
+static cl_int platform_info(const void *obj, cl_uint param, size_t size,
+                            void *value, size_t *size_ret)
+{
+	return clGetPlatformInfo(*(const cl_platform_id *)obj, param, size,
+	                         value, size_ret);
+}
+
+/* A string property, malloc'd and NUL-terminated; NULL with *err set
+ * (CL_OUT_OF_HOST_MEMORY when malloc failed). */
+static char *info_string(info_fn get, const void *obj, cl_uint param,
+                         cl_int *err)
 {
 	size_t size = 0;
 	char *s;
 
-	*err = clGetDeviceInfo(d, p, 0, NULL, &size);
+	*err = get(obj, param, 0, NULL, &size);
 	if (*err != CL_SUCCESS)
 		return NULL;
 	if ((s = malloc(size + 1)) == NULL) {
 		*err = CL_OUT_OF_HOST_MEMORY;
 		return NULL;
 	}
-	*err = clGetDeviceInfo(d, p, size, s, NULL);
+	*err = get(obj, param, size, s, NULL);
 	if (*err != CL_SUCCESS) {
 		free(s);
 		return NULL;
@@ -138,26 +157,15 @@ static char *device_string(cl_device_id d, cl_device_info p, cl_int *err)
 	return s;
 }
 
+static char *device_string(cl_device_id d, cl_device_info p, cl_int *err)
+{
+	return info_string(device_info, &d, p, err);
+}
+
 static char *platform_string(cl_platform_id pl, cl_platform_info p,
                              cl_int *err)
 {
-	size_t size = 0;
-	char *s;
-
-	*err = clGetPlatformInfo(pl, p, 0, NULL, &size);
-	if (*err != CL_SUCCESS)
-		return NULL;
-	if ((s = malloc(size + 1)) == NULL) {
-		*err = CL_OUT_OF_HOST_MEMORY;
-		return NULL;
-	}
-	*err = clGetPlatformInfo(pl, p, size, s, NULL);
-	if (*err != CL_SUCCESS) {
-		free(s);
-		return NULL;
-	}
-	s[size] = '\0';
-	return s;
+	return info_string(platform_info, &pl, p, err);
 }
 
 /* The platform's name into buf[n], "?" when the driver won't say. */
