@@ -230,6 +230,46 @@ START_TEST(rows_upcast_grouptop)
 }
 END_TEST
 
+/* Batch norm's mean: (64,8,20,20) summed over axes 0, 2 and 3, the
+ * first grouped, the last unrolled: the second stage's loop must not
+ * open inside the first stage's nest (a linearizer bug once). */
+START_TEST(grouped_outer_of_three_reduce_axes)
+{
+	static const tg_opt o[] = { { TG_OPT_GROUPTOP, 0, 16 },
+	                            { TG_OPT_UNROLL, 3, 4 } };
+	enum { N = 64 * 8 * 20 * 20 };
+	float *a = malloc(sizeof *a * N), out[8];
+	tg_sint sh[4] = { tg_si(64), tg_si(8), tg_si(20), tg_si(20) };
+	tg_sint so[4] = { tg_si(1), tg_si(8), tg_si(1), tg_si(1) };
+	tg_ast *x, *s;
+	tg_buffer *bufs[2];
+
+	if (!has_groups()) {
+		free(a);
+		return;
+	}
+	ck_assert_ptr_nonnull(a);
+	for (int i = 0; i < N; i++)
+		a[i] = (float)((i * 37) % 101 - 50) * 0.125f;
+	x = tg_ast_load(k, 1, TG_FLOAT32, tg_st_from_shape(NULL, 4, sh));
+	s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 13u),
+	                 tg_st_from_shape(NULL, 4, so));
+	bufs[0] = kt_buf_with(TG_FLOAT32, 8, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, N, a);
+	run(tg_ast_sink(k, &s, 1), o, 2, "GROUPTOP(0,16) UNROLL(3,4)", bufs, 2,
+	    out, sizeof out);
+	for (int c = 0; c < 8; c++) {
+		double want = 0;
+		for (int b = 0; b < 64; b++)
+			for (int p = 0; p < 400; p++)
+				want += a[(b * 8 + c) * 400 + p];
+		ck_assert_double_eq_tol(out[c], want, 1e-5 * (fabs(want) + 1));
+	}
+	kt_unref(bufs, 2);
+	free(a);
+}
+END_TEST
+
 /* int32 sums are exact in any order. */
 START_TEST(int_sum_grouped_exact)
 {
@@ -351,6 +391,7 @@ static Suite *suite(void)
 	tcase_add_test(t, rows_local_and_group);
 	tcase_add_test(t, rows_upcast_grouptop);
 	tcase_add_test(t, int_sum_grouped_exact);
+	tcase_add_test(t, grouped_outer_of_three_reduce_axes);
 	tcase_add_test(t, hand_coded_use_groups);
 	tcase_add_test(t, refusals);
 	tcase_add_test(t, four_local_axes_refused);

@@ -10,10 +10,11 @@
  * depend on outside its own loops (it is reset there, before its loops
  * open).  Scheduling is greedy: place any ready node whose loops are
  * exactly the open ones (lowest topological position first), else close
- * the innermost loop when nothing left needs it, else open the ready
- * RANGE with the lowest loop number whose bounds depend on no loop that
- * is not open (lowering numbers loops outermost first), else place a
- * value whose loops are all open, deeper than it needs (find_inner).
+ * the innermost loop when nothing left needs it, else place a value
+ * whose loops are all open, deeper than it needs (find_inner), else
+ * open the ready RANGE with the lowest loop number whose bounds depend
+ * on no loop that is not open (lowering numbers loops outermost
+ * first).
  * A graph whose loops cannot nest this way is refused
  * (TG_EUNSUPPORTED).
  */
@@ -224,6 +225,13 @@ int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *nout)
 				res[nres++] = end;
 				continue;
 			}
+			/* a value that skips a loop of the open nest goes in
+			 * before another loop opens: a loop that is ready but
+			 * not next in this nest (a grouped reduce's second
+			 * stage) must not open inside it */
+			if (pick == st.n &&
+			    (pick = find_inner(&st, done, pending, open)) < st.n)
+				goto place;
 			if (pick == st.n) {
 				int64_t best = 0;
 				for (size_t i = 0; i < st.n; i++) {
@@ -236,10 +244,6 @@ int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *nout)
 						best = u->arg.v.i;
 					}
 				}
-				if (pick == st.n &&
-				    (pick = find_inner(&st, done, pending,
-				                       open)) < st.n)
-					goto place;
 				if (pick == st.n) {
 					rc = tg_error(TG_EUNSUPPORTED,
 					              "linearize: loops do not nest "

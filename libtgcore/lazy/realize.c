@@ -121,6 +121,8 @@ static method *method_get(tg_dev *dev, const tg_ast *sink)
 	m->key = key;
 	m->hash = h;
 	rc = tg_codegen(sink, tg_dev_caps(dev), &m->ks);
+	if (rc && tg_debug >= 3)  /* what failed: the key holds the AST */
+		fprintf(stderr, "%s\n", key);
 	if (!rc) {
 		debug_compiled(&m->ks);
 		if (!(m->prog = tg_program_new(dev, m->ks.name, m->ks.src)))
