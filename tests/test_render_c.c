@@ -557,6 +557,95 @@ START_TEST(variables_and_gated_store)
 }
 END_TEST
 
+/* The source of s in a GPU dialect, for a launch of n work-items. */
+static char *render_in(tg_uop *s, int dialect, size_t n)
+{
+	struct tg_renderer_caps caps = { .struct_size = sizeof caps,
+	                                 .dialect = dialect };
+	size_t g[3] = { n, 1, 1 };
+	tg_uop **lin;
+	size_t nl;
+	char *src;
+
+	ck_assert_int_eq(tg_linearize(ir, s, &lin, &nl), TG_OK);
+	src = tg_render(&caps, "E_t", g, lin, nl);
+	ck_assert_msg(src != NULL, "%s", tg_last_error());
+	free(lin);
+	return src;
+}
+
+static void has(const char *src, const char *want)
+{
+	ck_assert_msg(strstr(src, want) != NULL, "%s\n--- lacks: %s", src,
+	              want);
+}
+
+/* The GPU dialects' pieces that the devices here cannot run: half
+ * arithmetic in OpenCL needs cl_khr_fp16 (PoCL lacks it), so its
+ * rendering is pinned here; bools live in buffers as bytes. */
+START_TEST(gpu_dialects_spell_types_and_indices)
+{
+	tg_uop *g = gidx0(8), *d0 = glob(0, TG_FLOAT16, 1),
+	       *d1 = glob(1, TG_FLOAT16, 0), *b0 = glob(0, TG_BOOL, 1);
+	tg_uop *h = tg_uop_alu(ir, TG_ADD, load(d1, g), load(d1, g), NULL);
+	tg_uop *e = tg_uop1(ir, TG_EXP2, TG_FLOAT16, h);
+	char *src = render_in(sink(store(d0, g, e), NULL), TG_DIALECT_OPENCL,
+	                      8);
+
+	has(src, "#pragma OPENCL EXTENSION cl_khr_fp16 : enable");
+	has(src, "#pragma OPENCL FP_CONTRACT OFF");
+	has(src, "__kernel void E_t(__global half *restrict data0, "
+	    "__global const half *restrict data1)");
+	has(src, "const int gidx0 = (int)get_global_id(0);");
+	has(src, "((half)(exp2(((float)(v");
+	free(src);
+	src = render_in(sink(store(d0, g, e), NULL), TG_DIALECT_GLSL, 8);
+	has(src, "#extension GL_EXT_shader_explicit_arithmetic_types : "
+	    "require");
+	has(src, "#extension GL_EXT_shader_16bit_storage : require");
+	has(src, "layout(std430, set = 0, binding = 1) readonly buffer "
+	    "tg_buf_1 { float16_t data1[]; };");
+	has(src, "if (tg_i >= 8u) return;");
+	has(src, "precise float16_t v");
+	has(src, "float16_t(exp2(float(");
+	free(src);
+	/* bool buffers are bytes: loads compare with 0, stores pick 1/0 */
+	tg_uop *cmp = tg_uop_alu(ir, TG_CMPLT, load(d1, g), load(d1, g),
+	                         NULL);
+	src = render_in(sink(store(b0, g, cmp), NULL), TG_DIALECT_OPENCL, 8);
+	has(src, "__global uchar *restrict data0");
+	has(src, "data0[gidx0] = (uchar)(");
+	free(src);
+	src = render_in(sink(store(b0, g, cmp), NULL), TG_DIALECT_GLSL, 8);
+	has(src, "{ uint8_t data0[]; }");
+	has(src, " ? uint8_t(1) : uint8_t(0));");
+	free(src);
+}
+END_TEST
+
+/* What a dialect cannot express is an error naming it. */
+START_TEST(gpu_dialects_refuse_what_they_lack)
+{
+	tg_uop *g = gidx0(4), *d0 = glob(0, TG_FLOAT64, 1),
+	       *d1 = glob(1, TG_FLOAT64, 0);
+	tg_uop *e = tg_uop1(ir, TG_SIN, TG_FLOAT64, load(d1, g));
+	struct tg_renderer_caps caps = { .struct_size = sizeof caps,
+	                                 .dialect = TG_DIALECT_GLSL };
+	size_t gl[3] = { 4, 1, 1 };
+	tg_uop **lin;
+	size_t n;
+
+	ck_assert_int_eq(tg_linearize(ir, sink(store(d0, g, e), NULL), &lin,
+	                              &n), TG_OK);
+	ck_assert_ptr_null(tg_render(&caps, "E_t", gl, lin, n));
+	ck_assert_error("render: GLSL has no float64 SIN");
+	caps.dialect = TG_DIALECT_CUSTOM;
+	ck_assert_ptr_null(tg_render(&caps, "E_t", gl, lin, n));
+	ck_assert_error("render: kernel E_t: no renderer for dialect 4");
+	free(lin);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("render_c");
@@ -581,6 +670,8 @@ static Suite *suite(void)
 	tcase_add_test(t, reduce_inside_an_outer_loop);
 	tcase_add_test(t, float4_vectors);
 	tcase_add_test(t, variables_and_gated_store);
+	tcase_add_test(t, gpu_dialects_spell_types_and_indices);
+	tcase_add_test(t, gpu_dialects_refuse_what_they_lack);
 	suite_add_tcase(s, t);
 	return s;
 }
