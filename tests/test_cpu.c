@@ -49,37 +49,12 @@ static tg_dev *cpu(void)
 
 static void run_saxpy(size_t n)
 {
-	tg_dev *dev = cpu();
-	tg_program *p = tg_program_new(dev, "saxpy", saxpy_src);
-	tg_buffer *y = tg_buffer_new(dev, n, TG_FLOAT32);
-	tg_buffer *x = tg_buffer_new(dev, n, TG_FLOAT32);
-	float *hx = malloc(n * 4 + 4), *hy = malloc(n * 4 + 4);
-	float *out = malloc(n * 4 + 4);
-	tg_buffer *bufs[2] = { y, x };
 	int64_t a = 10;  /* a = 2.5 */
-	tg_launch_args args = { .bufs = bufs, .nbufs = 2, .vals = &a,
-	                        .nvals = 1, .global = { n, 1, 1 },
+	tg_launch_args args = { .vals = &a, .nvals = 1, .global = { n, 1, 1 },
 	                        .local = { 1, 1, 1 } };
-	size_t i;
 
-	ck_assert_msg(p != NULL, "%s", tg_last_error());
-	for (i = 0; i < n; i++) {
-		hx[i] = (float)i * 0.25f - 3.0f;
-		hy[i] = (float)(i % 17);
-	}
-	ck_assert_int_eq(tg_buffer_copyin(x, hx, n * 4), 0);
-	ck_assert_int_eq(tg_buffer_copyin(y, hy, n * 4), 0);
-	ck_assert_int_eq(tg_program_launch(p, &args, NULL), 0);
-	ck_assert_int_eq(tg_buffer_copyout(y, out, n * 4), 0);
-	for (i = 0; i < n; i++) {
-		double want = 2.5 * (double)hx[i] + (double)hy[i];
-
-		ck_assert_msg(fabs(out[i] - want) <= 1e-6 * fabs(want) + 1e-6,
-		              "item %zu: %g vs %g", i, out[i], want);
-	}
-	free(hx), free(hy), free(out);
-	tg_buffer_unref(x), tg_buffer_unref(y);
-	tg_program_free(p);
+	tl_check_saxpy(cpu(), tg_program_new(cpu(), "saxpy", saxpy_src), n,
+	               args, 0);
 }
 
 START_TEST(saxpy_matches_a_c_loop)

@@ -115,38 +115,11 @@ END_TEST
 
 static void run_saxpy(size_t n, int timed)
 {
-	tg_program *p = program("saxpy", saxpy_src);
-	tg_buffer *y = tg_buffer_new(vk(), n, TG_FLOAT32);
-	tg_buffer *x = tg_buffer_new(vk(), n, TG_FLOAT32);
-	float *hx = malloc(n * 4), *hy = malloc(n * 4), *out = malloc(n * 4);
-	tg_buffer *bufs[2] = { y, x };
 	int64_t vals[2] = { 10, (int64_t)n }; /* a = 2.5 */
-	tg_launch_args args = { .bufs = bufs, .nbufs = 2, .vals = vals,
-	                        .nvals = 2, .global = { n, 1, 1 },
-	                        .local = { 1, 1, 1 } };
-	double t = -1;
-	size_t i;
+	tg_launch_args args = { .vals = vals, .nvals = 2,
+	                        .global = { n, 1, 1 }, .local = { 1, 1, 1 } };
 
-	for (i = 0; i < n; i++) {
-		hx[i] = (float)i * 0.25f - 3.0f;
-		hy[i] = (float)(i % 17);
-	}
-	ck_assert_int_eq(tg_buffer_copyin(x, hx, n * 4), 0);
-	ck_assert_int_eq(tg_buffer_copyin(y, hy, n * 4), 0);
-	ck_assert_msg(tg_program_launch(p, &args, timed ? &t : NULL) == 0,
-	              "%s", tg_last_error());
-	if (timed)
-		ck_assert_msg(t > 0.0 && t < 60.0, "elapsed %g", t);
-	ck_assert_int_eq(tg_buffer_copyout(y, out, n * 4), 0);
-	for (i = 0; i < n; i++) {
-		double want = 2.5 * (double)hx[i] + (double)hy[i];
-
-		ck_assert_msg(fabs(out[i] - want) <= 1e-6 * fabs(want) + 1e-6,
-		              "item %zu: %g vs %g", i, out[i], want);
-	}
-	free(hx), free(hy), free(out);
-	tg_buffer_unref(x), tg_buffer_unref(y);
-	tg_program_free(p);
+	tl_check_saxpy(vk(), program("saxpy", saxpy_src), n, args, timed);
 }
 
 /* 5,000,000 items are 78125 groups of 64: more than 65535 in x. */

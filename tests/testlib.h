@@ -10,6 +10,7 @@
 #define TG_TESTLIB_H
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,45 @@ static inline int tl_no_device(const char *suite, const char *dev,
 	}
 	printf("%s: skipped: %s\n", suite, why);
 	return 77;
+}
+
+/* Runs saxpy program p, y = 2.5*x + y over n floats (buffers y, x in
+ * that order; args gives the values, which encode 2.5 as the backend's
+ * test kernel expects, and the geometry), on dev and checks y against C
+ * in double precision.  `timed`: the launch is timed and the time must
+ * be plausible.  Frees p. */
+static inline void tl_check_saxpy(tg_dev *dev, tg_program *p, size_t n,
+                                  tg_launch_args args, int timed)
+{
+	tg_buffer *y = tg_buffer_new(dev, n, TG_FLOAT32);
+	tg_buffer *x = tg_buffer_new(dev, n, TG_FLOAT32);
+	float *hx = malloc(n * 4), *hy = malloc(n * 4), *out = malloc(n * 4);
+	tg_buffer *bufs[2] = { y, x };
+	double t = -1;
+
+	ck_assert(p && x && y && hx && hy && out);
+	for (size_t i = 0; i < n; i++) {
+		hx[i] = (float)i * 0.25f - 3.0f;
+		hy[i] = (float)(i % 17);
+	}
+	args.bufs = bufs;
+	args.nbufs = 2;
+	ck_assert_int_eq(tg_buffer_copyin(x, hx, n * 4), 0);
+	ck_assert_int_eq(tg_buffer_copyin(y, hy, n * 4), 0);
+	ck_assert_msg(tg_program_launch(p, &args, timed ? &t : NULL) == 0,
+	              "%s", tg_last_error());
+	if (timed)
+		ck_assert_msg(t > 0.0 && t < 60.0, "elapsed %g", t);
+	ck_assert_int_eq(tg_buffer_copyout(y, out, n * 4), 0);
+	for (size_t i = 0; i < n; i++) {
+		double want = 2.5 * (double)hx[i] + (double)hy[i];
+
+		ck_assert_msg(fabs(out[i] - want) <= 1e-6 * fabs(want) + 1e-6,
+		              "item %zu: %g vs %g", i, out[i], want);
+	}
+	free(hx), free(hy), free(out);
+	tg_buffer_unref(x), tg_buffer_unref(y);
+	tg_program_free(p);
 }
 
 /* Runs a suite and returns the process exit status. */
