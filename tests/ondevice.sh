@@ -41,6 +41,14 @@ if [ ! -x "$bin" ]; then
 	exit 99
 fi
 
+# The device plugins join the CPU one on the path.  Under sanitizers,
+# LeakSanitizer needs the slow unwinder to see the Vulkan loader's frames
+# under the driver's (lavapipe has no frame pointers and is unloaded by
+# exit); tests/lsan.supp then skips the runtimes' own leaks.
+TG_PLUGIN_PATH="${TG_PLUGIN_PATH:+$TG_PLUGIN_PATH:}${TG_DEVICE_PLUGIN_PATH:-}"
+ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export TG_PLUGIN_PATH ASAN_OPTIONS
+
 # Can the device be opened?  tg-info with DEVICE set names it as the
 # default device ("default device: OPENCL (DEVICE=OPENCL is set)") when
 # it opens, else says why not.

@@ -293,7 +293,6 @@ int main(void)
 	Suite *s = suite_create("plugins");
 	TCase *tc = tcase_create("load");
 
-	tl_cpu_plugin_only();
 	tcase_add_checked_fixture(tc, NULL, tg_shutdown);
 	tcase_add_test(tc, cpu_plugin_loads_from_the_build_tree);
 	tcase_add_test(tc, missing_file_is_reported);

@@ -293,7 +293,6 @@ int main(void)
 	Suite *s = suite_create("select");
 	TCase *tc = tcase_create("select");
 
-	tl_cpu_plugin_only();
 	tcase_add_checked_fixture(tc, NULL, tg_shutdown);
 	tcase_add_test(tc, names_canonicalize);
 	tcase_add_test(tc, bad_names_are_errors);

@@ -48,20 +48,6 @@ static inline void tl_use_plugins(const char *path)
 	setenv("TG_PLUGIN_DEFAULT_PATH", "0", 1);
 }
 
-/* Keeps only the first entry of TG_PLUGIN_PATH (the build tree's CPU
- * plugin; make check lists the OpenCL and Vulkan ones after it), for
- * the suites that count plugins and paths. */
-static inline void tl_cpu_plugin_only(void)
-{
-	const char *p = getenv("TG_PLUGIN_PATH");
-	char buf[4096];
-
-	if (!p)
-		return;
-	snprintf(buf, sizeof buf, "%.*s", (int)strcspn(p, ":"), p);
-	setenv("TG_PLUGIN_PATH", buf, 1);
-}
-
 /* Writes `text` into a new file under TG_TEST_TMP; returns its path in
  * a static buffer. */
 static inline const char *tl_write_file(const char *name, const char *text)
