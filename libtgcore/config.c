@@ -39,6 +39,7 @@ static const struct core_key {
 	{ "DEVICE", "DEVICE", K_STR, 0, 0 },
 	{ "DEBUG", "DEBUG", K_INT, 0, 7 },
 	{ "NOOPT", "NOOPT", K_BOOL, 0, 1 },
+	{ "VERIFY", "VERIFY", K_BOOL, 0, 1 },
 	{ "CACHELEVEL", "CACHELEVEL", K_INT, 0, 9 },
 	{ "CACHEDB", "CACHEDB", K_STR, 0, 0 },
 	{ "LRU", "LRU", K_BOOL, 0, 1 },

@@ -6,6 +6,7 @@
 #ifndef TG_CORE_H
 #define TG_CORE_H
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,15 @@
 #include <tg/plugin.h>
 
 #define TG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* An impossible state (SQLite's NEVER): `if (TG_NEVER(x)) return
+ * tg_error(TG_EINTERNAL, ...);`.  Debug builds stop at it; release
+ * builds take the error path, so a bug is reported, not run. */
+#ifdef NDEBUG
+#define TG_NEVER(x) (x)
+#else
+#define TG_NEVER(x) ((x) ? (assert(!#x), 1) : 0)
+#endif
 
 /* ---------------------------------------------------------- util/error.c */
 

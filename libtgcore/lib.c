@@ -43,6 +43,7 @@ void tg_shutdown(void)
 	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&tg_lock);
 	tg_method_cache_clear();
+	tg_schedule_context_free();
 	tg_select_reset();
 	tg_devices_close_all();
 	tg_registry_unload();

@@ -54,13 +54,13 @@ static inline tg_st *kt_expand3(tg_st *s, int a, int b, int c)
 
 /* The AST of out(m,n) = a(m,kk) @ b(kk,n) in k: buffers 0 (out), 1, 2
  * (float32), the reduce on axis 2 of (m, n, kk). */
-static inline tg_ast *kt_matmul(tg_kast *k, int m, int n, int kk)
+static inline tg_uop *kt_matmul(tg_ir *k, int m, int n, int kk)
 {
 	static const uint32_t tr[2] = { 1, 0 };
 	tg_st *sa = kt_expand3(kt_reshape3(kt_st(2, m, kk), m, 1, kk), m, n,
 	                       kk);
 	tg_st *sb = kt_st(2, kk, n);
-	tg_ast *x, *y, *r, *s;
+	tg_uop *x, *y, *r, *s;
 
 	sb = kt_moved(sb, tg_st_permute(NULL, sb, 2, tr));
 	sb = kt_expand3(kt_reshape3(sb, 1, n, kk), m, n, kk);

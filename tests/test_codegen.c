@@ -11,17 +11,17 @@
 
 #include "kasttest.h"
 
-static tg_kast *k;
+static tg_ir *k;
 
 static void setup(void)
 {
-	k = tg_kast_new();
+	k = tg_ir_new();
 	ck_assert_ptr_nonnull(k);
 }
 
 static void teardown(void)
 {
-	tg_kast_free(k);
+	tg_ir_free(k);
 }
 
 static tg_st *expand2(tg_st *s, int a, int b)
@@ -53,7 +53,7 @@ static tg_st *permute(tg_st *s, size_t n, const uint32_t *axis)
 	return r;
 }
 
-static tg_ast *sink1(tg_ast *store)
+static tg_uop *sink1(tg_uop *store)
 {
 	ck_assert_msg(store != NULL, "%s", tg_last_error());
 	return tg_ast_sink(k, &store, 1);
@@ -68,7 +68,7 @@ static tg_scalar fval(double f)
 }
 
 /* Compiles sink, checks its name, runs it over bufs. */
-static void run(tg_ast *sink, const char *name, tg_buffer **bufs,
+static void run(tg_uop *sink, const char *name, tg_buffer **bufs,
                 size_t nbufs)
 {
 	tg_ksrc ks;
@@ -95,9 +95,9 @@ static void run(tg_ast *sink, const char *name, tg_buffer **bufs,
 START_TEST(elementwise_add)
 {
 	float a[15], b[15], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 3, 5));
-	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
+	tg_uop *y = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 3, 5));
+	tg_uop *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
 	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[3];
 	tg_ksrc ks;
@@ -130,9 +130,9 @@ END_TEST
 START_TEST(broadcast_add)
 {
 	float a[15], b[5], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, expand2(kt_st(2, 1, 5), 3, 5));
-	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
+	tg_uop *y = tg_ast_load(k, 2, TG_FLOAT32, expand2(kt_st(2, 1, 5), 3, 5));
+	tg_uop *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
 	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[3];
 
@@ -155,10 +155,10 @@ START_TEST(transposed_input)
 {
 	static const uint32_t perm[2] = { 1, 0 };
 	float a[15], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, permute(kt_st(2, 5, 3), 2,
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, permute(kt_st(2, 5, 3), 2,
 	                                                  perm));
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
-	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_MUL, x, c, NULL),
+	tg_uop *c = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
+	tg_uop *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_MUL, x, c, NULL),
 	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[2];
 
@@ -178,10 +178,10 @@ END_TEST
 START_TEST(padded_input)
 {
 	float a[9], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32,
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32,
 	                        pad2(kt_st(2, 3, 3), 0, 0, 1, 1));
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, fval(1.0), kt_st(2, 1, 1));
-	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
+	tg_uop *c = tg_ast_const(k, TG_FLOAT32, fval(1.0), kt_st(2, 1, 1));
+	tg_uop *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
 	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[2];
 
@@ -203,10 +203,10 @@ END_TEST
 START_TEST(masked_const)
 {
 	float a[15], out[15];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, fval(3.0),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
+	tg_uop *c = tg_ast_const(k, TG_FLOAT32, fval(3.0),
 	                         pad2(kt_st(2, 3, 3), 0, 0, 2, 0));
-	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
+	tg_uop *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
 	                               kt_st(2, 3, 5)));
 	tg_buffer *bufs[2];
 
@@ -227,9 +227,9 @@ END_TEST
 START_TEST(sum_rows)
 {
 	float a[20], out[4];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 5));
-	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
-	tg_ast *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 4, 1)));
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 5));
+	tg_uop *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
+	tg_uop *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 4, 1)));
 	tg_buffer *bufs[2];
 
 	kt_fill(a, 20, 0.5f, 0.125f);
@@ -252,9 +252,9 @@ END_TEST
 START_TEST(max_columns_int32)
 {
 	int32_t a[20], out[5];
-	tg_ast *x = tg_ast_load(k, 1, TG_INT32, kt_st(2, 4, 5));
-	tg_ast *r = tg_ast_reduce(k, TG_MAX, x, 1u << 0);
-	tg_ast *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 1, 5)));
+	tg_uop *x = tg_ast_load(k, 1, TG_INT32, kt_st(2, 4, 5));
+	tg_uop *r = tg_ast_reduce(k, TG_MAX, x, 1u << 0);
+	tg_uop *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 1, 5)));
 	tg_buffer *bufs[2];
 
 	for (int i = 0; i < 20; i++)
@@ -277,9 +277,9 @@ END_TEST
 START_TEST(sum_to_scalar)
 {
 	float a[15], out[1], acc = 0.0f;
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
-	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 3u);
-	tg_ast *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 1, 1)));
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 5));
+	tg_uop *r = tg_ast_reduce(k, TG_ADD, x, 3u);
+	tg_uop *s = sink1(tg_ast_store(k, 0, r, kt_st(2, 1, 1)));
 	tg_buffer *bufs[2];
 	tg_ksrc ks;
 
@@ -305,13 +305,13 @@ END_TEST
 START_TEST(reduce_then_elementwise)
 {
 	float a[20], bias[4], out[4];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 5));
-	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
-	tg_ast *two = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
-	tg_ast *b = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 4, 1));
-	tg_ast *v = tg_ast_alu(k, TG_ADD, tg_ast_alu(k, TG_MUL, r, two, NULL),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 5));
+	tg_uop *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
+	tg_uop *two = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
+	tg_uop *b = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 4, 1));
+	tg_uop *v = tg_ast_alu(k, TG_ADD, tg_ast_alu(k, TG_MUL, r, two, NULL),
 	                       b, NULL);
-	tg_ast *s = sink1(tg_ast_store(k, 0, v, kt_st(2, 4, 1)));
+	tg_uop *s = sink1(tg_ast_store(k, 0, v, kt_st(2, 4, 1)));
 	tg_buffer *bufs[3];
 
 	kt_fill(a, 20, 0.5f, 0.125f);
@@ -335,15 +335,15 @@ END_TEST
 START_TEST(two_stores_share_a_reduce)
 {
 	float a[20], o0[4], o1[4];
-	tg_ast *x = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 4, 5));
-	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
-	tg_ast *two = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
-	tg_ast *st2[2] = {
+	tg_uop *x = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 4, 5));
+	tg_uop *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
+	tg_uop *two = tg_ast_const(k, TG_FLOAT32, fval(2.0), kt_st(2, 1, 1));
+	tg_uop *st2[2] = {
 		tg_ast_store(k, 0, r, kt_st(2, 4, 1)),
 		tg_ast_store(k, 1, tg_ast_alu(k, TG_MUL, r, two, NULL),
 		             kt_st(2, 4, 1))
 	};
-	tg_ast *s = tg_ast_sink(k, st2, 2);
+	tg_uop *s = tg_ast_sink(k, st2, 2);
 	tg_buffer *bufs[3];
 	tg_ksrc ks;
 
@@ -379,10 +379,10 @@ START_TEST(four_dims)
 {
 	static const uint32_t perm[4] = { 3, 2, 1, 0 };
 	float a[120], b[120], out[120];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(4, 2, 3, 4, 5));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32,
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(4, 2, 3, 4, 5));
+	tg_uop *y = tg_ast_load(k, 2, TG_FLOAT32,
 	                        permute(kt_st(4, 5, 4, 3, 2), 4, perm));
-	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
+	tg_uop *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
 	                               kt_st(4, 2, 3, 4, 5)));
 	tg_buffer *bufs[3];
 	tg_ksrc ks;
@@ -415,8 +415,8 @@ END_TEST
 START_TEST(unsupported_dtype_is_an_error)
 {
 	struct tg_renderer_caps caps = *kt_cpu_caps();
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT64, kt_st(2, 3, 5));
-	tg_ast *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_NEG, x, NULL,
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT64, kt_st(2, 3, 5));
+	tg_uop *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, TG_NEG, x, NULL,
 	                                                NULL), kt_st(2, 3, 5)));
 	tg_ksrc ks;
 

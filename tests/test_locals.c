@@ -15,18 +15,18 @@
 
 #include "kasttest.h"
 
-static tg_kast *k;
+static tg_ir *k;
 
 static void setup(void)
 {
 	unsetenv("NOOPT");
-	k = tg_kast_new();
+	k = tg_ir_new();
 	ck_assert_ptr_nonnull(k);
 }
 
 static void teardown(void)
 {
-	tg_kast_free(k);
+	tg_ir_free(k);
 	tg_shutdown();
 }
 
@@ -44,7 +44,7 @@ static int has_groups(void)
 
 /* Compiles sink with opts (text form checked), runs it over bufs and
  * copies buffer 0 into out. */
-static void run(tg_ast *sink, const tg_opt *opts, size_t nopts,
+static void run(tg_uop *sink, const tg_opt *opts, size_t nopts,
                 const char *want_opts, tg_buffer **bufs, size_t nbufs,
                 void *out, size_t nbytes)
 {
@@ -78,8 +78,8 @@ static void check_matmul(int m, int n, int kk, const tg_opt *opts,
 	bufs[1] = kt_buf_with(TG_FLOAT32, (size_t)(m * kk), a);
 	bufs[2] = kt_buf_with(TG_FLOAT32, (size_t)(kk * n), b);
 	run(kt_matmul(k, m, n, kk), NULL, 0, "", bufs, 3, ref, sizeof *ref * no);
-	tg_kast_free(k);
-	k = tg_kast_new();
+	tg_ir_free(k);
+	k = tg_ir_new();
 	run(kt_matmul(k, m, n, kk), opts, nopts, text, bufs, 3, out,
 	    sizeof *out * no);
 	ck_assert_mem_eq(out, ref, sizeof *out * no);
@@ -127,9 +127,9 @@ END_TEST
 
 /* out(rows) = reduce of a(rows, cols) along axis 1 (rows == 1: a full
  * reduction over a 1-D input). */
-static tg_ast *row_reduce(unsigned op, tg_dtype dt, int rows, int cols)
+static tg_uop *row_reduce(unsigned op, tg_dtype dt, int rows, int cols)
 {
-	tg_ast *x, *s;
+	tg_uop *x, *s;
 
 	if (rows == 1) {
 		x = tg_ast_load(k, 1, dt, kt_st(1, cols));
@@ -241,7 +241,7 @@ START_TEST(grouped_outer_of_three_reduce_axes)
 	float *a = malloc(sizeof *a * N), out[8];
 	tg_sint sh[4] = { tg_si(64), tg_si(8), tg_si(20), tg_si(20) };
 	tg_sint so[4] = { tg_si(1), tg_si(8), tg_si(1), tg_si(1) };
-	tg_ast *x, *s;
+	tg_uop *x, *s;
 	tg_buffer *bufs[2];
 
 	if (!has_groups()) {
@@ -310,8 +310,8 @@ START_TEST(hand_coded_use_groups)
 	ck_assert_uint_eq(ks.local[0], 256);
 	tg_ksrc_free(&ks);
 
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 64, 48));
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, x, NULL),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 64, 48));
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, x, NULL),
 	                         kt_st(2, 64, 48));
 	ck_assert_int_eq(tg_codegen(tg_ast_sink(k, &s, 1), c, &ks), TG_OK);
 	ck_assert_msg(strstr(ks.opts, "LOCAL(") != NULL, "%s", ks.opts);
@@ -321,7 +321,7 @@ START_TEST(hand_coded_use_groups)
 END_TEST
 
 /* Opts the plan refuses, with their messages. */
-static void refused(tg_ast *sink, tg_opt o, const char *msg)
+static void refused(tg_uop *sink, tg_opt o, const char *msg)
 {
 	tg_ksrc ks;
 
@@ -333,7 +333,7 @@ static void refused(tg_ast *sink, tg_opt o, const char *msg)
 
 START_TEST(refusals)
 {
-	tg_ast *mm = kt_matmul(k, 16, 16, 8192);
+	tg_uop *mm = kt_matmul(k, 16, 16, 8192);
 
 	if (!has_groups()) {
 		refused(mm, (tg_opt){ TG_OPT_LOCAL, 0, 4 },
@@ -363,8 +363,8 @@ START_TEST(four_local_axes_refused)
 	};
 	tg_sint sh[4] = { tg_si(4), tg_si(4), tg_si(4), tg_si(4) };
 	tg_st *st = tg_st_from_shape(NULL, 4, sh);
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, st);
-	tg_ast *s = tg_ast_store(k, 0, x, tg_st_from_shape(NULL, 4, sh));
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, st);
+	tg_uop *s = tg_ast_store(k, 0, x, tg_st_from_shape(NULL, 4, sh));
 	tg_ksrc ks;
 
 	if (!has_groups())

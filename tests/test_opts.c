@@ -11,23 +11,23 @@
 
 #include "kasttest.h"
 
-static tg_kast *k;
+static tg_ir *k;
 
 static void setup(void)
 {
 	unsetenv("NOOPT");
-	k = tg_kast_new();
+	k = tg_ir_new();
 	ck_assert_ptr_nonnull(k);
 }
 
 static void teardown(void)
 {
-	tg_kast_free(k);
+	tg_ir_free(k);
 }
 
 /* Compiles sink (NOOPT when noopt), checks its opts, runs it over bufs
  * and copies buffer 0 (nbytes) into out0, buffer 1 into out1 if set. */
-static void run1(tg_ast *sink, int noopt, const char *opts, tg_buffer **bufs,
+static void run1(tg_uop *sink, int noopt, const char *opts, tg_buffer **bufs,
                  size_t nbufs, void *out0, void *out1, size_t nbytes)
 {
 	tg_ksrc ks;
@@ -50,7 +50,7 @@ static void run1(tg_ast *sink, int noopt, const char *opts, tg_buffer **bufs,
 
 /* Runs sink with opts `opts` and under NOOPT: the outputs (buffer 0,
  * and 1 when two) agree bit for bit; the optimized ones land in out. */
-static void run_both(tg_ast *sink, const char *opts, tg_buffer **bufs,
+static void run_both(tg_uop *sink, const char *opts, tg_buffer **bufs,
                      size_t nbufs, int nout, void *out, size_t nbytes)
 {
 	char *ref = malloc(2 * nbytes), *got1 = malloc(nbytes);
@@ -176,12 +176,12 @@ static void check_elementwise(int rows, int cols, const char *opts)
 {
 	size_t n = (size_t)(rows * cols);
 	float a[64], b[64], c[64], out[64];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, rows, cols));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, rows, cols));
-	tg_ast *z = tg_ast_load(k, 3, TG_FLOAT32, kt_st(2, rows, cols));
-	tg_ast *v = tg_ast_alu(k, TG_ADD, tg_ast_alu(k, TG_MUL, x, y, NULL),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, rows, cols));
+	tg_uop *y = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, rows, cols));
+	tg_uop *z = tg_ast_load(k, 3, TG_FLOAT32, kt_st(2, rows, cols));
+	tg_uop *v = tg_ast_alu(k, TG_ADD, tg_ast_alu(k, TG_MUL, x, y, NULL),
 	                       z, NULL);
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_MAX, v, x, NULL),
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_MAX, v, x, NULL),
 	                         kt_st(2, rows, cols));
 	tg_buffer *bufs[4];
 
@@ -220,11 +220,11 @@ START_TEST(padded_upcast)
 	tg_sint arg[4] = { tg_si(0), tg_si(0), tg_si(1), tg_si(1) };
 	float a[24], out[32];
 	tg_st *sa = kt_st(2, 4, 6);
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32,
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32,
 	                        kt_moved(sa, tg_st_pad(NULL, sa, 2, arg)));
 	tg_scalar one = { .f = 1.0 };
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, one, kt_st(2, 1, 1));
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
+	tg_uop *c = tg_ast_const(k, TG_FLOAT32, one, kt_st(2, 1, 1));
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, c, NULL),
 	                         kt_st(2, 4, 8));
 	tg_buffer *bufs[2];
 
@@ -247,8 +247,8 @@ START_TEST(sum_unroll)
 {
 	float a[64], out[1];
 	double acc = 0;
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(1, 64));
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 1u),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(1, 64));
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 1u),
 	                         kt_st(1, 1));
 	tg_buffer *bufs[2];
 
@@ -269,8 +269,8 @@ START_TEST(sum_two_axes)
 {
 	float a[24], out[1];
 	double acc = 0;
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 8));
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 3u),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 8));
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 3u),
 	                         kt_st(2, 1, 1));
 	tg_buffer *bufs[2];
 
@@ -293,10 +293,10 @@ START_TEST(four_dims)
 	static const uint32_t perm[4] = { 3, 2, 1, 0 };
 	float a[240], b[240], out[240];
 	tg_st *sb = kt_st(4, 8, 5, 3, 2);
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(4, 2, 3, 5, 8));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32,
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(4, 2, 3, 5, 8));
+	tg_uop *y = tg_ast_load(k, 2, TG_FLOAT32,
 	                        kt_moved(sb, tg_st_permute(NULL, sb, 4, perm)));
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, y, NULL),
 	                         kt_st(4, 2, 3, 5, 8));
 	tg_buffer *bufs[3];
 
@@ -325,11 +325,11 @@ END_TEST
 START_TEST(two_outputs)
 {
 	float a[96], o0[8], o1[8];
-	tg_ast *x = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 8, 12));
-	tg_ast *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
+	tg_uop *x = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, 8, 12));
+	tg_uop *r = tg_ast_reduce(k, TG_ADD, x, 1u << 1);
 	tg_scalar two = { .f = 2.0 };
-	tg_ast *c = tg_ast_const(k, TG_FLOAT32, two, kt_st(2, 1, 1));
-	tg_ast *sts[2] = {
+	tg_uop *c = tg_ast_const(k, TG_FLOAT32, two, kt_st(2, 1, 1));
+	tg_uop *sts[2] = {
 		tg_ast_store(k, 0, r, kt_st(2, 8, 1)),
 		tg_ast_store(k, 1, tg_ast_alu(k, TG_MUL, r, c, NULL),
 		             kt_st(2, 8, 1))
@@ -360,8 +360,8 @@ END_TEST
 START_TEST(max_int32)
 {
 	int32_t a[40], out[8];
-	tg_ast *x = tg_ast_load(k, 1, TG_INT32, kt_st(2, 4, 8));
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_MAX, x, 1u),
+	tg_uop *x = tg_ast_load(k, 1, TG_INT32, kt_st(2, 4, 8));
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_MAX, x, 1u),
 	                         kt_st(2, 1, 8));
 	tg_buffer *bufs[2];
 
@@ -403,8 +403,14 @@ static int apply(tg_kplan *p, int op, int axis, int64_t amt)
 START_TEST(apply_opt_errors)
 {
 	tg_kplan p;
+	tg_kernel kern;
+	tg_ir *ir = tg_ir_new();
 
-	ck_assert_int_eq(tg_lower_plan(kt_matmul(k, 16, 12, 6), &p), TG_OK);
+	ck_assert_int_eq(tg_kernel_open(&kern, ir, kt_matmul(k, 16, 12, 6)),
+	                 TG_OK);
+	ck_assert_int_eq(tg_lower_plan(&kern, &p), TG_OK);
+	tg_kernel_close(&kern);
+	tg_ir_free(ir);
 	ck_assert_int_eq(apply(&p, TG_OPT_UPCAST, 2, 2), TG_EINVAL);
 	ck_assert_error("UPCAST on reduce axis 2");
 	ck_assert_int_eq(apply(&p, TG_OPT_UNROLL, 0, 2), TG_EINVAL);

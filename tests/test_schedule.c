@@ -227,7 +227,7 @@ START_TEST(realized_inputs_are_loads_and_consts_are_inline)
 	char *text;
 
 	ck_assert_uint_eq(nkernels(&o, 1, &sch), 1);
-	text = tg_ast_format(sch.items.v[0].ast->sink);
+	text = tg_ast_format(sch.items.v[0].ast);
 	ck_assert_ptr_nonnull(text);
 	ck_assert_msg(strstr(text, "LOAD float32 buf1") != NULL, "%s", text);
 	ck_assert_msg(strstr(text, "CONST float32") != NULL, "%s", text);

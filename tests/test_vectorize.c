@@ -11,13 +11,13 @@
 
 #include "kasttest.h"
 
-static tg_kast *k;
+static tg_ir *k;
 static tg_ir *ir;
 
 static void setup(void)
 {
 	unsetenv("NOOPT");
-	k = tg_kast_new();
+	k = tg_ir_new();
 	ir = tg_ir_new();
 	ck_assert_ptr_nonnull(k);
 	ck_assert_ptr_nonnull(ir);
@@ -25,7 +25,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	tg_kast_free(k);
+	tg_ir_free(k);
 	tg_ir_free(ir);
 }
 
@@ -254,7 +254,7 @@ static void fill(tg_dtype dt, void *p, size_t n, int seed)
 	}
 }
 
-static void compile(tg_ast *sink, const struct tg_renderer_caps *caps,
+static void compile(tg_uop *sink, const struct tg_renderer_caps *caps,
                     int noopt, tg_ksrc *ks)
 {
 	if (noopt)
@@ -269,7 +269,7 @@ static void compile(tg_ast *sink, const struct tg_renderer_caps *caps,
 /* Runs sink under NOOPT (which must have no vector type) and then
  * optimized with caps into *ks (the caller frees it): buffer 0 (nbytes)
  * agrees bit for bit and lands in out. */
-static void run_both(tg_ast *sink, const struct tg_renderer_caps *caps,
+static void run_both(tg_uop *sink, const struct tg_renderer_caps *caps,
                      tg_buffer **bufs, size_t nbufs, void *out,
                      size_t nbytes, tg_ksrc *ks)
 {
@@ -297,7 +297,7 @@ static void check_fma(tg_dtype dt, int rows, int cols,
 {
 	size_t n = (size_t)(rows * cols), sz = tg_dtype_size(dt);
 	unsigned char *h[4];
-	tg_ast *x[3], *s;
+	tg_uop *x[3], *s;
 	tg_buffer *bufs[4];
 
 	for (int i = 0; i < 4; i++) {
@@ -421,8 +421,8 @@ END_TEST
  * kernel; here on its own). */
 START_TEST(noopt_scalar)
 {
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 16));
-	tg_ast *s = tg_ast_store(k, 0, x, kt_st(2, 4, 16));
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 16));
+	tg_uop *s = tg_ast_store(k, 0, x, kt_st(2, 4, 16));
 	tg_ksrc ks;
 
 	compile(tg_ast_sink(k, &s, 1), kt_cpu_caps(), 1, &ks);
@@ -443,9 +443,9 @@ START_TEST(bool_store_scalar)
 	enum { R = 4, C = 8, N = R * C };
 	float a[N], b[N];
 	unsigned char out[N];
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, R, C));
-	tg_ast *y = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, R, C));
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_CMPLT, x, y, NULL),
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, R, C));
+	tg_uop *y = tg_ast_load(k, 2, TG_FLOAT32, kt_st(2, R, C));
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_CMPLT, x, y, NULL),
 	                         kt_st(2, R, C));
 	tg_buffer *bufs[3];
 	tg_ksrc ks;
@@ -477,7 +477,7 @@ START_TEST(matmul)
 	tg_sint shb[3] = { tg_si(1), tg_si(N), tg_si(K) };
 	float a[M * K], b[K * N], out[M * N];
 	tg_st *sa = kt_st(2, M, K), *sb = kt_st(2, K, N), *t;
-	tg_ast *x, *y, *s;
+	tg_uop *x, *y, *s;
 	tg_buffer *bufs[3];
 	tg_ksrc ks;
 
@@ -533,7 +533,7 @@ static void check_padded(int axis, tg_ksrc *ks)
 	float a[48], out[48];
 	tg_st *sa = kt_st(2, rin, cin), *p;
 	tg_scalar one = { .f = 1.0 };
-	tg_ast *x, *c, *s;
+	tg_uop *x, *c, *s;
 	tg_buffer *bufs[2];
 
 	arg[2 * axis] = arg[2 * axis + 1] = tg_si(1);

@@ -1,117 +1,69 @@
 /*
- * ast.c - the kernel AST the scheduler hands to codegen (tinygrad's
- * LazyOp tree): checked builders, the full shape, the canonical text the
- * method cache keys on, and the topological walk.
+ * ast.c - the kernel AST as uops (one IR): the checked builders the
+ * scheduler uses, the kernel's full shape, the readable text DEBUG>=3
+ * prints, and the decoded view of a kernel that the optimizer and
+ * lowering read.
+ *
+ * The builders are thin: a kernel AST is an ordinary uop graph, interned
+ * like any other, so two equal kernels built in one context are one
+ * SINK and the method cache keys on that pointer.  What the builders
+ * add is type checking, done once where a bad kernel can be blamed on
+ * its maker, not later in codegen.
  */
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/codegen.h"
 
-tg_kast *tg_kast_new(void)
-{
-	tg_kast *k = calloc(1, sizeof *k);
-
-	if (!k) {
-		tg_error_oom("kast_new");
-		return NULL;
-	}
-	tg_arena_init(&k->arena);
-	return k;
-}
-
-void tg_kast_free(tg_kast *k)
-{
-	size_t i;
-
-	if (!k)
-		return;
-	for (i = 0; i < k->sts.n; i++)
-		tg_st_free(k->sts.v[i]);
-	TG_VEC_FREE(&k->sts);
-	tg_arena_free(&k->arena);
-	free(k);
-}
-
-/* Records the first error of the kast and sets tg_last_error; returns
- * NULL so a builder can `return fail(...)`. */
-static tg_ast *fail(tg_kast *k, int status, const char *fmt, ...)
+/* Reports a bad AST: the message always (each refusal says what it
+ * refused), the status only when the context has none (the first error
+ * sticks).  Returns NULL for `return fail(...)`. */
+static tg_uop *fail(tg_ir *ir, int status, const char *fmt, ...)
 	TG_PRINTF(3, 4);
-static tg_ast *fail(tg_kast *k, int status, const char *fmt, ...)
+static tg_uop *fail(tg_ir *ir, int status, const char *fmt, ...)
 {
+	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	tg_verror(status, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (k->status == TG_OK)
-		k->status = status;
+	if (tg_ir_status(ir))
+		tg_error(status, "%s", msg);
+	else
+		tg_ir_fail(ir, status, "%s", msg);
 	return NULL;
 }
 
-/* Out of memory in op: the message is static, the status sticks. */
-static tg_ast *oom(tg_kast *k, const char *op)
+/* A NULL source already has its message (from the builder or movement
+ * op that failed); the context only remembers that something failed,
+ * keeping that message. */
+static tg_uop *null_src(tg_ir *ir)
 {
-	int status = tg_error_oom(op);
+	char msg[256];
 
-	if (k->status == TG_OK)
-		k->status = status;
-	return NULL;
+	if (tg_ir_status(ir))
+		return NULL;
+	snprintf(msg, sizeof msg, "%s", tg_last_error());
+	return tg_ir_fail(ir, tg_last_status() ? tg_last_status() : TG_EINVAL,
+	                  "%s", msg);
 }
 
-/* A NULL source already has its message (from the builder or movement op
- * that failed); only make sure the kast remembers that it failed. */
-static tg_ast *null_src(tg_kast *k)
-{
-	if (k->status == TG_OK)
-		k->status = tg_last_status() ? tg_last_status() : TG_EINVAL;
-	return NULL;
-}
-
-/* Takes ownership of st first, so that every exit path frees it with the
- * kast.  0, or -1 (st freed, error recorded) on OOM. */
-static int own_st(tg_kast *k, tg_st *st, const char *op)
-{
-	if (!st || TG_VEC_PUSH(&k->sts, st) == 0)
-		return 0;
-	tg_st_free(st);
-	oom(k, op);
-	return -1;
-}
-
-/* A zeroed node with room for nsrc sources; the next id. */
-static tg_ast *node(tg_kast *k, unsigned kind, tg_dtype dt, uint32_t nsrc,
-                    const char *op)
-{
-	tg_ast *a = tg_arena_alloc(&k->arena, sizeof *a);
-	tg_ast **src = nsrc ? tg_arena_alloc(&k->arena, nsrc * sizeof *src)
-	                    : NULL;
-
-	if (!a || (nsrc && !src))
-		return oom(k, op);
-	memset(a, 0, sizeof *a);
-	a->kind = (uint8_t)kind;
-	a->dtype = dt;
-	a->nsrc = nsrc;
-	a->src = src;
-	a->id = k->count++;
-	return a;
-}
-
-/* 0 when a is a value an operator can take; else -1, with the NULL
- * passed on or a STORE/SINK refused. */
-static int operand(tg_kast *k, const tg_ast *a, const char *op)
+/* 0 when a is a value an operator can take; else -1 with the error
+ * recorded in ir. */
+static int operand(tg_ir *ir, const tg_uop *a, const char *op)
 {
 	if (!a) {
-		null_src(k);
+		null_src(ir);
 		return -1;
 	}
-	if (a->kind == TG_AST_STORE || a->kind == TG_AST_SINK) {
-		fail(k, TG_EINVAL, "%s: operand is a %s, not a value", op,
-		     a->kind == TG_AST_STORE ? "STORE" : "SINK");
+	if (a->op == TG_STORE || a->op == TG_SINK) {
+		fail(ir, TG_EINVAL, "%s: operand is a %s, not a value", op,
+		    tg_op_name(a->op));
 		return -1;
 	}
 	return 0;
@@ -122,286 +74,263 @@ static int dtype_ok(tg_dtype dt)
 	return (unsigned)dt < TG_NDTYPES;
 }
 
-/* The ndim of the kernel below a: every path down src[0] ends at a
- * LOAD or CONST, whose st has the kernel's ndim. */
-static size_t ast_ndim(const tg_ast *a)
+/* The ndim of the kernel below a: every path down src[0] of a value
+ * ends at a LOAD or CONST, whose tracker has the kernel's ndim. */
+static size_t ast_ndim(const tg_uop *a)
 {
-	while (!a->st)
+	const tg_uop *st;
+
+	while (a->op != TG_LOAD && a->op != TG_CONST && a->op != TG_STORE)
 		a = a->src[0];
-	return tg_st_ndim(a->st);
+	st = tg_ast_st_node(a);
+	return (size_t)st->src[st->nsrc - 1]->arg.a;
 }
 
-/* LOAD and CONST share everything but the value. */
-static tg_ast *leaf(tg_kast *k, unsigned kind, int buf, tg_dtype dt,
-                    tg_st *st, const char *op)
+/* The DEFINE_GLOBAL of buffer buf holding dt. */
+static tg_uop *global(tg_ir *ir, int buf, tg_dtype dt)
 {
-	tg_ast *a;
+	tg_arg a;
 
-	if (own_st(k, st, op))
-		return NULL;
+	memset(&a, 0, sizeof a);
+	a.v.i = buf;
+	return tg_uop0(ir, TG_DEFINE_GLOBAL, tg_type_ptr(dt, TG_AS_GLOBAL),
+	               &a);
+}
+
+/* The tracker node of st (taken: freed here, even on failure). */
+static tg_uop *st_node(tg_ir *ir, tg_st *st)
+{
+	tg_uop *u;
+
 	if (!st)
-		return null_src(k);
+		return null_src(ir);
+	u = tg_st_uop(ir, st);
+	tg_st_free(st);
+	return u;
+}
+
+tg_uop *tg_ast_load(tg_ir *ir, int buf, tg_dtype dt, tg_st *st)
+{
+	tg_uop *s = st_node(ir, st), *src[2];
+
+	if (!s)
+		return NULL;
 	if (!dtype_ok(dt))
-		return fail(k, TG_EINVAL, "%s: bad dtype %d", op, (int)dt);
-	if (kind == TG_AST_LOAD && buf < 0)
-		return fail(k, TG_EINVAL, "%s: bad buffer index %d", op, buf);
-	if (!(a = node(k, kind, dt, 0, op)))
-		return NULL;
-	a->buf = buf;
-	a->st = st;
-	return a;
+		return fail(ir, TG_EINVAL, "ast_load: bad dtype %d",
+		           (int)dt);
+	if (buf < 0)
+		return fail(ir, TG_EINVAL, "ast_load: bad buffer index "
+		           "%d", buf);
+	src[0] = global(ir, buf, dt);
+	src[1] = s;
+	return tg_uop_new(ir, TG_LOAD, dt, src, 2, NULL);
 }
 
-tg_ast *tg_ast_load(tg_kast *k, int buf, tg_dtype dt, tg_st *st)
+tg_uop *tg_ast_const(tg_ir *ir, tg_dtype dt, tg_scalar v, tg_st *st)
 {
-	return leaf(k, TG_AST_LOAD, buf, dt, st, "ast_load");
-}
+	tg_uop *s = st_node(ir, st);
+	tg_arg a;
 
-tg_ast *tg_ast_const(tg_kast *k, tg_dtype dt, tg_scalar v, tg_st *st)
-{
-	tg_ast *a = leaf(k, TG_AST_CONST, 0, dt, st, "ast_const");
-
-	if (!a)
+	if (!s)
 		return NULL;
-	/* equal constants must print equal, so store them as the kind
+	if (!dtype_ok(dt))
+		return fail(ir, TG_EINVAL, "ast_const: bad dtype %d",
+		           (int)dt);
+	/* equal constants must be one node, so store them as the kind
 	 * holds them (ints wrapped, floats rounded) */
+	memset(&a, 0, sizeof a);
 	if (tg_scalar_is_float(dt))
-		a->value.f = tg_float_round(v.f, dt);
+		a.v.f = tg_float_round(v.f, dt);
 	else
-		a->value = tg_scalar_from_int(v.i, dt);
-	return a;
+		a.v = tg_scalar_from_int(v.i, dt);
+	return tg_uop_new(ir, TG_CONST, dt, &s, 1, &a);
 }
 
-/* The result dtype of op on src[0..n-1], or -1 after recording why the
+/* The result dtype of op on s[0..n-1], or -1 after recording why the
  * operands do not fit it. */
-static int alu_type(tg_kast *k, unsigned op, tg_ast *const *s, unsigned n)
+static int alu_type(tg_ir *ir, unsigned op, tg_uop *const *s, unsigned n)
 {
 	const char *name = tg_op_name(op);
 	unsigned i, first = op == TG_WHERE;
-	tg_dtype dt = s[first]->dtype;
+	tg_dtype dt = tg_type_scalar(s[first]->dtype);
 
 	if (op == TG_WHERE && s[0]->dtype != TG_BOOL) {
-		fail(k, TG_EINVAL, "ast_alu: WHERE condition is %s, not bool",
-		     tg_dtype_name(s[0]->dtype));
+		fail(ir, TG_EINVAL, "ast_alu: WHERE condition is %s, not "
+		    "bool", tg_dtype_name(tg_type_scalar(s[0]->dtype)));
 		return -1;
 	}
 	for (i = first + 1; i < n; i++)
 		if (s[i]->dtype != dt) {
-			fail(k, TG_EINVAL, "ast_alu: %s operands %s and %s "
-			     "differ", name, tg_dtype_name(dt),
-			     tg_dtype_name(s[i]->dtype));
+			fail(ir, TG_EINVAL, "ast_alu: %s operands %s and %s "
+			    "differ", name, tg_dtype_name(dt),
+			    tg_dtype_name(tg_type_scalar(s[i]->dtype)));
 			return -1;
 		}
 	if ((tg_op_flags(op) & TG_OPF_INT) && tg_scalar_is_float(dt)) {
-		fail(k, TG_EINVAL, "ast_alu: %s needs int operands, not %s",
-		     name, tg_dtype_name(dt));
+		fail(ir, TG_EINVAL, "ast_alu: %s needs int operands, not "
+		    "%s", name, tg_dtype_name(dt));
 		return -1;
 	}
 	return tg_op_flags(op) & TG_OPF_CMP ? TG_BOOL : (int)dt;
 }
 
-tg_ast *tg_ast_alu(tg_kast *k, unsigned op, tg_ast *a, tg_ast *b,
-                   tg_ast *c)
+tg_uop *tg_ast_alu(tg_ir *ir, unsigned op, tg_uop *a, tg_uop *b, tg_uop *c)
 {
-	tg_ast *s[3] = { a, b, c }, *r;
+	tg_uop *s[3] = { a, b, c };
 	unsigned n = tg_op_arity(op), i;
 	int dt;
 
 	if (n == 0)
-		return fail(k, TG_EINVAL, "ast_alu: %s is not an ALU op",
-		            tg_op_name(op));
+		return fail(ir, TG_EINVAL, "ast_alu: %s is not an ALU op",
+		           tg_op_name(op));
 	for (i = 0; i < n; i++)
-		if (operand(k, s[i], "ast_alu"))
+		if (operand(ir, s[i], "ast_alu"))
 			return NULL;
 	for (i = n; i < 3; i++)
 		if (s[i])
-			return fail(k, TG_EINVAL, "ast_alu: %s takes %u "
-			            "operand%s", tg_op_name(op), n,
-			            n == 1 ? "" : "s");
-	if ((dt = alu_type(k, op, s, n)) < 0 ||
-	    !(r = node(k, TG_AST_ALU, (tg_dtype)dt, n, "ast_alu")))
+			return fail(ir, TG_EINVAL, "ast_alu: %s takes %u "
+			           "operand%s", tg_op_name(op), n,
+			           n == 1 ? "" : "s");
+	if ((dt = alu_type(ir, op, s, n)) < 0)
 		return NULL;
-	r->op = (uint16_t)op;
-	memcpy(r->src, s, n * sizeof *s);
-	return r;
+	return tg_uop_new(ir, op, (tg_type)dt, s, n, NULL);
 }
 
 /* CAST and BITCAST: one source, a new dtype. */
-static tg_ast *convert(tg_kast *k, unsigned kind, tg_ast *a, tg_dtype dt,
-                       const char *op)
+static tg_uop *convert(tg_ir *ir, unsigned op, tg_uop *a, tg_dtype dt,
+                       const char *name)
 {
-	tg_ast *r;
-
-	if (operand(k, a, op))
+	if (operand(ir, a, name))
 		return NULL;
 	if (!dtype_ok(dt))
-		return fail(k, TG_EINVAL, "%s: bad dtype %d", op, (int)dt);
-	if (kind == TG_AST_BITCAST &&
-	    tg_dtype_size(dt) != tg_dtype_size(a->dtype))
-		return fail(k, TG_EINVAL, "%s: %s and %s differ in size", op,
-		            tg_dtype_name(a->dtype), tg_dtype_name(dt));
-	if (!(r = node(k, kind, dt, 1, op)))
-		return NULL;
-	r->src[0] = a;
-	return r;
+		return fail(ir, TG_EINVAL, "%s: bad dtype %d", name,
+		           (int)dt);
+	if (op == TG_BITCAST &&
+	    tg_dtype_size(dt) != tg_dtype_size(tg_type_scalar(a->dtype)))
+		return fail(ir, TG_EINVAL, "%s: %s and %s differ in size",
+		           name, tg_dtype_name(tg_type_scalar(a->dtype)),
+		           tg_dtype_name(dt));
+	return tg_uop1(ir, op, dt, a);
 }
 
-tg_ast *tg_ast_cast(tg_kast *k, tg_ast *a, tg_dtype dt)
+tg_uop *tg_ast_cast(tg_ir *ir, tg_uop *a, tg_dtype dt)
 {
-	return convert(k, TG_AST_CAST, a, dt, "ast_cast");
+	return convert(ir, TG_CAST, a, dt, "ast_cast");
 }
 
-tg_ast *tg_ast_bitcast(tg_kast *k, tg_ast *a, tg_dtype dt)
+tg_uop *tg_ast_bitcast(tg_ir *ir, tg_uop *a, tg_dtype dt)
 {
-	return convert(k, TG_AST_BITCAST, a, dt, "ast_bitcast");
+	return convert(ir, TG_BITCAST, a, dt, "ast_bitcast");
 }
 
-tg_ast *tg_ast_reduce(tg_kast *k, unsigned op, tg_ast *a, uint32_t axes)
+tg_uop *tg_ast_reduce(tg_ir *ir, unsigned op, tg_uop *a, uint32_t axes)
 {
 	size_t ndim;
-	tg_ast *r;
+	tg_arg arg;
 
-	if (operand(k, a, "ast_reduce"))
+	if (operand(ir, a, "ast_reduce"))
 		return NULL;
 	if (op != TG_ADD && op != TG_MAX)
-		return fail(k, TG_EINVAL, "ast_reduce: %s is not ADD or MAX",
-		            tg_op_name(op));
+		return fail(ir, TG_EINVAL, "ast_reduce: %s is not ADD or "
+		           "MAX", tg_op_name(op));
 	ndim = ast_ndim(a);
 	/* a reduce over nothing is a copy: the scheduler never makes one */
 	if (!axes || (ndim < 32 && axes >> ndim))
-		return fail(k, TG_EINVAL, "ast_reduce: axes 0x%x outside the "
-		            "%zu dims", (unsigned)axes, ndim);
-	if (!(r = node(k, TG_AST_REDUCE, a->dtype, 1, "ast_reduce")))
-		return NULL;
-	r->op = (uint16_t)op;
-	r->axes = axes;
-	r->src[0] = a;
-	return r;
+		return fail(ir, TG_EINVAL, "ast_reduce: axes 0x%x outside "
+		           "the %zu dims", (unsigned)axes, ndim);
+	memset(&arg, 0, sizeof arg);
+	arg.v.i = op;
+	arg.a = axes;
+	return tg_uop_new(ir, TG_REDUCE_AXIS, a->dtype, &a, 1, &arg);
 }
 
-tg_ast *tg_ast_store(tg_kast *k, int buf, tg_ast *value, tg_st *st)
+tg_uop *tg_ast_store(tg_ir *ir, int buf, tg_uop *value, tg_st *st)
 {
-	tg_ast *r;
+	tg_uop *s = st_node(ir, st), *src[3];
 
-	if (own_st(k, st, "ast_store"))
+	if (operand(ir, value, "ast_store") || !s)
 		return NULL;
-	if (operand(k, value, "ast_store"))
-		return NULL;
-	if (!st)
-		return null_src(k);
 	if (buf < 0)
-		return fail(k, TG_EINVAL, "ast_store: bad buffer index %d",
-		            buf);
-	if (tg_st_ndim(st) != ast_ndim(value))
-		return fail(k, TG_EINVAL, "ast_store: st has %zu dims, the "
-		            "value %zu", tg_st_ndim(st), ast_ndim(value));
-	if (!(r = node(k, TG_AST_STORE, value->dtype, 1, "ast_store")))
-		return NULL;
-	r->buf = buf;
-	r->st = st;
-	r->src[0] = value;
-	return r;
+		return fail(ir, TG_EINVAL, "ast_store: bad buffer index "
+		           "%d", buf);
+	if ((size_t)s->src[s->nsrc - 1]->arg.a != ast_ndim(value))
+		return fail(ir, TG_EINVAL, "ast_store: st has %zu dims, "
+		           "the value %zu",
+		           (size_t)s->src[s->nsrc - 1]->arg.a,
+		           ast_ndim(value));
+	src[0] = global(ir, buf, tg_type_scalar(value->dtype));
+	src[1] = s;
+	src[2] = value;
+	return tg_uop_new(ir, TG_STORE, TG_VOID, src, 3, NULL);
 }
 
-tg_ast *tg_ast_sink(tg_kast *k, tg_ast *const *stores, size_t n)
+tg_uop *tg_ast_sink(tg_ir *ir, tg_uop *const *stores, size_t n)
 {
-	tg_ast *r;
 	size_t i;
 
 	if (n == 0 || n > UINT32_MAX)
-		return fail(k, TG_EINVAL, "ast_sink: %zu stores", n);
+		return fail(ir, TG_EINVAL, "ast_sink: %zu stores", n);
 	for (i = 0; i < n; i++) {
 		if (!stores[i])
-			return null_src(k);
+			return null_src(ir);
 		/* outputs come first, in order: codegen numbers buffers by
 		 * this */
-		if (stores[i]->kind != TG_AST_STORE ||
-		    stores[i]->buf != (int32_t)i)
-			return fail(k, TG_EINVAL, "ast_sink: source %zu "
-			            "is not a STORE to buf%zu", i, i);
+		if (stores[i]->op != TG_STORE || tg_ast_buf(stores[i]) != (int)i)
+			return fail(ir, TG_EINVAL, "ast_sink: source %zu is "
+			           "not a STORE to buf%zu", i, i);
 	}
-	if (!(r = node(k, TG_AST_SINK, TG_BOOL, (uint32_t)n, "ast_sink")))
-		return NULL;
-	memcpy(r->src, stores, n * sizeof *stores);
-	return k->sink = r;
+	return tg_uop_new(ir, TG_SINK, TG_VOID, stores, n, NULL);
 }
 
-/* Sources are built before their users, so every node under root has an
- * id no larger than root's: one bitmap of root->id + 1 bits covers the
- * walk (as in tg_uop_toposort). */
-typedef struct frame {
-	const tg_ast *a;
-	uint32_t next;  /* next source to visit */
-} frame;
+/* ------------------------------------------------------------- reading */
 
-static int seen_test_set(unsigned char *seen, uint32_t id)
+/* Whether u is a node of the AST proper, not part of a tracker or a
+ * buffer: what the walks and the text show. */
+static int is_ast_node(const tg_uop *u)
 {
-	unsigned char bit = (unsigned char)(1u << (id % 8));
-	int was = (seen[id / 8] & bit) != 0;
-
-	seen[id / 8] |= bit;
-	return was;
+	return u->op != TG_SHAPETRACKER && u->op != TG_VIEW &&
+	       u->op != TG_DEFINE_GLOBAL &&
+	       !(u->op == TG_CONST && u->nsrc == 0);
 }
 
-tg_ast **tg_ast_toposort(const tg_ast *sink, size_t *n)
+tg_uop **tg_ast_toposort(const tg_uop *sink, size_t *n)
 {
-	unsigned char *seen = calloc(((size_t)sink->id + 8) / 8, 1);
-	TG_VEC(frame) stack = { 0 };
-	TG_VEC(tg_ast *) out = { 0 };
-	int err = !seen || TG_VEC_PUSH(&stack, ((frame){ sink, 0 }));
+	size_t all, k = 0;
+	tg_uop **order = tg_uop_toposort(sink, &all);
 
-	if (seen)
-		seen_test_set(seen, sink->id);
-	while (!err && stack.n) {
-		frame *f = &stack.v[stack.n - 1];
-		const tg_ast *s;
-
-		if (f->next == f->a->nsrc) {
-			err = TG_VEC_PUSH(&out, (tg_ast *)f->a);
-			stack.n--;
-			continue;
-		}
-		s = f->a->src[f->next++];
-		if (!seen_test_set(seen, s->id))
-			err = TG_VEC_PUSH(&stack, ((frame){ s, 0 }));
-	}
-	free(seen);
-	TG_VEC_FREE(&stack);
-	/* the extra NULL keeps a one-node result from being a NULL array */
-	if (err || TG_VEC_PUSH(&out, NULL)) {
-		TG_VEC_FREE(&out);
-		tg_error_oom("ast_toposort");
+	if (!order)
 		return NULL;
-	}
-	*n = out.n - 1;
-	return out.v;
+	for (size_t i = 0; i < all; i++)
+		if (is_ast_node(order[i]))
+			order[k++] = order[i];
+	*n = k;
+	return order;
 }
 
 /* Keeps, per axis, the largest extent (symbolic ones at their maximum,
  * so a symbolic axis wins over a broadcast 1). */
-static int widen(size_t *ndim, tg_sint *shape, const tg_st *st)
+static int widen(size_t *ndim, tg_sint *shape, const tg_uop *view)
 {
-	const tg_sint *s = tg_st_shape(st);
-	size_t i, nd = tg_st_ndim(st);
+	size_t i, nd = (size_t)view->arg.a;
 
 	if (*ndim == (size_t)-1) {
 		*ndim = nd;
-		if (nd)
-			memcpy(shape, s, nd * sizeof *s);
+		for (i = 0; i < nd; i++)
+			shape[i] = tg_sint_of(view->src[i]);
 		return 0;
 	}
 	if (nd != *ndim)
 		return tg_error(TG_EINVAL, "ast_full_shape: sts of %zu and "
 		                "%zu dims", *ndim, nd);
 	for (i = 0; i < nd; i++)
-		if (tg_sint_vmax(s[i]) > tg_sint_vmax(shape[i]))
-			shape[i] = s[i];
+		if (view->src[i]->vmax > tg_sint_vmax(shape[i]))
+			shape[i] = tg_sint_of(view->src[i]);
 	return 0;
 }
 
-int tg_ast_full_shape(const tg_ast *sink, size_t *ndim, tg_sint *shape)
+int tg_ast_full_shape(const tg_uop *sink, size_t *ndim, tg_sint *shape)
 {
-	tg_ast **order;
+	tg_uop **order;
 	size_t n, i, nd = (size_t)-1;
 	int rc = 0;
 
@@ -410,8 +339,10 @@ int tg_ast_full_shape(const tg_ast *sink, size_t *ndim, tg_sint *shape)
 	if (!(order = tg_ast_toposort(sink, &n)))
 		return TG_ENOMEM;
 	for (i = 0; i < n && rc == 0; i++)
-		if (order[i]->st)
-			rc = widen(&nd, shape, order[i]->st);
+		if (tg_ast_st_node(order[i])) {
+			const tg_uop *st = tg_ast_st_node(order[i]);
+			rc = widen(&nd, shape, st->src[st->nsrc - 1]);
+		}
 	free(order);
 	if (rc == 0 && nd == (size_t)-1)
 		rc = tg_error(TG_EINVAL, "ast_full_shape: no shape tracker");
@@ -420,31 +351,32 @@ int tg_ast_full_shape(const tg_ast *sink, size_t *ndim, tg_sint *shape)
 	return rc;
 }
 
-static const char *const kind_name[] = {
-	"SINK", "STORE", "LOAD", "CONST", "ALU", "CAST", "BITCAST", "REDUCE"
-};
-
 /* What the node is, without its sources. */
-static void format_head(tg_strbuf *sb, const tg_ast *a)
+static void format_head(tg_strbuf *sb, const tg_uop *a)
 {
+	unsigned s = tg_type_scalar(a->dtype);
 	char buf[64];
 	const char *sep = "";
-	unsigned i;
 
-	tg_strbuf_add(sb, kind_name[a->kind]);
-	if (a->kind == TG_AST_ALU || a->kind == TG_AST_REDUCE)
-		tg_strbuf_addf(sb, " %s", tg_op_name(a->op));
-	if (a->kind != TG_AST_SINK)
-		tg_strbuf_addf(sb, " %s", tg_dtype_name(a->dtype));
-	if (a->kind == TG_AST_LOAD || a->kind == TG_AST_STORE)
-		tg_strbuf_addf(sb, " buf%d", (int)a->buf);
-	if (a->kind == TG_AST_CONST)
-		tg_strbuf_addf(sb, " %s", tg_scalar_format(a->value, a->dtype,
-		               buf, sizeof buf));
-	if (a->kind == TG_AST_REDUCE) {
+	if (tg_op_arity(a->op))
+		tg_strbuf_addf(sb, "ALU %s", tg_op_name(a->op));
+	else if (a->op == TG_REDUCE_AXIS)
+		tg_strbuf_addf(sb, "REDUCE %s", tg_op_name((unsigned)a->arg.v.i));
+	else
+		tg_strbuf_add(sb, tg_op_name(a->op));
+	if (a->op == TG_STORE)
+		s = tg_type_scalar(a->src[2]->dtype);
+	if (a->op != TG_SINK)
+		tg_strbuf_addf(sb, " %s", tg_dtype_name(s));
+	if (a->op == TG_LOAD || a->op == TG_STORE)
+		tg_strbuf_addf(sb, " buf%d", tg_ast_buf(a));
+	if (a->op == TG_CONST)
+		tg_strbuf_addf(sb, " %s", tg_scalar_format(a->arg.v, s, buf,
+		                                            sizeof buf));
+	if (a->op == TG_REDUCE_AXIS) {
 		tg_strbuf_add(sb, " axes(");
-		for (i = 0; i < 32; i++)
-			if (a->axes >> i & 1) {
+		for (unsigned i = 0; i < 32; i++)
+			if ((uint64_t)a->arg.a >> i & 1) {
 				tg_strbuf_addf(sb, "%s%u", sep, i);
 				sep = ",";
 			}
@@ -452,50 +384,103 @@ static void format_head(tg_strbuf *sb, const tg_ast *a)
 	}
 }
 
-/* One line; sources by their position in the order, never by id or
- * pointer, so the text depends only on the structure. */
-static int format_node(tg_strbuf *sb, const tg_ast *a, size_t pos,
-                       const size_t *posof)
+/* One line; sources by their position in the order (pos maps a node
+ * to its position + 1), so the text depends only on the structure. */
+static int format_node(tg_strbuf *sb, const tg_uop *a, size_t i,
+                       tg_ptrmap *pos)
 {
-	char *st;
-	uint32_t j;
+	const tg_uop *stn = tg_ast_st_node(a);
+	tg_st *st;
+	char *text;
 
-	tg_strbuf_addf(sb, "%%%zu ", pos);
+	if (tg_ptrmap_put(pos, a, (void *)(uintptr_t)(i + 1)) < 0)
+		return -1;
+	tg_strbuf_addf(sb, "%%%zu ", i);
 	format_head(sb, a);
-	if (a->st) {
-		if (!(st = tg_st_format(a->st)))
+	if (stn) {
+		st = tg_st_of_uop(stn);
+		text = st ? tg_st_format(st) : NULL;
+		tg_st_free(st);
+		if (!text)
 			return -1;
-		tg_strbuf_addf(sb, " %s", st);
-		free(st);
+		tg_strbuf_addf(sb, " %s", text);
+		free(text);
 	}
-	for (j = 0; j < a->nsrc; j++)
-		tg_strbuf_addf(sb, " %%%zu", posof[a->src[j]->id]);
+	for (uint32_t j = 0; j < a->nsrc; j++)
+		if (is_ast_node(a->src[j]))
+			tg_strbuf_addf(sb, " %%%zu",
+			               (size_t)(uintptr_t)tg_ptrmap_get(pos,
+			               a->src[j]) - 1);
 	tg_strbuf_add(sb, "\n");
 	return 0;
 }
 
-char *tg_ast_format(const tg_ast *sink)
+char *tg_ast_format(const tg_uop *sink)
 {
-	tg_ast **order;
-	size_t n, i, *posof;
+	tg_ptrmap pos = { 0 };
+	tg_uop **order;
+	size_t n, i;
 	tg_strbuf sb;
 	char *s = NULL;
 	int err = 0;
 
 	if (!(order = tg_ast_toposort(sink, &n)))
 		return NULL;
-	posof = malloc(((size_t)sink->id + 1) * sizeof *posof);
 	tg_strbuf_init(&sb);
-	for (i = 0; posof && i < n && !err; i++) {
-		posof[order[i]->id] = i;
-		err = format_node(&sb, order[i], i, posof);
-	}
-	if (posof && !err)
+	for (i = 0; i < n && !err; i++)
+		err = format_node(&sb, order[i], i, &pos);
+	if (!err)
 		s = tg_strbuf_finish(&sb);
 	tg_strbuf_release(&sb);
 	if (!s)
 		tg_error_oom("ast_format");
-	free(posof);
+	tg_ptrmap_free(&pos);
 	free(order);
 	return s;
+}
+
+/* ------------------------------------------------ the decoded kernel */
+
+void tg_kernel_close(tg_kernel *k)
+{
+	if (!k->st)
+		goto out_order;
+	for (size_t i = 0; i < k->nid; i++)
+		tg_st_free(k->st[i]);
+	free(k->st);
+out_order:
+	free(k->order);
+	memset(k, 0, sizeof *k);
+}
+
+/* Decodes the tracker of every node of the order that has one. */
+static int decode_sts(tg_kernel *k)
+{
+	k->nid = tg_ir_count(k->ir);
+	if (!(k->st = calloc(k->nid, sizeof *k->st)))
+		return tg_error_oom("kernel");
+	for (size_t i = 0; i < k->n; i++) {
+		const tg_uop *u = k->order[i], *stn = tg_ast_st_node(u);
+		if (stn && !(k->st[u->id] = tg_st_of_uop(stn)))
+			return tg_last_status();
+	}
+	return TG_OK;
+}
+
+int tg_kernel_open(tg_kernel *k, tg_ir *ir, const tg_uop *ast)
+{
+	int rc;
+
+	memset(k, 0, sizeof *k);
+	k->ir = ir;
+	if (!(k->sink = tg_uop_import(ir, ast)))
+		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
+	if (k->sink->op != TG_SINK)
+		return tg_error(TG_EINVAL, "kernel: the AST's root is a %s, "
+		                "not a SINK", tg_op_name(k->sink->op));
+	if (!(k->order = tg_ast_toposort(k->sink, &k->n)))
+		return TG_ENOMEM;
+	if ((rc = decode_sts(k)))
+		tg_kernel_close(k);
+	return rc;
 }

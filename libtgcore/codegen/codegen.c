@@ -56,19 +56,19 @@ static char *linear_text(tg_uop *const *lin, size_t n)
 	return tg_strbuf_finish(&sb);
 }
 
-static int check_dtypes(tg_ast *const *order, size_t n,
+static int check_dtypes(const tg_kernel *k,
                         const struct tg_renderer_caps *caps,
                         const char *name)
 {
-	for (size_t i = 0; i < n; i++) {
-		const tg_ast *a = order[i];
-		if (a->kind == TG_AST_SINK)
+	for (size_t i = 0; i < k->n; i++) {
+		const tg_uop *a = k->order[i];
+		unsigned dt = tg_type_scalar(a->dtype);
+		if (a->op == TG_SINK || a->op == TG_STORE)
 			continue;
-		if (a->dtype >= TG_NDTYPES ||
-		    !(caps->dtype_mask & (1u << a->dtype)))
+		if (dt >= TG_NDTYPES || !(caps->dtype_mask & (1u << dt)))
 			return tg_error(TG_EUNSUPPORTED,
 			                "codegen: %s is not supported by this device "
-			                "(kernel %s)", tg_dtype_name(a->dtype), name);
+			                "(kernel %s)", tg_dtype_name(dt), name);
 	}
 	return TG_OK;
 }
@@ -94,24 +94,70 @@ int tg_codegen_noopt(void)
 	return tg_cfg_int("core", "NOOPT", 0) != 0;
 }
 
+/* The settings one compilation reads, once, at its start. */
+typedef struct cg_settings {
+	int debug;   /* >= 6: dump the graph after every pass */
+	int verify;  /* check the invariants after every pass */
+} cg_settings;
+
+static void read_settings(cg_settings *s)
+{
+	s->debug = tg_debug;
+	s->verify = tg_cfg_int("core", "VERIFY", 0) != 0;
+}
+
+/* What every pass ends with: the graph dumped under DEBUG>=6 and, with
+ * VERIFY, checked, so a broken invariant names the pass that broke
+ * it. */
+static int after_pass(const cg_settings *s, const tg_uop *sink,
+                      const char *pass, const char *kname)
+{
+	char *d;
+
+	if (s->debug >= 6 && (d = tg_uop_dump(sink))) {
+		fprintf(stderr, "--- %s: after %s\n%s", kname, pass, d);
+		free(d);
+	}
+	return s->verify ? tg_uop_verify(sink, pass) : TG_OK;
+}
+
+/* Lowering, vector folding and linearization, each followed by its
+ * checks. */
+static int passes(const cg_settings *s, const tg_kernel *k,
+                  const tg_kplan *plan, int noopt, tg_uop ***lin,
+                  size_t *nlin)
+{
+	const struct tg_renderer_caps *caps = plan->caps;
+	tg_uop *lsink;
+	int rc;
+
+	if ((rc = tg_lower(k, plan, &lsink)) ||
+	    (rc = after_pass(s, lsink, "lower", plan->name)) ||
+	    (rc = vectorize(k->ir, &lsink, caps, noopt)) ||
+	    (rc = after_pass(s, lsink, "vectorize", plan->name)) ||
+	    (rc = tg_linearize(k->ir, lsink, lin, nlin)))
+		return rc;
+	return s->verify ? tg_linear_verify(*lin, *nlin, "linearize") : TG_OK;
+}
+
 /* Applies `opts` in order, or the hand-coded ones when opts is NULL. */
-static int apply_opts(tg_kplan *plan, tg_ast *const *order, size_t n,
+static int apply_opts(tg_kplan *plan, const tg_kernel *k,
                       const tg_opt *opts, size_t nopts)
 {
 	int rc;
 
 	if (!opts)
-		return tg_kplan_hand_opt(plan, order, n);
+		return tg_kplan_hand_opt(plan, k);
 	for (size_t i = 0; i < nopts; i++)
 		if ((rc = tg_kplan_apply_opt(plan, opts[i])))
 			return tg_error_prefix("codegen: kernel %s", plan->name);
 	return TG_OK;
 }
 
-static int codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
+static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
                    const tg_opt *opts, size_t nopts, tg_ksrc *out);
 
-int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
+int tg_codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
                tg_ksrc *out)
 {
 	static const tg_opt none[1];
@@ -119,7 +165,7 @@ int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	return codegen(sink, caps, tg_codegen_noopt() ? none : NULL, 0, out);
 }
 
-int tg_codegen_opts(const tg_ast *sink, const struct tg_renderer_caps *caps,
+int tg_codegen_opts(const tg_uop *sink, const struct tg_renderer_caps *caps,
                     const tg_opt *opts, size_t nopts, tg_ksrc *out)
 {
 	static const tg_opt none[1];
@@ -127,84 +173,102 @@ int tg_codegen_opts(const tg_ast *sink, const struct tg_renderer_caps *caps,
 	return codegen(sink, caps, opts ? opts : none, opts ? nopts : 0, out);
 }
 
-static int codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
+/* Estimated work and memory traffic (for DEBUG=2 lines), and the
+ * launch geometry. */
+static void estimates(const tg_kernel *k, const tg_kplan *plan,
+                      tg_ksrc *out)
+{
+	double work = 1.0, bytes[64];
+	size_t nalu = 0;
+
+	for (size_t i = 0; i < plan->ndim; i++)
+		work *= (double)plan->full[i];
+	memset(bytes, 0, sizeof bytes);
+	for (size_t i = 0; i < k->n; i++) {
+		const tg_uop *a = k->order[i];
+		int buf = a->op == TG_LOAD || a->op == TG_STORE ? tg_ast_buf(a)
+		                                                : -1;
+		if (tg_op_arity(a->op))
+			nalu++;
+		if (buf < 0 || buf >= 64)
+			continue;
+		const tg_st *st = tg_kernel_st(k, a);
+		int64_t sz = 0;
+		if (tg_st_real_size(k->ir, st, &sz))
+			sz = tg_st_size(st);
+		double b = (double)sz * (double)tg_dtype_size(
+			tg_type_scalar(a->op == TG_STORE ? a->src[2]->dtype
+			                                 : a->dtype));
+		if (b > bytes[buf])
+			bytes[buf] = b;
+	}
+	out->flops = (double)nalu * work;
+	for (size_t i = 0; i < plan->nbufs; i++)
+		out->mem_bytes += bytes[i];
+	for (int g = 0; g < 3; g++) {
+		out->global[g] = plan->global[g] * plan->local_size[g];
+		out->local[g] = plan->local_size[g];
+	}
+	out->nbufs = plan->nbufs;
+	out->outs = plan->outs;
+}
+
+static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
                    const tg_opt *opts, size_t nopts, tg_ksrc *out)
 {
 	tg_kplan plan;
-	tg_ast **order = NULL;
+	tg_kernel k;
+	cg_settings set;
 	tg_ir *ir = NULL;
-	tg_uop *lsink = NULL, **lin = NULL;
-	size_t n = 0, nlin = 0, nalu = 0;
-	double work = 1.0, bytes[64];
+	tg_uop **lin = NULL;
+	size_t nlin = 0;
 	char opttext[TG_MAX_OPTS * 24];
 	int rc, noopt = opts && nopts == 0;
 
 	memset(out, 0, sizeof *out);
+	memset(&k, 0, sizeof k);
 	if (!sink || !caps)
 		return tg_error(TG_EINVAL, "codegen: NULL argument");
-	if ((rc = tg_lower_plan(sink, &plan)))
-		return tg_error_prefix("codegen");
-	if (caps->dialect != TG_DIALECT_C && caps->dialect != TG_DIALECT_OPENCL &&
-	    caps->dialect != TG_DIALECT_GLSL)
-		return tg_error(TG_EUNSUPPORTED,
-		                "codegen: kernel %s: no renderer for dialect %d",
-		                plan.name, caps->dialect);
-	if (plan.nbufs > 64)
-		return tg_error(TG_EUNSUPPORTED, "codegen: kernel %s: %zu buffers",
-		                plan.name, plan.nbufs);
-	if (!(order = tg_ast_toposort(sink, &n)))
+	if (!(ir = tg_ir_new()))
 		return TG_ENOMEM;
-	if ((rc = check_dtypes(order, n, caps, plan.name)))
+	read_settings(&set);
+	if ((rc = tg_kernel_open(&k, ir, sink)) ||
+	    (rc = after_pass(&set, k.sink, "schedule", "kernel")))
+		goto done;
+	if ((rc = tg_lower_plan(&k, &plan))) {
+		tg_error_prefix("codegen");
+		goto done;
+	}
+	rc = TG_EUNSUPPORTED;
+	if (caps->dialect != TG_DIALECT_C && caps->dialect != TG_DIALECT_OPENCL &&
+	    caps->dialect != TG_DIALECT_GLSL) {
+		tg_error(rc, "codegen: kernel %s: no renderer for dialect %d",
+		         plan.name, caps->dialect);
+		goto done;
+	}
+	if (plan.nbufs > 64) {
+		tg_error(rc, "codegen: kernel %s: %zu buffers", plan.name,
+		         plan.nbufs);
+		goto done;
+	}
+	if ((rc = check_dtypes(&k, caps, plan.name)))
 		goto done;
 
 	plan.caps = caps;
-	if ((rc = apply_opts(&plan, order, n, opts, nopts)))
+	if ((rc = apply_opts(&plan, &k, opts, nopts)))
 		goto done;
 	tg_kplan_format_opts(&plan, opttext, sizeof opttext);
 
-	if (!(ir = tg_ir_new())) {
-		rc = TG_ENOMEM;
-		goto done;
-	}
-	if ((rc = tg_lower(ir, sink, &plan, &lsink)) ||
-	    (rc = vectorize(ir, &lsink, caps, noopt)) ||
-	    (rc = tg_linearize(ir, lsink, &lin, &nlin))) {
+	if ((rc = passes(&set, &k, &plan, noopt, &lin, &nlin))) {
 		tg_error_prefix("codegen: kernel %s", plan.name);
 		goto done;
 	}
-
-	/* estimates and launch geometry */
-	for (size_t i = 0; i < plan.ndim; i++)
-		work *= (double)plan.full[i];
-	memset(bytes, 0, sizeof bytes);
-	for (size_t i = 0; i < n; i++) {
-		const tg_ast *a = order[i];
-		if (a->kind == TG_AST_ALU)
-			nalu++;
-		if ((a->kind == TG_AST_LOAD || a->kind == TG_AST_STORE) &&
-		    a->buf >= 0 && a->buf < 64) {
-			int64_t sz = 0;
-			if (tg_st_real_size(ir, a->st, &sz))
-				sz = tg_st_size(a->st);
-			double b = (double)sz * (double)tg_dtype_size(a->dtype);
-			if (b > bytes[a->buf])
-				bytes[a->buf] = b;
-		}
-	}
-	out->flops = (double)nalu * work;
-	for (size_t i = 0; i < plan.nbufs; i++)
-		out->mem_bytes += bytes[i];
-	for (int g = 0; g < 3; g++) {
-		out->global[g] = plan.global[g] * plan.local_size[g];
-		out->local[g] = plan.local_size[g];
-	}
-	out->nbufs = plan.nbufs;
-	out->outs = plan.outs;
+	estimates(&k, &plan, out);
 	out->nvars = 0;
 	out->vars = NULL;
 	out->name = tg_strdup(plan.name, "codegen");
 	out->opts = tg_strdup(opttext, "codegen");
-	out->ast_text = tg_ast_format(sink);
+	out->ast_text = tg_ast_format(k.sink);
 	out->linear_text = linear_text(lin, nlin);
 	if (!out->name || !out->opts || !out->ast_text || !out->linear_text) {
 		rc = tg_error_oom("codegen");
@@ -220,7 +284,7 @@ done:
 	if (rc)
 		tg_ksrc_free(out);
 	free(lin);
-	free(order);
+	tg_kernel_close(&k);
 	tg_ir_free(ir);
 	return rc;
 }

@@ -6,10 +6,11 @@
  * C-family renderer (renderer/cstyle.py).  Internal; never installed.
  *
  * Lifetime scheme:
- *  - A kernel AST lives in a tg_kast, which owns every node and every
- *    shape tracker in it; tg_kast_free() releases all of it.  Nodes are
- *    immutable once built and may be shared (a DAG).
- *  - Lowered IR lives in a tg_ir context owned by whoever made it.
+ *  - A kernel AST is a uop graph in the tg_ir context it was built in
+ *    (the scheduler's long-lived kernel context, or a test's).  Codegen
+ *    imports it into a context of its own (tg_kernel_open), so it never
+ *    writes to the caller's context and may run on any thread.
+ *  - Lowered IR lives in that same compilation context.
  *  - A tg_ksrc owns its strings.
  */
 #ifndef TG_CODEGEN_H
@@ -19,87 +20,106 @@
 
 /* ------------------------------------------------------ codegen/ast.c */
 
-/* The kernel AST (tinygrad's LazyOp tree with MemBuffer/ConstBuffer).
+/* The kernel AST (tinygrad's LazyOp tree) is a uop graph: one IR from
+ * the scheduler to the renderer.  Its nodes:
+ *   SINK         the STOREs; STORE i writes kernel buffer i (outputs are
+ *                buffers 0..nstores-1, inputs follow)
+ *   STORE        (DEFINE_GLOBAL, SHAPETRACKER, value)
+ *   LOAD         (DEFINE_GLOBAL, SHAPETRACKER), typed as the element
+ *   CONST        (SHAPETRACKER), arg.v the value: 0 outside the mask
+ *   REDUCE_AXIS  (value), arg.v.i TG_ADD or TG_MAX, arg.a the axes
+ *   ALU ops, CAST, BITCAST on scalar types
+ *   DEFINE_GLOBAL ptr(global) to the element type, arg.v.i the buffer
+ *   SHAPETRACKER/VIEW the tracker (shape.h, tg_st_uop)
+ * Interned like any graph, so two equal kernels built in one context
+ * are one SINK pointer.
  *
  * Invariants the scheduler guarantees and codegen relies on:
- *  - The root is a SINK whose sources are STOREs; STORE i writes kernel
- *    buffer i (outputs are buffers 0..nstores-1, inputs follow).
- *  - Every st in one kernel has the same ndim.  On each axis the shapes
- *    agree, except that nodes above a REDUCE (the STOREs and what is
- *    computed from the reduce's result) have 1 on the reduced axes, and
- *    a CONST may have 1 anywhere (it is broadcast).
- *  - Every REDUCE of a kernel reduces the same axes of the same shape
- *    (usually there is one; outputs sharing it share the node).  No
- *    REDUCE is below another.
- *  - LOAD/CONST/STORE shape trackers map the kernel's index space to the
- *    buffer (LOAD/STORE) or to nothing (CONST: only the mask matters:
- *    outside it the value is 0).
- *  - A STORE's st has no mask and maps every index to a distinct
+ *  - Every tracker in one kernel has the same ndim.  On each axis the
+ *    shapes agree, except that nodes above a REDUCE_AXIS (the STOREs and
+ *    what is computed from the reduce's result) have 1 on the reduced
+ *    axes, and a CONST may have 1 anywhere (it is broadcast).
+ *  - Every REDUCE_AXIS of a kernel reduces the same axes of the same
+ *    shape (outputs sharing it share the node).  None is below another.
+ *  - A STORE's tracker has no mask and maps every index to a distinct
  *    element (outputs are written once per element). */
-enum tg_ast_kind {
-	TG_AST_SINK,    /* src: the STOREs */
-	TG_AST_STORE,   /* src[0]: the value; buf, st */
-	TG_AST_LOAD,    /* buf, st, dtype */
-	TG_AST_CONST,   /* value (by dtype), st, dtype */
-	TG_AST_ALU,     /* op: a tg_op with arity 1-3; src; dtype */
-	TG_AST_CAST,    /* src[0] converted to dtype */
-	TG_AST_BITCAST, /* src[0]'s bits as dtype (same size) */
-	TG_AST_REDUCE   /* op: TG_ADD or TG_MAX; axes; src[0] */
-};
 
-typedef struct tg_ast tg_ast;
-struct tg_ast {
-	uint8_t kind;     /* enum tg_ast_kind */
-	uint16_t op;      /* ALU: tg_op; REDUCE: TG_ADD or TG_MAX */
-	tg_dtype dtype;   /* the value's type; STORE: the stored type */
-	int32_t buf;      /* LOAD/STORE: kernel buffer index */
-	tg_scalar value;  /* CONST, normalized to dtype */
-	tg_st *st;        /* LOAD/CONST/STORE; owned by the kast */
-	uint32_t axes;    /* REDUCE: bit i set when axis i is reduced */
-	uint32_t nsrc;
-	tg_ast **src;     /* owned by the kast */
-	uint32_t id;      /* creation order within the kast */
-};
+/* Builders (tinygrad's LazyOp constructors), with the types checked:
+ * ALU operands agree (WHERE: bool, then two of one type), CMPLT/CMPNE
+ * give bool, BITCAST keeps the size, a reduce's axes exist.  Each takes
+ * ownership of `st` (freed even on failure).  NULL on an error or a NULL
+ * source, the first error sticky in ir.  Nodes owned by ir. */
+tg_uop *tg_ast_load(tg_ir *ir, int buf, tg_dtype dt, tg_st *st);
+tg_uop *tg_ast_const(tg_ir *ir, tg_dtype dt, tg_scalar v, tg_st *st);
+tg_uop *tg_ast_alu(tg_ir *ir, unsigned op, tg_uop *a, tg_uop *b,
+                   tg_uop *c);
+tg_uop *tg_ast_cast(tg_ir *ir, tg_uop *a, tg_dtype dt);
+tg_uop *tg_ast_bitcast(tg_ir *ir, tg_uop *a, tg_dtype dt);
+tg_uop *tg_ast_reduce(tg_ir *ir, unsigned op, tg_uop *a, uint32_t axes);
+tg_uop *tg_ast_store(tg_ir *ir, int buf, tg_uop *value, tg_st *st);
+tg_uop *tg_ast_sink(tg_ir *ir, tg_uop *const *stores, size_t n);
 
-/* Owner of one kernel's AST. */
-typedef struct tg_kast {
-	tg_arena arena;  /* nodes and source arrays */
-	TG_VEC(tg_st *) sts; /* every st handed to a builder */
-	uint32_t count;  /* nodes made */
-	int status;      /* first error (sticky), TG_OK */
-	tg_ast *sink;    /* set by tg_ast_sink */
-} tg_kast;
-
-/* A new empty AST owner; NULL on OOM.  tg_kast_free() releases it. */
-tg_kast *tg_kast_new(void);
-void tg_kast_free(tg_kast *k);
-/* Builders.  Each takes ownership of `st` (even on failure) and returns
- * NULL on OOM or when a source is NULL (the error sticks in k->status
- * and tg_last_error).  Types are checked: ALU operands agree (WHERE:
- * bool, then two of dtype), CMPLT/CMPNE give bool, BITCAST keeps the
- * size. */
-tg_ast *tg_ast_load(tg_kast *k, int buf, tg_dtype dt, tg_st *st);
-tg_ast *tg_ast_const(tg_kast *k, tg_dtype dt, tg_scalar v, tg_st *st);
-tg_ast *tg_ast_alu(tg_kast *k, unsigned op, tg_ast *a, tg_ast *b,
-                   tg_ast *c);
-tg_ast *tg_ast_cast(tg_kast *k, tg_ast *a, tg_dtype dt);
-tg_ast *tg_ast_bitcast(tg_kast *k, tg_ast *a, tg_dtype dt);
-tg_ast *tg_ast_reduce(tg_kast *k, unsigned op, tg_ast *a, uint32_t axes);
-tg_ast *tg_ast_store(tg_kast *k, int buf, tg_ast *value, tg_st *st);
-/* Sets k->sink to SINK(stores); returns it. */
-tg_ast *tg_ast_sink(tg_kast *k, tg_ast *const *stores, size_t n);
-/* The kernel's full shape: per axis the largest extent among its sts
- * (ndim into *ndim, at most TG_MAX_DIMS entries into shape). */
-int tg_ast_full_shape(const tg_ast *sink, size_t *ndim, tg_sint *shape);
-/* Canonical text of the AST: one line per node in topological order,
- * e.g. "%3 LOAD float32 buf1 ShapeTracker(...)", "%5 ALU ADD float32
- * %3 %4", "%6 REDUCE ADD float32 axes(1) %5".  Equal text means equal
- * kernels: the method cache keys on it and DEBUG>=3 prints it.  New
- * string (free()) or NULL on OOM. */
-char *tg_ast_format(const tg_ast *sink);
-/* Every node under sink, sources first, each once.  Array owned by the
+/* The buffer a LOAD or STORE reads or writes. */
+static inline int tg_ast_buf(const tg_uop *u)
+{
+	return (int)u->src[0]->arg.v.i;
+}
+/* The SHAPETRACKER node of a LOAD, STORE or CONST of an AST; NULL for
+ * other nodes (and for the plain CONSTs inside trackers). */
+static inline const tg_uop *tg_ast_st_node(const tg_uop *u)
+{
+	if (u->op == TG_LOAD || u->op == TG_STORE ||
+	    (u->op == TG_CONST && u->nsrc == 1))
+		return u->src[1 - (u->op == TG_CONST)];
+	return NULL;
+}
+/* The reduce op of a REDUCE_AXIS (TG_ADD, TG_MAX) and its axes. */
+static inline unsigned tg_ast_reduce_op(const tg_uop *u)
+{
+	return (unsigned)u->arg.v.i;
+}
+static inline uint32_t tg_ast_reduce_axes(const tg_uop *u)
+{
+	return (uint32_t)u->arg.a;
+}
+/* The kernel's full shape: per axis the largest extent among its
+ * trackers (ndim into *ndim, at most TG_MAX_DIMS entries into shape;
+ * symbolic entries are nodes of sink's context). */
+int tg_ast_full_shape(const tg_uop *sink, size_t *ndim, tg_sint *shape);
+/* Readable text of the AST for DEBUG>=3 and tests: one line per node
+ * in topological order, trackers and buffers folded into their users:
+ * "%3 LOAD float32 buf1 ShapeTracker(...)", "%5 ALU ADD float32 %3 %4",
+ * "%6 REDUCE ADD float32 axes(1) %5".  New string (free()) or NULL on
+ * OOM.  Never on the launch path: the method cache keys on nodes. */
+char *tg_ast_format(const tg_uop *sink);
+/* The AST's nodes under sink, sources first, each once, without the
+ * trackers, their constants and the DEFINE_GLOBALs.  Array owned by the
  * caller (free()); NULL on OOM. */
-tg_ast **tg_ast_toposort(const tg_ast *sink, size_t *n);
+tg_uop **tg_ast_toposort(const tg_uop *sink, size_t *n);
+
+/* A kernel as codegen reads it: the AST imported into the compilation's
+ * own context (dense ids, no sharing with other threads), its nodes in
+ * order, and each LOAD/STORE/CONST's tracker decoded, by node id. */
+typedef struct tg_kernel {
+	tg_ir *ir;          /* borrowed: owns sink and every node */
+	tg_uop *sink;
+	tg_uop **order;     /* tg_ast_toposort(sink), owned */
+	size_t n;
+	tg_st **st;         /* by id: the node's tracker or NULL, owned */
+	uint32_t nid;
+} tg_kernel;
+
+/* Imports ast (a SINK, from any context) into ir and decodes it into
+ * *k.  TG_OK, or an error (OOM, not a SINK, a malformed tracker) with
+ * nothing to close. */
+int tg_kernel_open(tg_kernel *k, tg_ir *ir, const tg_uop *ast);
+void tg_kernel_close(tg_kernel *k);
+/* The tracker of a LOAD, STORE or CONST of k (borrowed), else NULL. */
+static inline const tg_st *tg_kernel_st(const tg_kernel *k,
+                                        const tg_uop *u)
+{
+	return u->id < k->nid ? k->st[u->id] : NULL;
+}
 
 /* ---------------------------------------------------- codegen/kernel.c */
 
@@ -138,9 +158,8 @@ struct tg_kplan;
 int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
 /* tinygrad's hand_coded_optimizations (see kernel.c) on a plan without
  * opts: register blocking and unrolling everywhere, a grouped reduce
- * and local axes where p->caps has work groups.  `order` is the
- * kernel's AST (tg_ast_toposort). */
-int tg_kplan_hand_opt(struct tg_kplan *p, tg_ast *const *order, size_t n);
+ * and local axes where p->caps has work groups. */
+int tg_kplan_hand_opt(struct tg_kplan *p, const tg_kernel *k);
 /* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */
 void tg_kplan_format_opts(const struct tg_kplan *p, char *buf, size_t len);
 
@@ -172,12 +191,12 @@ int tg_codegen_noopt(void);
  * success *out is filled and owned by the caller (tg_ksrc_free).  Errors
  * (a dialect without a renderer, a dtype the device lacks, OOM) return a
  * negative status with a message naming the kernel. */
-int tg_codegen(const tg_ast *sink, const struct tg_renderer_caps *caps,
+int tg_codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
                tg_ksrc *out);
 /* tg_codegen with exactly these opts in order (none when nopts is 0,
  * as NOOPT), for tests and searches: an opt the plan refuses is the
  * error. */
-int tg_codegen_opts(const tg_ast *sink, const struct tg_renderer_caps *caps,
+int tg_codegen_opts(const tg_uop *sink, const struct tg_renderer_caps *caps,
                     const tg_opt *opts, size_t nopts, tg_ksrc *out);
 void tg_ksrc_free(tg_ksrc *ks);
 
@@ -249,10 +268,10 @@ typedef struct tg_kplan {
  * rewritten sink, or NULL (error set). */
 tg_uop *tg_collapse_loops(tg_ir *ir, tg_uop *sink);
 
-/* Classifies sink's axes into *p (no opts, caps NULL: set it before
+/* Classifies k's axes into *p (no opts, caps NULL: set it before
  * applying LOCAL or GROUP).  Errors: symbolic shapes (TG_EUNSUPPORTED),
  * a malformed AST, OOM. */
-int tg_lower_plan(const tg_ast *sink, tg_kplan *p);
+int tg_lower_plan(const tg_kernel *k, tg_kplan *p);
 /* The extent of axis ax left to a launch index or loop once its
  * upcast, local and group parts are split off. */
 int64_t tg_kplan_outer(const tg_kplan *p, size_t ax);
@@ -260,8 +279,8 @@ int64_t tg_kplan_outer(const tg_kplan *p, size_t ax);
  * full, upcast, local and group (an axis whose extent left is 1 is in
  * neither gaxes nor raxes). */
 void tg_kplan_update(tg_kplan *p);
-/* The lowered IR of sink under plan p: SINK(stores) in *out, owned by
- * ir.  Index math is simplified (tg_sym_*).  An axis with upcast[ax] =
+/* The lowered IR of k under plan p: SINK(stores) in *out, owned by
+ * k->ir.  Index math is simplified (tg_sym_*).  An axis with upcast[ax] =
  * u > 1 is indexed outer*u + i, and the body is lowered once per value
  * i (constants substituted): one load, ALU and store per copy, one
  * accumulator per copy of the global (upcasted) axes, the copies of
@@ -273,8 +292,7 @@ void tg_kplan_update(tg_kplan *p);
  * and the thread with group lidx 0 stores.  Loop collapse follows: a
  * reduce term that adds a loop-invariant value under conditions linear
  * in the loop becomes value * count (no loop). */
-int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
-             tg_uop **out);
+int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out);
 
 /* -------------------------------------------------- codegen/vectorize.c */
 

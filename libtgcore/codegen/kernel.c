@@ -212,7 +212,7 @@ static int broadcast_upcast(const tg_kplan *p, const tg_st *st)
 /* The global axis to block next: one split by SPLIT along which some
  * LOAD is broadcast, preferring (as tinygrad) the fewest buffers moving
  * along it, then the smallest strides.  -1 when none. */
-static int block_axis(const tg_kplan *p, tg_ast *const *order, size_t n)
+static int block_axis(const tg_kplan *p, const tg_kernel *k)
 {
 	int best = -1;
 	int64_t bkey[2] = { 0, 0 };
@@ -223,13 +223,14 @@ static int block_axis(const tg_kplan *p, tg_ast *const *order, size_t n)
 		int bcast = 0;
 		if (p->upcast[ax] > 1 || left(p, ax) % SPLIT)
 			continue;
-		for (size_t i = 0; i < n; i++) {
-			const tg_ast *a = order[i];
-			if (a->kind != TG_AST_LOAD && a->kind != TG_AST_STORE)
+		for (size_t i = 0; i < k->n; i++) {
+			const tg_uop *a = k->order[i];
+			if (a->op != TG_LOAD && a->op != TG_STORE)
 				continue;
-			int64_t s = stride(a->st, ax);
-			if (a->kind == TG_AST_LOAD && s == 0 &&
-			    !broadcast_upcast(p, a->st))
+			const tg_st *st = tg_kernel_st(k, a);
+			int64_t s = stride(st, ax);
+			if (a->op == TG_LOAD && s == 0 &&
+			    !broadcast_upcast(p, st))
 				bcast = 1;
 			key[0] += s != 0;
 			key[1] += s > 0 ? s : 0;
@@ -245,12 +246,12 @@ static int block_axis(const tg_kplan *p, tg_ast *const *order, size_t n)
 
 /* 1. Register blocking: each thread computes a SPLIT x SPLIT block of a
  * matmul's outputs, reusing every loaded element SPLIT times. */
-static int opt_block(tg_kplan *p, tg_ast *const *order, size_t n)
+static int opt_block(tg_kplan *p, const tg_kernel *k)
 {
 	int ax, rc;
 
-	for (int k = 0; k < 2 && copies(p, 0) * SPLIT <= MAX_BLOCK; k++) {
-		if ((ax = block_axis(p, order, n)) < 0)
+	for (int i = 0; i < 2 && copies(p, 0) * SPLIT <= MAX_BLOCK; i++) {
+		if ((ax = block_axis(p, k)) < 0)
 			break;
 		if ((rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UPCAST, ax,
 		                                          SPLIT })))
@@ -327,12 +328,12 @@ static int opt_group(tg_kplan *p)
 }
 
 /* Whether some buffer is broadcast (stride 0) along axis ax. */
-static int expand_axis(tg_ast *const *order, size_t n, size_t ax)
+static int expand_axis(const tg_kernel *k, size_t ax)
 {
-	for (size_t i = 0; i < n; i++)
-		if ((order[i]->kind == TG_AST_LOAD ||
-		     order[i]->kind == TG_AST_STORE) &&
-		    stride(order[i]->st, ax) == 0)
+	for (size_t i = 0; i < k->n; i++)
+		if ((k->order[i]->op == TG_LOAD ||
+		     k->order[i]->op == TG_STORE) &&
+		    stride(tg_kernel_st(k, k->order[i]), ax) == 0)
 			return 1;
 	return 0;
 }
@@ -341,7 +342,7 @@ static int expand_axis(tg_ast *const *order, size_t n, size_t ax)
  * items a group: broadcast axes first (their loads are shared by the
  * group), then the innermost; sizes 32 (outermost axis only), 16, 8,
  * 4, 3, 2, the first that divides (tinygrad's ranking). */
-static int opt_locals(tg_kplan *p, tg_ast *const *order, size_t n)
+static int opt_locals(tg_kplan *p, const tg_kernel *k)
 {
 	uint32_t ax_of[TG_MAX_DIMS];
 	int64_t amt[TG_MAX_DIMS], size = 1;
@@ -352,7 +353,7 @@ static int opt_locals(tg_kplan *p, tg_ast *const *order, size_t n)
 		return TG_OK;
 	for (int e = 1; e >= 0; e--)  /* broadcast axes, then the rest */
 		for (size_t g = p->nglobal; g-- > 0;)
-			if (expand_axis(order, n, p->gaxes[g]) == e)
+			if (expand_axis(k, p->gaxes[g]) == e)
 				rank[nrank++] = p->gaxes[g];
 	for (size_t r = 0; r < nrank && nto < 3; r++) {
 		static const int64_t cand[] = { 32, 16, 8, 4, 3, 2 };
@@ -375,16 +376,16 @@ static int opt_locals(tg_kplan *p, tg_ast *const *order, size_t n)
 	return TG_OK;
 }
 
-int tg_kplan_hand_opt(tg_kplan *p, tg_ast *const *order, size_t n)
+int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 {
 	int rc;
 
 	for (size_t i = 0; i < p->ndim; i++)
 		if (p->full[i] == 0)
 			return TG_OK;  /* refused by lowering anyway */
-	if ((rc = opt_group(p)) || (rc = opt_block(p, order, n)) ||
+	if ((rc = opt_group(p)) || (rc = opt_block(p, k)) ||
 	    (rc = opt_unroll(p)) || (rc = opt_upcast_last(p)) ||
-	    (rc = opt_locals(p, order, n)))
+	    (rc = opt_locals(p, k)))
 		return tg_error_prefix("opt: kernel %s", p->name);
 	return TG_OK;
 }

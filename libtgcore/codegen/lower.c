@@ -29,15 +29,14 @@
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 
-int tg_lower_plan(const tg_ast *sink, tg_kplan *p)
+int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 {
 	tg_sint shape[TG_MAX_DIMS];
-	tg_ast **order;
-	size_t n, nd, i;
+	size_t nd, i;
 	int rc, has_reduce = 0;
 
 	memset(p, 0, sizeof *p);
-	if ((rc = tg_ast_full_shape(sink, &nd, shape)))
+	if ((rc = tg_ast_full_shape(k->sink, &nd, shape)))
 		return rc;
 	for (i = 0; i < nd; i++) {
 		if (!tg_sint_is_int(shape[i]))
@@ -47,21 +46,19 @@ int tg_lower_plan(const tg_ast *sink, tg_kplan *p)
 		p->full[i] = shape[i].c;
 	}
 	p->ndim = nd;
-	if (!(order = tg_ast_toposort(sink, &n)))
-		return TG_ENOMEM;
-	for (i = 0; i < n; i++) {
-		const tg_ast *a = order[i];
-		if (a->kind == TG_AST_REDUCE) {
-			p->reduce_axes |= a->axes;
+	for (i = 0; i < k->n; i++) {
+		const tg_uop *a = k->order[i];
+		int buf = a->op == TG_LOAD || a->op == TG_STORE ? tg_ast_buf(a)
+		                                                : -1;
+		if (a->op == TG_REDUCE_AXIS) {
+			p->reduce_axes |= tg_ast_reduce_axes(a);
 			has_reduce = 1;
 		}
-		if ((a->kind == TG_AST_LOAD || a->kind == TG_AST_STORE) &&
-		    a->buf >= 0 && (size_t)a->buf + 1 > p->nbufs)
-			p->nbufs = (size_t)a->buf + 1;
-		if (a->kind == TG_AST_STORE && a->buf >= 0 && a->buf < 32)
-			p->outs |= 1u << a->buf;
+		if (buf >= 0 && (size_t)buf + 1 > p->nbufs)
+			p->nbufs = (size_t)buf + 1;
+		if (a->op == TG_STORE && buf >= 0 && buf < 32)
+			p->outs |= 1u << buf;
 	}
-	free(order);
 	p->has_reduce = has_reduce;
 	for (i = 0; i < nd; i++)
 		p->upcast[i] = p->local[i] = p->group[i] = 1;
@@ -147,6 +144,7 @@ void tg_kplan_update(tg_kplan *p)
 
 typedef struct lower_state {
 	tg_ir *ir;
+	const tg_kernel *k;
 	const tg_kplan *p;
 	tg_uop *base[TG_MAX_DIMS];     /* per axis: gidx, loop or 0 */
 	tg_uop *axis_idx[TG_MAX_DIMS]; /* per axis, in the current copy */
@@ -259,20 +257,20 @@ static size_t group_of(const lower_state *ls, size_t c)
  * copies in ascending order, which is the order of the loop they were
  * unrolled from (so results match the NOOPT kernel bit for bit).
  * Without loops left, the copies fold without an accumulator. */
-static tg_scalar reduce_init(const tg_ast *a)
+static tg_scalar reduce_init(const tg_uop *a)
 {
 	tg_scalar init;
 
-	if (a->op == TG_ADD)
+	if (tg_ast_reduce_op(a) == TG_ADD)
 		init.u = 0;
 	else
-		init = tg_dtype_min(a->dtype);
+		init = tg_dtype_min(tg_type_scalar(a->dtype));
 	return init;
 }
 
 /* The reduce of copy group g over this thread's part: an accumulator
  * over the loops, the unrolled copies folded in. */
-static tg_uop *reduce_part(lower_state *ls, const tg_ast *a, size_t g)
+static tg_uop *reduce_part(lower_state *ls, const tg_uop *a, size_t g)
 {
 	tg_ir *ir = ls->ir;
 	size_t src_id = a->src[0]->id * ls->ncopy;
@@ -293,8 +291,8 @@ static tg_uop *reduce_part(lower_state *ls, const tg_ast *a, size_t g)
 	for (size_t k = g; k < ls->ncopy; k++)
 		if (group_of(ls, k) == g)
 			u = !u ? ls->val[src_id + k]
-			       : tg_uop_alu(ir, a->op, u, ls->val[src_id + k],
-			                    NULL);
+			       : tg_uop_alu(ir, tg_ast_reduce_op(a), u,
+			                    ls->val[src_id + k], NULL);
 	if (ls->nranges == 0 || !u)
 		return u;
 	return tg_uop2(ir, TG_PHI, a->dtype, acc, u);
@@ -325,7 +323,7 @@ static tg_uop *flat_lidx(lower_state *ls, int grouped, int64_t *count)
  * one barrier each thread folds its group's parts in order (so every
  * thread holds the result; the store is gated to group item 0).  All
  * copies are made on the first call. */
-static tg_uop *lower_grouped(lower_state *ls, const tg_ast *a, size_t c)
+static tg_uop *lower_grouped(lower_state *ls, const tg_uop *a, size_t c)
 {
 	tg_ir *ir = ls->ir;
 	int64_t nl, ng, nslot = 0;
@@ -388,12 +386,12 @@ static tg_uop *lower_grouped(lower_state *ls, const tg_ast *a, size_t c)
 		                         &aa);
 		ls->val[a->id * ls->ncopy + g] =
 			tg_uop2(ir, TG_PHI, a->dtype, acc,
-			        tg_uop_alu(ir, a->op, acc, ld, NULL));
+			        tg_uop_alu(ir, tg_ast_reduce_op(a), acc, ld, NULL));
 	}
 	return ls->val[a->id * ls->ncopy];
 }
 
-static tg_uop *lower_reduce(lower_state *ls, const tg_ast *a, size_t c)
+static tg_uop *lower_reduce(lower_state *ls, const tg_uop *a, size_t c)
 {
 	size_t g = group_of(ls, c);
 
@@ -407,7 +405,7 @@ static tg_uop *lower_reduce(lower_state *ls, const tg_ast *a, size_t c)
 
 /* SINK of every copy of every store, each distinct store once (copies
  * that differ only in unrolled axes are the same node). */
-static int lower_sink(lower_state *ls, const tg_ast *a, tg_uop **res)
+static int lower_sink(lower_state *ls, const tg_uop *a, tg_uop **res)
 {
 	size_t n = 0, m = (size_t)a->nsrc * ls->ncopy;
 	tg_uop **src = malloc((m ? m : 1) * sizeof *src);
@@ -430,86 +428,91 @@ static int lower_sink(lower_state *ls, const tg_ast *a, tg_uop **res)
 	return TG_OK;
 }
 
+/* The value of source i of a in copy c. */
+static tg_uop *src_val(const lower_state *ls, const tg_uop *a, unsigned i,
+                       size_t c)
+{
+	return ls->val[a->src[i]->id * ls->ncopy + c];
+}
+
+/* A LOAD or a CONST through its tracker: the value where the tracker
+ * is valid, else 0. */
+static int lower_leaf(lower_state *ls, const tg_uop *a, tg_uop **res)
+{
+	tg_ir *ir = ls->ir;
+	tg_dtype dt = tg_type_scalar(a->dtype);
+	tg_uop *idx, *valid, *b = NULL, *v;
+	int rc, cb;
+
+	if (a->op == TG_LOAD &&
+	    !(b = buf_of(ls, tg_ast_buf(a), dt,
+	                 (ls->p->outs >> tg_ast_buf(a)) & 1u)))
+		return tg_last_status();
+	if ((rc = st_index(ls, tg_kernel_st(ls->k, a), &idx, &valid)))
+		return rc;
+	cb = const_bool(valid);
+	if (cb == 0)
+		*res = zero_of(ir, dt);
+	else if (a->op == TG_CONST) {
+		v = tg_uop_const(ir, dt, a->arg.v);
+		*res = cb == 1 ? v : tg_uop3(ir, TG_WHERE, dt, valid, v,
+		                             zero_of(ir, dt));
+	} else {
+		tg_uop *src[4] = { b, idx, valid, zero_of(ir, dt) };
+		*res = tg_uop_new(ir, TG_LOAD, dt, src, cb == 1 ? 2 : 4, NULL);
+	}
+	return TG_OK;
+}
+
+static int lower_store(lower_state *ls, const tg_uop *a, size_t c,
+                       tg_uop **res)
+{
+	tg_dtype dt = tg_type_scalar(a->src[2]->dtype);
+	tg_uop *b = buf_of(ls, tg_ast_buf(a), dt, 1), *idx, *valid;
+	int rc;
+
+	if (!b)
+		return tg_last_status();
+	if ((rc = st_index(ls, tg_kernel_st(ls->k, a), &idx, &valid)))
+		return rc;
+	tg_uop *src[4] = { b, idx, src_val(ls, a, 2, c), ls->store_gate };
+	*res = tg_uop_new(ls->ir, TG_STORE, TG_VOID, src,
+	                  ls->store_gate ? 4 : 3, NULL);
+	return TG_OK;
+}
+
 /* Copy c of node a: sources from copy c, indices as set by
  * set_copy. */
-static int lower_node(lower_state *ls, const tg_ast *a, size_t c,
+static int lower_node(lower_state *ls, const tg_uop *a, size_t c,
                       tg_uop **res)
 {
 	tg_ir *ir = ls->ir;
-	tg_uop *s[3] = { NULL, NULL, NULL }, *idx, *valid, *u = NULL;
-	int rc, cb;
+	unsigned n = tg_op_arity(a->op);
+	tg_uop *u = NULL;  /* not *res: it may be a value read below */
+	int rc = TG_OK;
 
-	for (uint32_t i = 0; i < a->nsrc && i < 3; i++)
-		s[i] = ls->val[a->src[i]->id * ls->ncopy + c];
-	switch (a->kind) {
-	case TG_AST_LOAD: {
-		tg_uop *b = buf_of(ls, a->buf, a->dtype,
-		                   (ls->p->outs >> a->buf) & 1u);
-		if (!b)
-			return tg_last_status();
-		if ((rc = st_index(ls, a->st, &idx, &valid)))
-			return rc;
-		cb = const_bool(valid);
-		if (cb == 0) {
-			u = zero_of(ir, a->dtype);
-		} else if (cb == 1) {
-			tg_uop *src[2] = { b, idx };
-			u = tg_uop_new(ir, TG_LOAD, a->dtype, src, 2, NULL);
-		} else {
-			tg_uop *src[4] = { b, idx, valid, zero_of(ir, a->dtype) };
-			u = tg_uop_new(ir, TG_LOAD, a->dtype, src, 4, NULL);
-		}
-		break;
-	}
-	case TG_AST_CONST:
-		u = tg_uop_const(ir, a->dtype, a->value);
-		if (a->st) {
-			if ((rc = st_index(ls, a->st, &idx, &valid)))
-				return rc;
-			cb = const_bool(valid);
-			if (cb == 0)
-				u = zero_of(ir, a->dtype);
-			else if (cb < 0)
-				u = tg_uop3(ir, TG_WHERE, a->dtype, valid, u,
-				            zero_of(ir, a->dtype));
-		}
-		break;
-	case TG_AST_ALU:
-		u = tg_uop_alu(ir, a->op, s[0], a->nsrc > 1 ? s[1] : NULL,
-		               a->nsrc > 2 ? s[2] : NULL);
-		break;
-	case TG_AST_CAST:
-		u = tg_uop1(ir, TG_CAST, a->dtype, s[0]);
-		break;
-	case TG_AST_BITCAST:
-		u = tg_uop1(ir, TG_BITCAST, a->dtype, s[0]);
-		break;
-	case TG_AST_REDUCE:
-		if (a->op != TG_ADD && a->op != TG_MAX)
-			return tg_error(TG_EUNSUPPORTED, "lower: REDUCE %s",
-			                tg_op_name(a->op));
+	if (n)
+		u = tg_uop_alu(ir, a->op, src_val(ls, a, 0, c),
+		               n > 1 ? src_val(ls, a, 1, c) : NULL,
+		               n > 2 ? src_val(ls, a, 2, c) : NULL);
+	else if (a->op == TG_LOAD || a->op == TG_CONST)
+		rc = lower_leaf(ls, a, &u);
+	else if (a->op == TG_CAST || a->op == TG_BITCAST)
+		u = tg_uop1(ir, a->op, a->dtype, src_val(ls, a, 0, c));
+	else if (a->op == TG_REDUCE_AXIS)
 		u = lower_reduce(ls, a, c);
-		break;
-	case TG_AST_STORE: {
-		tg_uop *b = buf_of(ls, a->buf, a->dtype, 1);
-		if (!b)
-			return tg_last_status();
-		if ((rc = st_index(ls, a->st, &idx, &valid)))
-			return rc;
-		tg_uop *src[4] = { b, idx, s[0], ls->store_gate };
-		u = tg_uop_new(ir, TG_STORE, TG_VOID, src,
-		               ls->store_gate ? 4 : 3, NULL);
-		break;
-	}
-	case TG_AST_SINK:
+	else if (a->op == TG_STORE)
+		rc = lower_store(ls, a, c, &u);
+	else if (a->op == TG_SINK)
 		return lower_sink(ls, a, res);
-	default:
-		return tg_error(TG_EINVAL, "lower: AST kind %d", a->kind);
-	}
-	if (!u)
-		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
-	*res = u;
-	return TG_OK;
+	else
+		return tg_error(TG_EINVAL, "lower: %s in a kernel AST",
+		                tg_op_name(a->op));
+	if (rc == TG_OK && !u)
+		rc = tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
+	if (rc == TG_OK)
+		*res = u;
+	return rc;
 }
 
 /* Local indices: a global axis's index becomes gidx*L + lidx, a
@@ -594,17 +597,17 @@ static void set_bases(lower_state *ls)
 	set_locals(ls);
 }
 
-int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
-             tg_uop **out)
+int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 {
+	tg_ir *ir = k->ir;
 	lower_state ls;
-	tg_ast **order = NULL;
-	size_t n, i;
+	size_t i;
 	uint32_t maxid = 0;
 	int rc = TG_OK;
 
 	memset(&ls, 0, sizeof ls);
 	ls.ir = ir;
+	ls.k = k;
 	ls.p = p;
 	ls.zero = tg_sym_int(ir, 0);
 	ls.ncopy = 1;
@@ -625,19 +628,13 @@ int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
 		if (p->full[i] == 0)
 			return tg_error(TG_EUNSUPPORTED,
 			                "lower: empty kernel (0-size axis %zu)", i);
-	if (!(order = tg_ast_toposort(sink, &n)))
-		return TG_ENOMEM;
-	for (i = 0; i < n; i++)
-		if (order[i]->id > maxid)
-			maxid = order[i]->id;
+	maxid = k->sink->id;  /* sources have smaller ids */
 	ls.val = calloc(((size_t)maxid + 1) * ls.ncopy, sizeof *ls.val);
-	if (!ls.val) {
-		rc = tg_error_oom("lower");
-		goto done;
-	}
-	for (i = 0; i < n && rc == TG_OK; i++) {
-		const tg_ast *a = order[i];
-		if (a->kind == TG_AST_SINK) {
+	if (!ls.val)
+		return tg_error_oom("lower");
+	for (i = 0; i < k->n && rc == TG_OK; i++) {
+		const tg_uop *a = k->order[i];
+		if (a->op == TG_SINK) {
 			rc = lower_node(&ls, a, 0, &ls.val[a->id * ls.ncopy]);
 			continue;
 		}
@@ -648,10 +645,8 @@ int tg_lower(tg_ir *ir, const tg_ast *sink, const tg_kplan *p,
 		}
 	}
 	if (rc == TG_OK &&
-	    !(*out = tg_collapse_loops(ir, ls.val[sink->id * ls.ncopy])))
+	    !(*out = tg_collapse_loops(ir, ls.val[k->sink->id * ls.ncopy])))
 		rc = tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
-done:
 	free(ls.val);
-	free(order);
 	return rc;
 }

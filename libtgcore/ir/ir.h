@@ -151,6 +151,7 @@ int tg_exec_bitcast(tg_scalar v, unsigned from, unsigned to,
 #define TG_OPF_UNSAFE_PAD 8u /* f(0) != 0: a padded region cannot fold */
 #define TG_OPS(X)                                                     \
 	X(SINK, 0, 0) X(EXPAND, 0, 0) X(CONTRACT, 0, 0)                \
+	X(VIEW, 0, 0) X(SHAPETRACKER, 0, 0) X(REDUCE_AXIS, 0, 0)       \
 	X(DEFINE_GLOBAL, 0, 0) X(DEFINE_VAR, 0, 0)                     \
 	X(DEFINE_LOCAL, 0, 0) X(DEFINE_ACC, 0, 0) X(CONST, 0, 0)       \
 	X(SPECIAL, 0, 0) X(BIND, 0, 0) X(NOOP, 0, 0) X(UNMUL, 0, 0)    \
@@ -221,6 +222,9 @@ void tg_arena_free(tg_arena *a);
 
 /* The op's argument.  Which fields mean something depends on the op:
  *   CONST          v (by the dtype's scalar kind)
+ *   VIEW           a the ndim, b = 1 when masked, v.i = 1 when
+ *                  contiguous (sources: see shape.h, tg_view_uop)
+ *   REDUCE_AXIS    v.i the ALU op (ADD, MAX), a the reduced axes (bits)
  *   DEFINE_VAR     name, [a, b] the inclusive bounds
  *   RANGE          v.i the axis number, a = 1 for a reduce range
  *   SPECIAL        name ("gidx0"), a the size
@@ -257,6 +261,9 @@ tg_ir *tg_ir_new(void);
 void tg_ir_free(tg_ir *ir);
 /* The first error that happened in the context (sticky), or TG_OK. */
 int tg_ir_status(const tg_ir *ir);
+/* Forgets the sticky error: for a long-lived context, after a build
+ * that failed (the nodes made so far stay valid). */
+void tg_ir_clear_status(tg_ir *ir);
 /* Records an error in the context (the first one sticks) and sets
  * tg_last_error; returns NULL so a builder can `return tg_ir_fail(...)`. */
 tg_uop *tg_ir_fail(tg_ir *ir, int status, const char *fmt, ...)
@@ -317,6 +324,21 @@ char *tg_uop_dump(const tg_uop *root);
 /* The same node interned in `ir` (with its sources); `u` may belong to
  * any context, including ir itself.  NULL on OOM (sticky in ir). */
 tg_uop *tg_uop_import(tg_ir *ir, const tg_uop *u);
+
+/* ------------------------------------------------------------ ir/verify.c */
+
+/* Checks every node under root: source counts and types fit the op
+ * (ALU operands agree, comparisons give bool, LOAD/STORE on a buffer
+ * with an integer index and bool gates, accumulators start from a CONST
+ * of their type and run over RANGEs, vector lanes exist, trackers are
+ * well formed).  TG_OK, or TG_EINTERNAL with "verify after <pass>: %id
+ * OP type: what"; TG_ENOMEM. */
+int tg_uop_verify(const tg_uop *root, const char *pass);
+/* Checks a linear program: each node as tg_uop_verify, placed once,
+ * after its sources (an accumulator before its loops), inside every
+ * loop it reads; ENDRANGE closes the innermost open loop and every loop
+ * closes. */
+int tg_linear_verify(tg_uop *const *lin, size_t n, const char *pass);
 
 /* ---------------------------------------------------------- ir/pattern.c */
 

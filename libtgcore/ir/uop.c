@@ -87,6 +87,11 @@ uint32_t tg_ir_count(const tg_ir *ir)
 	return ir->count;
 }
 
+void tg_ir_clear_status(tg_ir *ir)
+{
+	ir->status = TG_OK;
+}
+
 tg_uop *tg_ir_fail(tg_ir *ir, int status, const char *fmt, ...)
 {
 	va_list ap;

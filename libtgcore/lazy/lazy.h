@@ -115,7 +115,9 @@ int tg_lazy_is_unmasked_const(const tg_lazy *lb, tg_scalar *v);
 
 /* One step of a schedule: a kernel over buffers, or a copy. */
 typedef struct tg_sched_item {
-	tg_kast *ast;      /* owned; NULL for a copy */
+	tg_uop *ast;       /* the kernel's SINK, owned by the kernel context
+	                      until tg_schedule_context_free; NULL for a
+	                      copy */
 	size_t nbufs;
 	tg_buffer **bufs;  /* owned references; outputs first (a copy:
 	                      bufs[0] <- bufs[1]) */
@@ -134,6 +136,9 @@ typedef struct tg_schedule {
  * by the caller: tg_schedule_free. */
 int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out);
 void tg_schedule_free(tg_schedule *s);
+/* Frees the kernel context every schedule's ASTs live in (tg_shutdown,
+ * after the method cache that keys on them). */
+void tg_schedule_context_free(void);
 /* The memory planner (lazy/memplan.c), run by tg_schedule_create:
  * bases computed only for the schedule's own kernels share buffers
  * once their last reader has run. */

@@ -1,10 +1,11 @@
 /*
  * lazy/realize.c - running a schedule (tinygrad's engine/realize.py):
  * each kernel through the in-memory method cache (a hash table keyed by
- * device, NOOPT and AST text; a miss renders, compiles through the on-disk compile cache
- * and loads), each copy through the host; then the computed bases
- * become buffers.  DEBUG=2 prints a line per item, 3 the AST, 4 the
- * source, 5 the linear IR.
+ * the interned AST, the device and NOOPT; a miss renders, compiles
+ * through the on-disk compile cache and loads), each copy through the
+ * host; then the computed bases become buffers.  DEBUG=2 prints a line
+ * per item, 3 the AST, 4 the source, 5 the linear IR, 6 the graph after
+ * every codegen pass.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,22 +13,32 @@
 
 #include "lazy/lazy.h"
 
-/* A compiled kernel kept for the process (tinygrad's method_cache). */
+/* A compiled kernel kept for the process (tinygrad's method_cache).
+ * Kernel ASTs are interned in the scheduler's kernel context, so a
+ * kernel is found by its SINK's identity: no text is made or compared
+ * on the launch path. */
 typedef struct method {
-	char *key;          /* device name, NOOPT=n, AST text, by lines */
-	uint64_t hash;      /* of key */
+	const tg_uop *ast;  /* the SINK, in the kernel context */
+	tg_dev *dev;
+	int noopt;          /* NOOPT changes the kernel */
+	uint64_t hash;
 	tg_program *prog;
 	tg_ksrc ks;
 	struct method *next; /* in its bucket */
 } method;
 
-/* Chained buckets: a lookup hashes the key once and compares only keys
- * of equal hash (the AST text of a big kernel is long). */
 #define MC_BUCKETS 1024
 
 static pthread_mutex_t mc_lock = PTHREAD_MUTEX_INITIALIZER;
 static method *mc_buckets[MC_BUCKETS];
 static size_t mc_kernels_run; /* for DEBUG lines */
+
+static void method_free(method *m)
+{
+	tg_program_free(m->prog);
+	tg_ksrc_free(&m->ks);
+	free(m);
+}
 
 void tg_method_cache_clear(void)
 {
@@ -39,50 +50,34 @@ void tg_method_cache_clear(void)
 			method *m = mc_buckets[b];
 
 			mc_buckets[b] = m->next;
-			tg_program_free(m->prog);
-			tg_ksrc_free(&m->ks);
-			free(m->key);
-			free(m);
+			method_free(m);
 		}
 	mc_kernels_run = 0;
 	pthread_mutex_unlock(&mc_lock);
 }
 
-/* FNV-1a, 64 bits. */
-static uint64_t hash_str(const char *s)
+/* The AST's structural hash (interned: it names one node) mixed with
+ * the device and NOOPT. */
+static uint64_t method_hash(const tg_uop *ast, const tg_dev *dev,
+                            int noopt)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = ast->hash;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	h = (h ^ (uint64_t)(uintptr_t)dev) * 0x9e3779b97f4a7c15u;
+	h = (h ^ (uint64_t)noopt) * 0x9e3779b97f4a7c15u;
+	return h ^ (h >> 29);
 }
 
-static method *mc_find(const char *key, uint64_t h)
+/* Called with mc_lock held. */
+static method *mc_find(const tg_uop *ast, tg_dev *dev, int noopt,
+                       uint64_t h)
 {
 	method *m;
 
 	for (m = mc_buckets[h % MC_BUCKETS]; m; m = m->next)
-		if (m->hash == h && !strcmp(m->key, key))
+		if (m->ast == ast && m->dev == dev && m->noopt == noopt)
 			return m;
 	return NULL;
-}
-
-static char *method_key(tg_dev *dev, const tg_ast *sink)
-{
-	char *ast = tg_ast_format(sink), *key;
-	size_t n;
-
-	if (!ast)
-		return NULL;
-	n = strlen(tg_dev_name(dev)) + strlen(ast) + 12;
-	if ((key = malloc(n)))  /* NOOPT changes the kernel */
-		snprintf(key, n, "%s\nNOOPT=%d\n%s", tg_dev_name(dev),
-		         tg_codegen_noopt(), ast);
-	else
-		tg_error_oom("method cache");
-	free(ast);
-	return key;
 }
 
 static void debug_compiled(const tg_ksrc *ks)
@@ -95,52 +90,52 @@ static void debug_compiled(const tg_ksrc *ks)
 		fprintf(stderr, "%s\n", ks->src);
 }
 
-/* The compiled kernel for sink on dev (borrowed from the cache). */
-static method *method_get(tg_dev *dev, const tg_ast *sink)
+/* Renders, compiles and loads the kernel (a cache miss). */
+static method *method_build(tg_dev *dev, const tg_uop *ast, int noopt,
+                            uint64_t h)
 {
-	method *m, *dup;
-	char *key = method_key(dev, sink);
-	uint64_t h;
+	method *m = calloc(1, sizeof *m);
 	int rc;
 
-	if (!key)
-		return NULL;
-	h = hash_str(key);
-	pthread_mutex_lock(&mc_lock);
-	m = mc_find(key, h);
-	pthread_mutex_unlock(&mc_lock);
-	if (m) {
-		free(key);
-		return m;
-	}
-	if (!(m = calloc(1, sizeof *m))) {
-		free(key);
+	if (!m) {
 		tg_error_oom("method cache");
 		return NULL;
 	}
-	m->key = key;
-	m->hash = h;
-	rc = tg_codegen(sink, tg_dev_caps(dev), &m->ks);
-	if (rc && tg_debug >= 3)  /* what failed: the key holds the AST */
-		fprintf(stderr, "%s\n", key);
+	*m = (method){ .ast = ast, .dev = dev, .noopt = noopt, .hash = h };
+	rc = tg_codegen(ast, tg_dev_caps(dev), &m->ks);
+	if (rc && tg_debug >= 3) {  /* what failed */
+		char *text = tg_ast_format(ast);
+		fprintf(stderr, "%s\n", text ? text : "");
+		free(text);
+	}
 	if (!rc) {
 		debug_compiled(&m->ks);
 		if (!(m->prog = tg_program_new(dev, m->ks.name, m->ks.src)))
 			rc = tg_last_status();
 	}
 	if (rc) {
-		tg_ksrc_free(&m->ks);
-		free(m->key);
-		free(m);
+		method_free(m);
 		return NULL;
 	}
+	return m;
+}
+
+/* The compiled kernel for ast on dev (borrowed from the cache). */
+static method *method_get(tg_dev *dev, const tg_uop *ast)
+{
+	int noopt = tg_codegen_noopt();
+	uint64_t h = method_hash(ast, dev, noopt);
+	method *m, *dup;
+
 	pthread_mutex_lock(&mc_lock);
-	if ((dup = mc_find(key, h))) {
+	m = mc_find(ast, dev, noopt, h);
+	pthread_mutex_unlock(&mc_lock);
+	if (m || !(m = method_build(dev, ast, noopt, h)))
+		return m;
+	pthread_mutex_lock(&mc_lock);
+	if ((dup = mc_find(ast, dev, noopt, h))) {
 		/* another thread compiled it meanwhile: keep theirs */
-		tg_program_free(m->prog);
-		tg_ksrc_free(&m->ks);
-		free(m->key);
-		free(m);
+		method_free(m);
 		m = dup;
 	} else {
 		m->next = mc_buckets[h % MC_BUCKETS];
@@ -153,7 +148,7 @@ static method *method_get(tg_dev *dev, const tg_ast *sink)
 static int run_kernel(tg_sched_item *it)
 {
 	tg_dev *dev = tg_buffer_dev(it->bufs[0]);
-	method *m = method_get(dev, it->ast->sink);
+	method *m = method_get(dev, it->ast);
 	tg_launch_args args = { 0 };
 	double t = 0;
 	int rc;

@@ -368,18 +368,54 @@ static int group_reaches_other_reduce(sched *s, lz_map *group, tg_lazy *r)
 	return found;
 }
 
+/* ------------------------------------------------- the kernel context */
+
+/* Every kernel AST is built in one context that lives until
+ * tg_shutdown, so a kernel built again is the same SINK and the method
+ * cache finds it by pointer.  It grows by the distinct kernels only, as
+ * the method cache does.  One builder at a time: kctx_lock. */
+static pthread_mutex_t kctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static tg_ir *kctx;
+
+/* The kernel context, locked; NULL on OOM (nothing locked). */
+static tg_ir *kctx_enter(void)
+{
+	pthread_mutex_lock(&kctx_lock);
+	if (!kctx && !(kctx = tg_ir_new())) {
+		pthread_mutex_unlock(&kctx_lock);
+		return NULL;
+	}
+	return kctx;
+}
+
+/* Unlocks; a failed build's error leaves the context (its nodes stay
+ * valid) so the next kernel builds. */
+static void kctx_leave(tg_ir *ir)
+{
+	tg_ir_clear_status(ir);
+	pthread_mutex_unlock(&kctx_lock);
+}
+
+void tg_schedule_context_free(void)
+{
+	pthread_mutex_lock(&kctx_lock);
+	tg_ir_free(kctx);
+	kctx = NULL;
+	pthread_mutex_unlock(&kctx_lock);
+}
+
 /* ------------------------------------------------------------ lowering */
 
 typedef struct lower {
 	sched *s;
-	tg_kast *k;
+	tg_ir *k;               /* the kernel context (kctx) */
 	tg_lazy *r;             /* the kernel's reduce, or NULL */
 	lz_vec outs;            /* stored bases, buffer i = outs[i] */
 	lz_vec inputs;          /* loaded bases, buffer nouts + i */
-	TG_VEC(struct { tg_lazy *b; tg_st *st; tg_ast *a; }) memo;
+	TG_VEC(struct { tg_lazy *b; tg_st *st; tg_uop *a; }) memo;
 } lower;
 
-static tg_ast *lower_buf(lower *L, tg_lazy *buf, tg_st *st);
+static tg_uop *lower_buf(lower *L, tg_lazy *buf, tg_st *st);
 
 static int index_of(const lz_vec *v, const tg_lazy *b)
 {
@@ -391,7 +427,7 @@ static int index_of(const lz_vec *v, const tg_lazy *b)
 	return -1;
 }
 
-static tg_ast *lower_load(lower *L, tg_lazy *b, tg_st *st)
+static tg_uop *lower_load(lower *L, tg_lazy *b, tg_st *st)
 {
 	int i = index_of(&L->inputs, b);
 
@@ -406,7 +442,7 @@ static tg_ast *lower_load(lower *L, tg_lazy *b, tg_st *st)
 	return tg_ast_load(L->k, (int)L->outs.n + i, b->dtype, st);
 }
 
-static tg_ast *lower_reduce(lower *L, tg_lazy *b, tg_st *st)
+static tg_uop *lower_reduce(lower *L, tg_lazy *b, tg_st *st)
 {
 	tg_lazy *src = b->src[0];
 	tg_st *in;
@@ -421,9 +457,9 @@ static tg_ast *lower_reduce(lower *L, tg_lazy *b, tg_st *st)
 }
 
 /* The AST of base b read through st (taken). */
-static tg_ast *lower_base(lower *L, tg_lazy *b, tg_st *st)
+static tg_uop *lower_base(lower *L, tg_lazy *b, tg_st *st)
 {
-	tg_ast *a[3] = { 0 };
+	tg_uop *a[3] = { 0 };
 	uint32_t k;
 
 	if (b->kind == TG_LZ_CONST)
@@ -456,9 +492,9 @@ static tg_ast *lower_base(lower *L, tg_lazy *b, tg_st *st)
 }
 
 /* _recursive_lazyop: views compose their tracker in front of st. */
-static tg_ast *lower_buf(lower *L, tg_lazy *buf, tg_st *st)
+static tg_uop *lower_buf(lower *L, tg_lazy *buf, tg_st *st)
 {
-	tg_ast *a;
+	tg_uop *a;
 	tg_st *simple;
 	size_t i;
 
@@ -499,7 +535,6 @@ static void item_free(tg_sched_item *it)
 {
 	size_t i;
 
-	tg_kast_free(it->ast);
 	for (i = 0; i < it->nbufs; i++)
 		tg_buffer_unref(it->bufs[i]);
 	for (i = 0; i < it->nouts; i++)
@@ -557,7 +592,7 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
                        tg_sched_item *it)
 {
 	lower L = { .s = s };
-	tg_ast *stores[64];
+	tg_uop *stores[64];
 	size_t i;
 	int rc = 0;
 
@@ -565,7 +600,7 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 		return tg_error(TG_EINTERNAL, "schedule: %zu outputs in one "
 		                "kernel", outs->n);
 	L.r = key->kind == TG_LZ_REDUCE ? key : NULL;
-	if (!(L.k = tg_kast_new()))
+	if (!(L.k = kctx_enter()))
 		return tg_last_status();
 	for (i = 0; i < outs->n && !rc; i++)
 		if (TG_VEC_PUSH(&L.outs, outs->v[i]))
@@ -575,17 +610,17 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 		tg_st *st = tg_st_from_shape(NULL, tg_lazy_ndim(shape_of),
 		                             tg_lazy_shape(shape_of));
 		tg_st *sst = st ? tg_st_copy(st) : NULL;
-		tg_ast *v = lower_buf(&L, outs->v[i], st);
+		tg_uop *v = lower_buf(&L, outs->v[i], st);
 
 		stores[i] = tg_ast_store(L.k, (int)i, v, sst);
 		if (!stores[i])
 			rc = tg_last_status() ? tg_last_status() : TG_EINTERNAL;
 	}
-	if (!rc && !tg_ast_sink(L.k, stores, outs->n))
+	if (!rc && !(it->ast = tg_ast_sink(L.k, stores, outs->n)))
 		rc = tg_last_status();
+	kctx_leave(L.k);
 	if (!rc)
 		rc = fill_item(it, &L.outs, &L.inputs);
-	it->ast = L.k;
 	for (i = 0; i < L.memo.n; i++)
 		tg_st_free(L.memo.v[i].st);
 	TG_VEC_FREE(&L.memo);

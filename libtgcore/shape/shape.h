@@ -139,6 +139,16 @@ int tg_view_stride(tg_ir *ir, const tg_view *v, size_t n,
  * bounds.  Nodes owned by ir. */
 int tg_view_expr(tg_ir *ir, const tg_view *v, tg_uop *const *idxs,
                  tg_uop *valid_in, tg_uop **idx, tg_uop **valid);
+/* v as an IR node (one IR: kernel ASTs carry their views as nodes):
+ * VIEW with arg.a = ndim, arg.b = 1 when masked, arg.v.i the contiguous
+ * flag, and the TG_INDEX sources shape[ndim], strides[ndim], offset,
+ * then mask[2*ndim] when masked.  Symbolic entries are imported into ir,
+ * so equal views are one node.  NULL on OOM (sticky in ir). */
+tg_uop *tg_view_uop(tg_ir *ir, const tg_view *v);
+/* The view a VIEW node holds (no canonicalization: the node came from
+ * a canonical view); symbolic entries are u's sources, owned by u's
+ * context.  *out owned by the caller; TG_EINVAL for a malformed node. */
+int tg_view_of_uop(const tg_uop *u, tg_view **out);
 
 /* ---------------------------------------------------- shape/reshape.c */
 
@@ -196,6 +206,14 @@ int tg_st_consecutive(const tg_st *st);
 int64_t tg_st_size(const tg_st *st);
 /* "ShapeTracker(views=(View(...), View(...)))".  New string or NULL. */
 char *tg_st_format(const tg_st *st);
+
+/* st as an IR node: SHAPETRACKER whose sources are its VIEW nodes, in
+ * order (equal trackers are one node).  NULL on OOM (sticky in ir). */
+tg_uop *tg_st_uop(tg_ir *ir, const tg_st *st);
+/* The tracker a SHAPETRACKER node holds; its symbolic entries are
+ * owned by u's context.  New tracker (tg_st_free()) or NULL with an
+ * error for a node that is not one. */
+tg_st *tg_st_of_uop(const tg_uop *u);
 
 /* Movement ops: each returns a new tracker (tg_st_free()) or NULL with
  * an error; st is unchanged.  Arguments are as for the tg_view_ ops. */

@@ -334,3 +334,38 @@ int tg_st_invert(tg_ir *ir, const tg_st *st, size_t ndim,
 	tg_st_free(inv);
 	return rc > 0 ? 0 : rc;
 }
+
+/* ------------------------------------------------- trackers as nodes */
+
+tg_uop *tg_st_uop(tg_ir *ir, const tg_st *st)
+{
+	tg_uop **src = malloc(st->nviews * sizeof *src), *u;
+
+	if (!src)
+		return tg_ir_fail(ir, TG_ENOMEM, "st_uop: out of memory");
+	for (size_t i = 0; i < st->nviews; i++)
+		src[i] = tg_view_uop(ir, st->views[i]);
+	u = tg_uop_new(ir, TG_SHAPETRACKER, TG_VOID, src, st->nviews, NULL);
+	free(src);
+	return u;
+}
+
+tg_st *tg_st_of_uop(const tg_uop *u)
+{
+	tg_st *st;
+
+	if (u->op != TG_SHAPETRACKER || u->nsrc == 0) {
+		tg_error(TG_EINVAL, "st_of_uop: %%%u is a %s, not a "
+		         "SHAPETRACKER of views", (unsigned)u->id,
+		         tg_op_name(u->op));
+		return NULL;
+	}
+	if (!(st = st_alloc(u->nsrc, "st_of_uop")))
+		return NULL;
+	for (size_t i = 0; i < u->nsrc; i++)
+		if (tg_view_of_uop(u->src[i], &st->views[i])) {
+			tg_st_free(st);
+			return NULL;
+		}
+	return st;
+}

@@ -654,3 +654,70 @@ int tg_view_expr(tg_ir *ir, const tg_view *v, tg_uop *const *idxs,
 	*valid = ok;
 	return 0;
 }
+
+/* ----------------------------------------------------- views as nodes */
+
+/* Appends the nodes of n sints (imported into ir) to src. */
+static void sints_to_nodes(tg_ir *ir, const tg_sint *v, size_t n,
+                           tg_uop **src)
+{
+	for (size_t i = 0; i < n; i++)
+		src[i] = v[i].u ? tg_uop_import(ir, v[i].u)
+		                : tg_sym_int(ir, v[i].c);
+}
+
+tg_uop *tg_view_uop(tg_ir *ir, const tg_view *v)
+{
+	size_t nd = v->ndim, n = 2 * nd + 1 + (v->mask ? 2 * nd : 0);
+	tg_uop *src[5 * TG_MAX_DIMS + 1];
+	tg_arg a;
+
+	if (nd > TG_MAX_DIMS)
+		return tg_ir_fail(ir, TG_EINVAL, "view_uop: %zu dims", nd);
+	sints_to_nodes(ir, v->shape, nd, src);
+	sints_to_nodes(ir, v->strides, nd, src + nd);
+	sints_to_nodes(ir, &v->offset, 1, src + 2 * nd);
+	if (v->mask)
+		sints_to_nodes(ir, v->mask, 2 * nd, src + 2 * nd + 1);
+	memset(&a, 0, sizeof a);
+	a.a = (int64_t)nd;
+	a.b = v->mask != NULL;
+	a.v.i = v->contiguous;
+	return tg_uop_new(ir, TG_VIEW, TG_VOID, src, n, &a);
+}
+
+/* Whether u is a VIEW node whose sources fit its arg. */
+static int view_node_ok(const tg_uop *u)
+{
+	int64_t nd = u->arg.a;
+
+	return u->op == TG_VIEW && nd >= 0 && nd <= TG_MAX_DIMS &&
+	       u->nsrc == (uint32_t)(2 * nd + 1 + (u->arg.b ? 2 * nd : 0));
+}
+
+int tg_view_of_uop(const tg_uop *u, tg_view **out)
+{
+	tg_view *v;
+	size_t nd;
+
+	*out = NULL;
+	if (!view_node_ok(u))
+		return tg_error(TG_EINVAL, "view_of_uop: %%%u is a malformed "
+		                "%s", (unsigned)u->id, tg_op_name(u->op));
+	nd = (size_t)u->arg.a;
+	if (!(v = view_alloc(nd)))
+		return tg_error_oom("view_of_uop");
+	for (size_t i = 0; i < nd; i++) {
+		v->shape[i] = tg_sint_of(u->src[i]);
+		v->strides[i] = tg_sint_of(u->src[nd + i]);
+	}
+	v->offset = tg_sint_of(u->src[2 * nd]);
+	if (u->arg.b)
+		for (size_t i = 0; i < 2 * nd; i++)
+			v->mask[i] = tg_sint_of(u->src[2 * nd + 1 + i]);
+	else
+		v->mask = NULL;
+	v->contiguous = (uint8_t)(u->arg.v.i != 0);
+	*out = v;
+	return 0;
+}
