@@ -1,6 +1,7 @@
 /*
  * test_ast.c - the kernel AST (uops): builders and their type checks,
- * shape, the canonical text (exact, and independent of creation order)
+ * the full shape, the canonical text (exact, and independent of creation
+ * order)
  * and the topological walk.
  */
 #include "config.h"
