@@ -1,8 +1,7 @@
 /*
  * test_ast.c - the kernel AST (uops): builders and their type checks,
- * the full shape, the canonical text (exact, and independent of creation
- * order)
- * and the topological walk.
+ * the full shape, the readable text (exact, and independent of creation
+ * order), the topological walk, and one node per distinct kernel.
  */
 #include "config.h"
 
