@@ -80,7 +80,11 @@ static void collect(plan *p, tg_lazy *const *outs, size_t n)
 
 		if (x->kind == TG_LZ_BUFFER && !x->base)
 			continue;
-		if (tg_ptrmap_put(&p->seen, x, x) != 1)
+		int r = tg_ptrmap_put(&p->seen, x, x);
+
+		if (r < 0)  /* OOM: the message is set; stop the walk */
+			p->status = r;
+		if (r != 1)
 			continue;
 		push(p, &p->nodes, x);
 		ne = edges(x, e);

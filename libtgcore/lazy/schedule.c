@@ -23,11 +23,12 @@
 
 typedef TG_VEC(tg_lazy *) lz_vec;
 
-/* Sets and maps of lazy buffers by pointer (util/ptrmap.c). */
+/* Sets and maps of lazy buffers by pointer (util/ptrmap.c).  Every
+ * insertion goes through put(), which records a failure in the
+ * scheduler's status: a lost insertion would be a wrong schedule. */
 typedef tg_ptrmap lz_map;
 #define map_has tg_ptrmap_has
 #define map_get tg_ptrmap_get
-#define map_put tg_ptrmap_put
 #define map_free tg_ptrmap_free
 
 /* The scheduler's working state. */
@@ -44,15 +45,25 @@ typedef struct sched {
 
 static int is_realized(const tg_lazy *b) { return b->kind == TG_LZ_BUFFER; }
 
+/* tg_ptrmap_put (1: new key, 0: present); on OOM the status sticks and
+ * the result is -1, which no caller takes for "new". */
+static int put(sched *s, lz_map *m, const void *k, void *v)
+{
+	int r = tg_ptrmap_put(m, k, v);
+
+	if (r < 0 && !s->status)
+		s->status = r;
+	return r;
+}
+
 static void realize(sched *s, tg_lazy *b)
 {
 	int r;
 
 	if (is_realized(b) || b->kind == TG_LZ_CONST)
 		return;
-	if ((r = map_put(&s->realizes, b, NULL)) < 0)
-		s->status = r;
-	else if (r == 1 && TG_VEC_PUSH(&s->realize_order, b))
+	if ((r = put(s, &s->realizes, b, NULL)) == 1 &&
+	    TG_VEC_PUSH(&s->realize_order, b))
 		s->status = tg_error_oom("schedule");
 }
 
@@ -62,10 +73,12 @@ static void add_child(sched *s, tg_lazy *parent, tg_lazy *child)
 	size_t i;
 
 	if (!v) {
-		if (!(v = calloc(1, sizeof *v)) ||
-		    map_put(&s->children, parent, v) < 0) {
-			free(v);
+		if (!(v = calloc(1, sizeof *v))) {
 			s->status = tg_error_oom("schedule");
+			return;
+		}
+		if (put(s, &s->children, parent, v) < 0) {
+			free(v);
 			return;
 		}
 	}
@@ -96,7 +109,7 @@ static void view_rules(sched *s, const tg_lazy *v)
 		for (i = 0; i < last->ndim; i++)
 			inside *= last->mask[2 * i + 1].c - last->mask[2 * i].c;
 		if (tg_lazy_numel(b) >= inside) {
-			map_put(&s->simple_pads, b, NULL);
+			put(s, &s->simple_pads, b, NULL);
 			return;
 		}
 	}
@@ -107,7 +120,7 @@ static void view_rules(sched *s, const tg_lazy *v)
 	for (i = 0; i < v->st->nviews; i++)
 		masked |= v->st->views[i]->mask != NULL;
 	if (masked)
-		map_put(&s->simple_pads, b, NULL);
+		put(s, &s->simple_pads, b, NULL);
 }
 
 /* Walks the graph from the outputs (iteratively, sources first). */
@@ -135,7 +148,7 @@ static int walk(sched *s, tg_lazy *const *outs, size_t n)
 			stack.n--;
 			continue;
 		}
-		if (map_put(&entered, x, NULL) == 1) {
+		if (put(s, &entered, x, NULL) == 1) {
 			/* first visit: sources go first */
 			for (k = 0; k < x->nsrc; k++)
 				if (TG_VEC_PUSH(&stack, x->src[k]))
@@ -143,7 +156,7 @@ static int walk(sched *s, tg_lazy *const *outs, size_t n)
 			continue;
 		}
 		stack.n--;
-		map_put(&s->all, x, NULL);
+		put(s, &s->all, x, NULL);
 		if (TG_VEC_PUSH(&s->order, x))
 			s->status = tg_error_oom("schedule");
 		if (x->forced_realize || x->kind == TG_LZ_COPY ||
@@ -177,7 +190,7 @@ static int padding_ok(sched *s, tg_lazy *b)
 		uint32_t k;
 
 		if (is_realized(x) || map_has(&s->realizes, x) ||
-		    map_put(&seen, x, NULL) != 1)
+		    put(s, &seen, x, NULL) != 1)
 			continue;
 		if (x->kind == TG_LZ_ALU &&
 		    (tg_op_flags(x->op) & TG_OPF_UNSAFE_PAD))
@@ -235,8 +248,8 @@ static void group_from(group_walk *g, tg_lazy *tr, const tg_st *st)
 	if (map_has(&s->realizes, tr) && tr != g->r) {
 		if (!tg_st_contiguous(st) || tg_st_size(st) !=
 		    tg_lazy_numel(g->r) || map_has(&s->reduce_for, tr))
-			map_put(g->group, g->r, NULL);
-		map_put(g->group, tr, NULL);
+			put(s, g->group, g->r, NULL);
+		put(s, g->group, tr, NULL);
 		return;
 	}
 	kids = children_of(s, tr);
@@ -246,12 +259,12 @@ static void group_from(group_walk *g, tg_lazy *tr, const tg_st *st)
 		int many;
 
 		if (next->kind == TG_LZ_REDUCE) {
-			map_put(g->group, g->r, NULL);
+			put(s, g->group, g->r, NULL);
 			return;
 		}
 		v = read_view(next, tr, &many);
 		if (many) {
-			map_put(g->group, g->r, NULL);
+			put(s, g->group, g->r, NULL);
 			return;
 		}
 		if (!(cat = tg_st_concat(NULL, st, v->st))) {
@@ -319,12 +332,12 @@ static void group_reduces(sched *s)
 		if (forced) {
 			tr = can_chase ? chase(s, r) : r;
 			if (can_chase)
-				map_put(&s->reduce_for, tr, r);
+				put(s, &s->reduce_for, tr, r);
 			realize(s, tr);
 		} else {
 			for (j = 0; j < group.cap; j++)
 				if (group.key[j])
-					map_put(&s->reduce_for, group.key[j], r);
+					put(s, &s->reduce_for, group.key[j], r);
 		}
 		for (j = 0; j < g.seen.n; j++)
 			tg_st_free(g.seen.v[j].st);
@@ -350,7 +363,7 @@ static int group_reaches_other_reduce(sched *s, lz_map *group, tg_lazy *r)
 		tg_lazy *p = stack.v[--stack.n];
 		uint32_t k;
 
-		if (map_put(&seen, p, NULL) != 1)
+		if (put(s, &seen, p, NULL) != 1)
 			continue;
 		if (p->kind == TG_LZ_REDUCE && p != r) {
 			found = 1;
@@ -667,13 +680,15 @@ static int build_items(sched *s, tg_schedule *out)
 
 			if (ok == key && !map_has(&done, o) &&
 			    o->kind != TG_LZ_COPY) {
-				map_put(&done, o, NULL);
-				if (TG_VEC_PUSH(&grp, o))
+				if (put(s, &done, o, NULL) < 0)
+					rc = s->status;
+				else if (TG_VEC_PUSH(&grp, o))
 					rc = tg_error_oom("schedule");
 			}
 		}
 		if (b->kind == TG_LZ_COPY) {
-			map_put(&done, b, NULL);
+			if (put(s, &done, b, NULL) < 0)
+				rc = s->status;
 			rc = rc ? rc : make_copy(b, &it);
 		} else if (!rc) {
 			rc = make_kernel(s, key, &grp, &it);
