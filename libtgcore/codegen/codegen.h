@@ -313,10 +313,14 @@ tg_uop *tg_vectorize_mem(tg_ir *ir, tg_uop *sink, unsigned maxw,
 
 /* The nodes under sink in execution order: RANGE opens a loop, an
  * ENDRANGE node (created here, src[0] = its RANGE) closes it; each node
- * sits inside exactly the RANGEs it depends on (hoisted out of the
- * others), DEFINE_ACC before its loops, loops close after their last
- * user, SINK excluded.  Array malloc'd, owned by caller.  Errors: more
- * than 64 loops or loops that cannot nest (TG_EUNSUPPORTED), OOM. */
+ * sits inside the RANGEs it depends on (hoisted out of the others; a
+ * value that skips a loop of its nest goes inside that loop),
+ * DEFINE_ACC before its loops, loops close after their last user, SINK
+ * excluded.  The order depends on the graph only (ties go to the
+ * topological order): the rendered source is a cache key.  Time
+ * O(n log n + n * m) for n nodes and m distinct loop sets (a few).
+ * Array malloc'd, owned by caller.  Errors: more than 64 loops or loops
+ * that cannot nest (TG_EUNSUPPORTED), OOM. */
 int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *n);
 
 /* --------------------------------------------------- codegen/render_c.c */
