@@ -586,20 +586,24 @@ static const struct tg_renderer_caps gpu_caps = {
 
 /* Lowers sink under opts and folds vector loads as codegen does; the
  * two linearizers agree, and the program is valid. */
-static void lowered_matches(const tg_ast *s, const tg_opt *o, size_t no)
+static void lowered_matches(const tg_uop *s, const tg_opt *o, size_t no)
 {
 	tg_kplan p;
+	tg_kernel k;
 	tg_uop *ls, **lin;
 	size_t n;
 	int rc;
 
-	ck_assert_msg(tg_lower_plan(s, &p) == TG_OK, "%s", tg_last_error());
+	ck_assert_msg(tg_kernel_open(&k, ir, s) == TG_OK, "%s",
+	              tg_last_error());
+	ck_assert_msg(tg_lower_plan(&k, &p) == TG_OK, "%s", tg_last_error());
 	p.caps = &gpu_caps;
 	for (size_t i = 0; i < no; i++)
 		ck_assert_msg(tg_kplan_apply_opt(&p, o[i]) == TG_OK, "%s",
 		              tg_last_error());
-	ck_assert_msg(tg_lower(ir, s, &p, &ls) == TG_OK, "%s",
+	ck_assert_msg(tg_lower(&k, &p, &ls) == TG_OK, "%s",
 	              tg_last_error());
+	tg_kernel_close(&k);
 	ls = tg_vectorize_mem(ir, ls, 4, 0);
 	ck_assert_msg(ls != NULL, "%s", tg_last_error());
 	lin = lin_both(ls, &n, &rc);
@@ -610,13 +614,13 @@ static void lowered_matches(const tg_ast *s, const tg_opt *o, size_t no)
 
 /* A 3x3 convolution: out(4,6,6) from in(3,8,8) and w(4,3,3,3) over
  * the full shape (4,6,6,3,3,3), the last three axes reduced. */
-static tg_ast *conv(tg_kast *k)
+static tg_uop *conv(tg_ir *k)
 {
 	tg_sint sh[6], xs[6], ws[6];
 	int64_t full[6] = { 4, 6, 6, 3, 3, 3 };
 	int64_t xst[6] = { 0, 8, 1, 64, 8, 1 }, wst[6] = { 27, 0, 0, 9, 3, 1 };
 	tg_view *vx, *vw;
-	tg_ast *m, *s;
+	tg_uop *m, *s;
 
 	for (int i = 0; i < 6; i++) {
 		sh[i] = tg_si(full[i]);
@@ -640,13 +644,13 @@ static tg_ast *conv(tg_kast *k)
 }
 
 /* Batch norm's mean: (64,8,20,20) summed over axes 0, 2 and 3. */
-static tg_ast *mean_of_three_axes(tg_kast *k)
+static tg_uop *mean_of_three_axes(tg_ir *k)
 {
 	tg_sint sh[4] = { tg_si(64), tg_si(8), tg_si(20), tg_si(20) };
 	tg_sint so[4] = { tg_si(1), tg_si(8), tg_si(1), tg_si(1) };
-	tg_ast *x = tg_ast_load(k, 1, TG_FLOAT32,
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32,
 	                        tg_st_from_shape(NULL, 4, sh));
-	tg_ast *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 13u),
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 13u),
 	                         tg_st_from_shape(NULL, 4, so));
 
 	ck_assert_msg(s != NULL, "%s", tg_last_error());
@@ -665,7 +669,7 @@ START_TEST(lowered_kernels_match_the_old_order)
 	                             { TG_OPT_UNROLL, 5, 3 } };
 	static const tg_opt bn[] = { { TG_OPT_GROUPTOP, 0, 16 },
 	                             { TG_OPT_UNROLL, 3, 4 } };
-	tg_kast *k = tg_kast_new();
+	tg_ir *k = tg_ir_new();
 
 	ck_assert_ptr_nonnull(k);
 	for (size_t i = 0; i <= 4; i++)
@@ -674,7 +678,7 @@ START_TEST(lowered_kernels_match_the_old_order)
 		lowered_matches(conv(k), cv, i);
 	for (size_t i = 0; i <= 2; i++)
 		lowered_matches(mean_of_three_axes(k), bn, i);
-	tg_kast_free(k);
+	tg_ir_free(k);
 }
 END_TEST
 
