@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "lazy/lazy.h"
+#include "engine/engine.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int init_done;

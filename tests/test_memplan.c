@@ -1,5 +1,5 @@
 /*
- * test_memplan.c - the memory planner (lazy/memplan.c): intermediates
+ * test_memplan.c - the memory planner (engine/memplan.c): intermediates
  * only the schedule reads share buffers once their last reader has run,
  * while anything a caller can still reach (a held tensor, an unrealized
  * expression that will read an intermediate later, an output) keeps its

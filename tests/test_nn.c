@@ -1,5 +1,5 @@
 /*
- * test_nn.c - the nn layers (nn/layers.c, issue 5): each layer's output
+ * test_nn.c - the nn layers (nn/linear.c, conv.c, norm.c, params.c): each layer's output
  * shape, its values on tiny inputs with weights set by tg_assign against
  * C loops in double, the initializations' bounds read back from the
  * tensors, BatchNorm in training (batch statistics, running statistics

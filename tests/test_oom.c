@@ -13,7 +13,7 @@
 
 #include "kasttest.h"
 #include "failalloc.h"
-#include "../libtgcore/lazy/lazy.h"
+#include "../libtgcore/engine/engine.h"
 
 #ifdef TL_INTERPOSED
 

@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "testlib.h"
-#include "../libtgcore/lazy/lazy.h"
+#include "../libtgcore/engine/engine.h"
 
 static tg_dev *dev;
 static tg_lazy *made[256];

@@ -7,7 +7,7 @@
 #include "config.h"
 
 #include "testlib.h"
-#include "../libtgcore/lazy/lazy.h"
+#include "../libtgcore/engine/engine.h"
 
 static tg_dev *dev;
 /* every lazy buffer a test makes, dropped in teardown */

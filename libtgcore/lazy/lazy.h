@@ -111,52 +111,10 @@ tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul);
  * (folding may use its value); *v gets the value. */
 int tg_lazy_is_unmasked_const(const tg_lazy *lb, tg_scalar *v);
 
-/* ------------------------------------------------- lazy/schedule.c */
-
-/* One step of a schedule: a kernel over buffers, or a copy. */
-typedef struct tg_sched_item {
-	tg_uop *ast;       /* the kernel's SINK, owned by the kernel context
-	                      until tg_schedule_context_free; NULL for a
-	                      copy */
-	size_t nbufs;
-	tg_buffer **bufs;  /* owned references; outputs first (a copy:
-	                      bufs[0] <- bufs[1]) */
-	size_t nouts;
-	tg_lazy **outs;    /* owned references: the bases it computes */
-} tg_sched_item;
-
-typedef struct tg_schedule {
-	TG_VEC(tg_sched_item) items;
-} tg_schedule;
-
-/* The kernels and copies that compute `outs` (tinygrad's
- * create_schedule), in an order that respects their dependencies.
- * Every base that gets memory is given a buffer now; it becomes a
- * BUFFER when its item has run (tg_lazy_mark_realized).  *out is owned
- * by the caller: tg_schedule_free. */
-int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out);
-void tg_schedule_free(tg_schedule *s);
-/* Frees the kernel context every schedule's ASTs live in (tg_shutdown,
- * after the method cache that keys on them). */
-void tg_schedule_context_free(void);
-/* The memory planner (lazy/memplan.c), run by tg_schedule_create:
- * bases computed only for the schedule's own kernels share buffers
- * once their last reader has run. */
-int tg_memory_plan(tg_schedule *s, tg_lazy *const *outs, size_t n);
 /* Makes a computed base a BUFFER: it drops its sources (the graph
- * behind it can be freed) and leaves the lazy cache. */
+ * behind it can be freed) and leaves the lazy cache.  The engine calls
+ * it when the kernel computing b has run. */
 void tg_lazy_mark_realized(tg_lazy *b);
-
-/* -------------------------------------------------- lazy/realize.c */
-
-/* Runs a schedule in order: each kernel through the method cache
- * (rendered and compiled on a miss), each copy through the host; then
- * the computed bases become BUFFERs.  DEBUG>=2 prints a line per item. */
-int tg_schedule_run(tg_schedule *s);
-/* Schedules and runs what `outs` need. */
-int tg_lazy_realize(tg_lazy *const *outs, size_t n);
-/* Frees the in-memory method cache (tg_shutdown, before devices close). */
-void tg_method_cache_clear(void);
 
 /* -- shared by the files of lazy/ only -- */
 /* A new base (not yet interned) of kind/op over src (references

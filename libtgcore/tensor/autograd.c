@@ -4,7 +4,7 @@
  *
  * Gradients are recorded at the level of the tensor primitives: every
  * ALU op, reduce, movement op, cast, contiguous and copy (the lazy ops
- * of tensor_move.c) records, when an input needs a gradient, a node
+ * of primitives.c) records, when an input needs a gradient, a node
  * (tg_fn) on its output: the op, its inputs (tensor references) and the
  * lazy values its gradient needs.  Every composite op of tg/tg.h is made
  * of these primitives, so each gets its gradient from theirs, as in

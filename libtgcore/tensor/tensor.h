@@ -30,7 +30,7 @@
 #ifndef TG_TENSOR_H
 #define TG_TENSOR_H
 
-#include "lazy/lazy.h"
+#include "engine/engine.h"
 
 /* An autograd node (tensor/autograd.c). */
 typedef struct tg_fn tg_fn;

@@ -1,5 +1,5 @@
 /*
- * lazy/realize.c - running a schedule (tinygrad's engine/realize.py):
+ * engine/realize.c - running a schedule (tinygrad's engine/realize.py):
  * each kernel through the in-memory method cache (a hash table keyed by
  * the interned AST, the device and NOOPT; a miss renders, compiles
  * through the on-disk compile cache and loads), each copy through the
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lazy/lazy.h"
+#include "engine/engine.h"
 
 /* A compiled kernel kept for the process (tinygrad's method_cache).
  * Kernel ASTs are interned in the scheduler's kernel context, so a

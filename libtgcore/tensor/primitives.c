@@ -1,6 +1,8 @@
 /*
- * tensor/tensor_move.c - movement ops, casts, copies, the primitives
- * composite ops are built from, and getting results out.
+ * tensor/primitives.c - the recorded primitives every tensor op is
+ * built from: movement ops, casts, copies, contiguous, assign, and the
+ * ALU and reduce primitives.  Each records its autograd node
+ * (tensor/autograd.c) when an input needs a gradient.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -268,74 +270,3 @@ tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes)
 }
 
 /* ------------------------------------------------------------- results */
-
-int tg_realize_many(tg_tensor *const *ts, size_t n)
-{
-	tg_lazy **l = malloc((n + 1) * sizeof *l);
-	size_t i;
-	int rc = 0;
-
-	if (!l)
-		return tg_error_oom("realize");
-	for (i = 0; i < n && !rc; i++) {
-		if (!ts[i])
-			rc = tg_error(TG_EINVAL, "realize: tensor %zu is NULL", i);
-		else
-			l[i] = ts[i]->lazy;
-	}
-	if (!rc)
-		rc = tg_lazy_realize(l, n);
-	free(l);
-	return rc;
-}
-
-int tg_realize(tg_tensor *t)
-{
-	return tg_realize_many(&t, 1);
-}
-
-int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes)
-{
-	size_t need;
-	tg_lazy *c;
-	int rc;
-
-	if (!t)
-		return tg_last_status() ? tg_last_status() : TG_EINVAL;
-	need = (size_t)tg_tensor_numel(t) * tg_dtype_size(t->lazy->dtype);
-	if (nbytes < need)
-		return tg_error(TG_EINVAL, "tensor_data: %zu bytes of room for "
-		                "%zu bytes", nbytes, need);
-	if (!need)
-		return 0;
-	if (!(c = tg_lazy_contiguous(t->lazy)))
-		return tg_last_status();
-	rc = tg_lazy_realize(&c, 1);
-	if (!rc)
-		rc = tg_buffer_copyout(tg_lazy_base(c)->buf, dst, need);
-	tg_lazy_unref(c);
-	return rc;
-}
-
-int tg_tensor_item(tg_tensor *t, double *out)
-{
-	tg_scalar v;
-	uint64_t bits = 0;
-	tg_dtype dt;
-	int rc;
-
-	if (!t)
-		return tg_last_status() ? tg_last_status() : TG_EINVAL;
-	if (tg_tensor_numel(t) != 1) {
-		char b[160];
-
-		return tg_error(TG_EINVAL, "item: %s has %lld elements, not 1",
-		                SHAPE(t, b), (long long)tg_tensor_numel(t));
-	}
-	dt = t->lazy->dtype;
-	if ((rc = tg_tensor_data(t, &bits, tg_dtype_size(dt))))
-		return rc;
-	v = tg_scalar_from_bits(bits, dt);
-	*out = tg_scalar_to_double(v, dt);
-	return 0;
-}

@@ -1,5 +1,5 @@
 /*
- * lazy/schedule.c - from lazy buffers to kernels (tinygrad's
+ * engine/schedule.c - from lazy buffers to kernels (tinygrad's
  * engine/schedule.py, mid-2024): which bases get memory, how the rest
  * fuses into them, the kernel ASTs, and the order they run in.
  *
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lazy/lazy.h"
+#include "engine/engine.h"
 
 typedef TG_VEC(tg_lazy *) lz_vec;
 

@@ -1,5 +1,5 @@
 /*
- * lazy/memplan.c - the memory planner (tinygrad's memory_planner in
+ * engine/memplan.c - the memory planner (tinygrad's memory_planner in
  * engine/realize.py): bases a schedule computes only for its own later
  * kernels share buffers, so that a long chain of intermediates needs a
  * few buffers, not one each.
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lazy/lazy.h"
+#include "engine/engine.h"
 
 typedef TG_VEC(tg_lazy *) node_vec;
 typedef TG_VEC(tg_buffer *) buf_vec;
