@@ -1710,7 +1710,7 @@ START_TEST(split_pieces_belong_to_the_scope)
 		tg_tensor_unref(out[i]);
 	}
 	count_case();
-	tg_keep(x);
+	x = tg_keep(x);
 	tg_scope_end();
 	/* no scope: the caller owns each piece */
 	ck_assert_int_eq(tg_split_sizes(x, (int64_t[]){ 3, 4 }, 2, 0, out), 0);

@@ -91,7 +91,7 @@ START_TEST(scope_keeps_only_what_is_kept)
 	x = t23();
 	tg_scope_begin();
 	y = tg_contiguous(tg_reshape(tg_permute(x, 2, (int[]){ 1, 0 }), 1, s));
-	tg_keep(y);
+	y = tg_keep(y);
 	tg_scope_end();
 	read_f32(y, got, 6);
 	ck_assert_float_eq(got[1], 3); /* transpose of 0..5 */

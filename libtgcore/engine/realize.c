@@ -210,14 +210,22 @@ int tg_schedule_run(tg_schedule *s)
 	return 0;
 }
 
+/* Realizes run one at a time: two threads realizing one graph would
+ * both schedule its unrealized bases, run the same kernels into the
+ * same buffers, and mark them realized while the other reads them.
+ * Building tensors and reading realized ones stay concurrent. */
+static pthread_mutex_t realize_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int tg_lazy_realize(tg_lazy *const *outs, size_t n)
 {
 	tg_schedule s;
-	int rc = tg_schedule_create(outs, n, &s);
+	int rc;
 
-	if (rc)
-		return rc;
-	rc = tg_schedule_run(&s);
-	tg_schedule_free(&s);
+	pthread_mutex_lock(&realize_lock);
+	if ((rc = tg_schedule_create(outs, n, &s)) == TG_OK) {
+		rc = tg_schedule_run(&s);
+		tg_schedule_free(&s);
+	}
+	pthread_mutex_unlock(&realize_lock);
 	return rc;
 }

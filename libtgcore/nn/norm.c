@@ -51,7 +51,7 @@ tg_tensor *tg_layernorm(const tg_tensor *x, size_t n, double eps)
 	tg_scope_begin();
 	y = tg_sub(x, tg_mean(x, ax, n, 1));
 	r = tg_mul(y, tg_rsqrt(tg_add_s(tg_mean(tg_mul(y, y), ax, n, 1), eps)));
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -101,7 +101,7 @@ tg_tensor *tg_batchnorm(const tg_tensor *x, const tg_tensor *weight,
 	r = tg_mul(r, invstd->ndim == 1 ? on_axis1(invstd, x->ndim) : invstd);
 	if (bias)
 		r = tg_add(r, on_axis1(bias, x->ndim));
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -427,7 +427,7 @@ tg_tensor *tg_nn_layernorm_forward(const tg_nn_layernorm *m,
 	r = tg_layernorm(x, m->ndim, m->eps);
 	if (m->weight && m->bias)
 		r = tg_add(tg_mul(r, m->weight), m->bias);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }

@@ -118,9 +118,14 @@ int tg_t_broadcast2(const char *op, const tg_tensor *a, const tg_tensor *b,
 		tg_scope_end();
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
 	}
-	tg_keep(x);
-	tg_keep(y);
-	tg_scope_end();
+	{
+		tg_tensor *xy[2] = { x, y };
+		int rc = tg_t_keep_all(xy, 2);
+
+		tg_scope_end();
+		if (rc)
+			return rc;
+	}
 	*ra = x;
 	*rb = y;
 	return 0;
@@ -310,7 +315,7 @@ tg_tensor *tg_minimum(const tg_tensor *a, const tg_tensor *b)
 		             NULL, NULL);
 	else
 		r = tg_t_alu(TG_WHERE, tg_t_alu(TG_CMPLT, x, y, NULL), x, y);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -371,7 +376,7 @@ tg_tensor *tg_mod(const tg_tensor *a, const tg_tensor *b)
 			r = tg_t_alu(TG_WHERE, fix, tg_t_alu(TG_ADD, m, y, NULL), m);
 		}
 	}
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -401,7 +406,7 @@ tg_tensor *tg_pow(const tg_tensor *a, const tg_tensor *b)
 		if (r && !isf(x))
 			r = tg_cast(tg_round(r), tg_tensor_dtype(x));
 	}
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -439,7 +444,7 @@ tg_tensor *tg_pow_s(const tg_tensor *a, double b)
 	} else {
 		r = tg_pow(a, scal(a, b));
 	}
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -688,7 +693,7 @@ tg_tensor *tg_round(const tg_tensor *t)
 	odd = tg_sub(f, tg_mul_s(tg_floor(tg_mul_s(f, 0.5)), 2));
 	r = tg_where(tg_gt_s(d, 0.5), tg_add_s(f, 1),
 	             tg_where(tg_lt_s(d, 0.5), f, tg_add(f, odd)));
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -706,7 +711,7 @@ tg_tensor *tg_sign(const tg_tensor *t)
 		r = view(t);
 	else
 		r = tg_sub(tg_cast(tg_gt_s(t, 0), dt), tg_cast(tg_lt_s(t, 0), dt));
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }

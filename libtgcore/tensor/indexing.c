@@ -33,7 +33,7 @@ tg_tensor *tg_arange(tg_dev *dev, tg_dtype dt, double start, double stop,
 	r = tg_add_s(r, start - step);
 	if (r && tg_tensor_dtype(r) != dt)
 		r = tg_cast(r, dt);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }

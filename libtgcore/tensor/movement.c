@@ -204,7 +204,7 @@ tg_tensor *tg_slice(const tg_tensor *t, size_t n, const tg_slice_spec *s)
 	tg_scope_begin();
 	r = tg_reshape(tg_t_stride(tg_shrink(t, t->ndim, pairs), t->ndim, mul),
 	               nout, out);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -241,7 +241,7 @@ tg_tensor *tg_repeat(const tg_tensor *t, size_t n, const int64_t *reps)
 	tg_scope_begin();
 	r = tg_reshape(tg_expand(tg_reshape(t, 2 * n, pairs), 2 * n, big), n,
 	               fin);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -310,7 +310,7 @@ tg_tensor *tg_cat(const tg_tensor *const *ts, size_t n, int axis)
 		p = tg_pad(c, ts[i]->ndim, pads, 0);
 		acc = acc ? tg_t_alu(TG_ADD, acc, p, NULL) : p;
 	}
-	tg_keep(acc);
+	acc = tg_keep(acc);
 	tg_scope_end();
 	return acc;
 }
@@ -378,8 +378,12 @@ int tg_split_sizes(const tg_tensor *t, const int64_t *sizes, size_t nsizes,
 			return tg_last_status();
 		}
 	}
-	for (i = 0; i < nsizes; i++)
-		tg_keep(out[i]);
+	if (tg_t_keep_all(out, nsizes)) {
+		tg_scope_end();  /* the pieces go with it */
+		for (i = 0; i < nsizes; i++)
+			out[i] = NULL;
+		return TG_ENOMEM;
+	}
 	tg_scope_end();
 	return 0;
 }

@@ -79,7 +79,7 @@ tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
 	r = lead ? tg_reshape(t, ndim, one) : (tg_tensor *)t;
 	res = r ? REC(tg_t_wrap(tg_lazy_expand(r->lazy, ndim, s)),
 	              TG_FN_EXPAND, r, NULL, 0) : NULL;
-	tg_keep(res);
+	res = tg_keep(res);
 	tg_scope_end();
 	return res;
 }

@@ -74,7 +74,7 @@ static tg_tensor *dot_acc(const char *op, const tg_tensor *a,
 	r = tg_sum(r, &last, 1, 0);
 	if (r && tg_tensor_dtype(r) != (acc != TG_NDTYPES ? acc : out))
 		r = tg_cast(r, acc != TG_NDTYPES ? acc : out);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	if (!r && a && b)
 		tg_error_prefix("%s", op);
@@ -102,7 +102,7 @@ tg_tensor *tg_linear(const tg_tensor *x, const tg_tensor *w,
 	r = w->ndim == 1 ? tg_mul(x, w) : dot_acc("linear", x, w, TG_NDTYPES);
 	if (bias)
 		r = tg_add(r, bias);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -252,7 +252,7 @@ tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
 	tg_scope_begin();
 	r = overlap ? pool_overlap(t, nk, k, s, d, o)
 	            : pool_simple(t, nk, k, s, o);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -368,7 +368,7 @@ tg_tensor *tg_conv2d(const tg_tensor *x, const tg_tensor *w,
 		              "channels", SHAPE(bias, b2), (long long)(g * rc));
 	if (bias && r)
 		r = tg_add(r, tg_reshape(bias, 4, (int64_t[]){ 1, -1, 1, 1 }));
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -496,7 +496,7 @@ tg_tensor *tg_avg_pool2d(const tg_tensor *x, const int64_t kernel[2],
 		r = tg_div(tg_sum(pool2d("avg_pool2d", x, kernel, opts, 0), red,
 		                  2, 0), n);
 	}
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }

@@ -58,7 +58,7 @@ static tg_tensor *reduce(unsigned op, const tg_tensor *t, uint32_t mask,
 	r = tg_t_reduce(op, r, mask);
 	if (!keepdim)
 		r = drop_axes(r, mask);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -88,7 +88,7 @@ static tg_tensor *sum_mask(const tg_tensor *t, uint32_t mask, int keepdim)
 	r = reduce(TG_ADD, t, mask, keepdim, tg_dtype_sum_acc(dt));
 	if (is_half(dt))
 		r = tg_cast(r, dt);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -181,7 +181,7 @@ tg_tensor *tg_var(const tg_tensor *t, const int *axes, size_t naxes,
 	tg_scope_begin();
 	sq = tg_square(tg_sub(t, mean_mask(t, (uint32_t)m, 1)));
 	r = tg_div_s(sum_mask(sq, (uint32_t)m, keepdim), n > 0 ? n : 0);
-	tg_keep(r);
+	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
@@ -270,7 +270,7 @@ static tg_tensor *argmax_op(const char *op, const tg_tensor *t, int axis,
 		r = argmax_axis(op, f, 0, 0);
 		if (keepdim && axis != TG_AXIS_NONE)
 			r = tg_reshape(r, 0, NULL);
-		tg_keep(r);
+		r = tg_keep(r);
 		tg_scope_end();
 		return r;
 	}

@@ -15,13 +15,19 @@ typedef TG_VEC(tg_tensor *) tensor_vec;
 
 /* The calling thread's open scopes, innermost last. */
 static _Thread_local TG_VEC(tensor_vec) scopes;
+/* Scopes opened since one could not be (out of memory), innermost
+ * first: while any is, no tensor is made, so none can escape the scope
+ * its caller thinks holds it; their tg_scope_end closes them. */
+static _Thread_local size_t broken;
 
 void tg_scope_begin(void)
 {
 	tensor_vec empty = { 0 };
 
-	if (TG_VEC_PUSH(&scopes, empty))
-		tg_error_oom("scope_begin"); /* tensors then go to the caller */
+	if (broken || TG_VEC_PUSH(&scopes, empty)) {
+		broken++;
+		tg_error_oom("scope_begin");
+	}
 }
 
 void tg_scope_end(void)
@@ -29,6 +35,10 @@ void tg_scope_end(void)
 	tensor_vec *s;
 	size_t i;
 
+	if (broken) {
+		broken--;
+		return;
+	}
 	if (!scopes.n)
 		return;
 	s = &scopes.v[scopes.n - 1];
@@ -46,17 +56,38 @@ tg_tensor *tg_keep(tg_tensor *t)
 
 	if (!t || !scopes.n)
 		return t;
+	/* room in the enclosing scope first: a tensor that cannot move
+	 * stays where it is and goes with its scope */
+	if (scopes.n > 1) {
+		tensor_vec *up = &scopes.v[scopes.n - 2];
+		if (TG_VEC_RESERVE(up, up->n + 1)) {
+			tg_error_oom("keep");
+			return NULL;
+		}
+	}
 	s = &scopes.v[scopes.n - 1];
 	for (i = s->n; i-- > 0;)
 		if (s->v[i] == t) {
 			memmove(&s->v[i], &s->v[i + 1],
 			        (s->n - i - 1) * sizeof *s->v);
 			s->n--;
-			if (scopes.n > 1 && TG_VEC_PUSH(&scopes.v[scopes.n - 2], t))
-				tg_error_oom("keep"); /* the caller owns it then */
+			if (scopes.n > 1)  /* reserved above */
+				(void)TG_VEC_PUSH(&scopes.v[scopes.n - 2], t);
 			break;
 		}
 	return t;
+}
+
+int tg_t_keep_all(tg_tensor **ts, size_t n)
+{
+	if (scopes.n > 1) {
+		tensor_vec *up = &scopes.v[scopes.n - 2];
+		if (TG_VEC_RESERVE(up, up->n + n))
+			return tg_error_oom("keep");
+	}
+	for (size_t i = 0; i < n; i++)
+		ts[i] = tg_keep(ts[i]);  /* cannot fail: room reserved */
+	return TG_OK;
 }
 
 tg_tensor *tg_tensor_ref(tg_tensor *t)
@@ -82,9 +113,9 @@ tg_tensor *tg_t_wrap(tg_lazy *lb)
 
 	if (!lb)
 		return NULL;
-	if (!(t = calloc(1, sizeof *t))) {
+	if (broken || !(t = calloc(1, sizeof *t))) {
 		tg_lazy_unref(lb);
-		tg_error_oom("tensor");
+		tg_error_oom(broken ? "scope_begin" : "tensor");
 		return NULL;
 	}
 	t->refs = 1;

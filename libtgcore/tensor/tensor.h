@@ -82,6 +82,11 @@ int tg_t_same_dev(const char *op, const tg_tensor *a, const tg_tensor *b);
  * does for scalars. */
 int tg_t_axis(const char *op, int axis, size_t ndim);
 
+/* tg_keep of ts[0..n-1], all or none: TG_ENOMEM (every tensor left in
+ * the scope, to go with it) when the enclosing scope cannot take them
+ * all. */
+int tg_t_keep_all(tg_tensor **ts, size_t n);
+
 /* ---- primitives (new references; NULL in, NULL out) ---- */
 
 /* The ALU op on same-shape, same-device operands: a, b, c as the op's

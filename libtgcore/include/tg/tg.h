@@ -290,7 +290,7 @@ TG_API const char *tg_plugin_path_get(size_t i, const char **origin);
  *        tg_scope_begin();
  *        tg_tensor *y = tg_contiguous(tg_permute(tg_reshape(x, 2, s),
  *                                                2, order));
- *        tg_keep(y);           // y survives the scope
+ *        y = tg_keep(y);       // y survives the scope
  *        tg_scope_end();       // the reshape and permute temporaries go
  *        ...
  *        tg_tensor_unref(y);
@@ -314,13 +314,17 @@ TG_API const char *tg_plugin_path_get(size_t i, const char **origin);
 
 typedef struct tg_tensor tg_tensor;
 
-/* Scopes (per thread). */
+/* Scopes (per thread).  When there is no memory for a new scope, every
+ * tensor function returns NULL (out of memory) until the matching
+ * tg_scope_end, so no tensor escapes the scope the caller counts on. */
 TG_API void tg_scope_begin(void);
 /* Drops every reference the innermost scope holds.  Without an open
  * scope it does nothing. */
 TG_API void tg_scope_end(void);
 /* Takes t out of the innermost scope: it moves to the enclosing scope,
- * or to the caller when there is none.  Returns t (NULL stays NULL). */
+ * or to the caller when there is none.  Returns t (NULL stays NULL), or
+ * NULL when there is no memory to move it: t then stays in the scope
+ * and goes with it, so use the result, not t. */
 TG_API tg_tensor *tg_keep(tg_tensor *t);
 
 /* Adds a reference (owned by the caller, never by a scope); returns t. */
