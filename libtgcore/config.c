@@ -22,8 +22,6 @@
 #include "core.h"
 #include "ir/ir.h"
 
-int tg_debug;
-
 enum kind { K_STR, K_INT, K_BOOL, K_FLOAT_TYPE };
 
 /* The [core] keys: name, environment variable, kind, integer range. */
@@ -260,7 +258,7 @@ int tg_config_load(void)
 	if (!rc)
 		rc = check_env();
 	if (!rc)
-		tg_debug = (int)tg_cfg_int("core", "DEBUG", 0);
+		tg_debug_set((int)tg_cfg_int("core", "DEBUG", 0));
 	return rc;
 }
 
@@ -278,7 +276,7 @@ void tg_config_unload(void)
 	TG_VEC_FREE(&api_vals);
 	TG_VEC_FREE(&files);
 	TG_VEC_FREE(&files_read);
-	tg_debug = 0;
+	tg_debug_set(0);
 }
 
 /* The environment variable for sec.key: the core table's name, else
@@ -413,13 +411,13 @@ int tg_config_set(const char *full, const char *value)
 		drop(&api_vals, sec, k ? k->name : key);
 		/* the level falls back to the environment or the file */
 		if (k && !strcmp(k->name, "DEBUG"))
-			tg_debug = (int)tg_cfg_int("core", "DEBUG", 0);
+			tg_debug_set((int)tg_cfg_int("core", "DEBUG", 0));
 		return 0;
 	}
 	if (k && (rc = check_value(k, value, "tg_config_set()")))
 		return rc;
 	rc = put(&api_vals, sec, k ? k->name : key, value, "tg_config_set()");
 	if (!rc && k && !strcmp(k->name, "DEBUG"))
-		tg_debug = (int)tg_cfg_int("core", "DEBUG", 0);
+		tg_debug_set((int)tg_cfg_int("core", "DEBUG", 0));
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <tg/tg.h>
 #include <tg/plugin.h>
@@ -112,6 +113,21 @@ int tg_parse_bool(const char *s, int *out);
 /* Case-insensitive string equality. */
 int tg_streq_ci(const char *a, const char *b);
 
+/* ------------------------------------------------------------ util/log.c */
+
+/* The DEBUG level, set at start-up and by tg_config_set("DEBUG"); any
+ * thread may read it at any time.  Use the accessors, not the variable. */
+extern atomic_int tg_debug_level_;
+static inline int tg_debug_level(void)
+{
+	return atomic_load_explicit(&tg_debug_level_, memory_order_relaxed);
+}
+/* Overrides the level until the next tg_config_set("DEBUG"), tg_init
+ * or tg_shutdown (tests use it to see the DEBUG output). */
+void tg_debug_set(int level);
+/* Logs one line to stderr when DEBUG >= level (level 0: always). */
+void tg_debug_log(int level, const char *fmt, ...) TG_PRINTF(2, 3);
+
 /* --------------------------------------------------------------- dtype.c */
 /* (public: tg_dtype_size, _name, _is_float, _is_int, _is_unsigned,
  * _least_upper; the rest is in ir/ir.h) */
@@ -132,9 +148,6 @@ const char *tg_cfg_origin(const char *section, const char *key);
 /* The files that were looked for, with whether each was read. */
 size_t tg_cfg_file_count(void);
 const char *tg_cfg_file(size_t i, int *was_read);
-
-/* Settings read once at load (tinygrad's global helpers). */
-extern int tg_debug;
 
 /* ------------------------------------------------------------ plugin/dl.c */
 
@@ -291,7 +304,5 @@ void tg_diskcache_close(void);
 
 /* Ensures tg_init ran; returns its status. */
 int tg_ensure_init(void);
-/* Logs to stderr when DEBUG >= level (level 0: always). */
-void tg_debug_log(int level, const char *fmt, ...) TG_PRINTF(2, 3);
 
 #endif /* TG_CORE_H */

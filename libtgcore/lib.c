@@ -1,5 +1,5 @@
 /*
- * lib.c - library start-up and shutdown, and the core's log.
+ * lib.c - library start-up and shutdown, and plugin introspection.
  *
  * Start-up reads the configuration once; its status sticks, so that a
  * malformed config file is reported by every call, not just the first.
@@ -54,19 +54,6 @@ void tg_shutdown(void)
 	init_status = 0;
 	pthread_mutex_unlock(&tg_lock);
 	pthread_mutex_unlock(&init_lock);
-}
-
-void tg_debug_log(int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (level > 0 && tg_debug < level)
-		return;
-	va_start(ap, fmt);
-	fputs("tgcore: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
 }
 
 /* ------------------------------------------------------- introspection */

@@ -46,7 +46,7 @@ static void capture_begin(void)
 	fflush(stderr);
 	saved_fd = dup(2);
 	ck_assert(freopen(log_path, "w", stderr) != NULL);
-	tg_debug = 4;
+	tg_debug_set(4);
 }
 
 /* What the captured kernels look like. */
@@ -64,7 +64,7 @@ static ksum capture_end(void)
 	int in = 0, input = 0, loops = 0;
 	FILE *f;
 
-	tg_debug = 0;
+	tg_debug_set(0);
 	fflush(stderr);
 	dup2(saved_fd, 2);
 	close(saved_fd);

@@ -277,12 +277,12 @@ START_TEST(noopt_keys_the_method_cache)
 	FILE *f;
 
 	ck_assert(freopen(path, "w", stderr) != NULL);
-	tg_debug = 2;
+	tg_debug_set(2);
 	setenv("NOOPT", "1", 1);
 	matmul16(g1);
 	unsetenv("NOOPT");
 	matmul16(g2);
-	tg_debug = 0;
+	tg_debug_set(0);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);

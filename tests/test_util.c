@@ -114,6 +114,43 @@ START_TEST(errors_are_per_thread)
 }
 END_TEST
 
+/* Runs tg_debug_log at `level` with DEBUG at `debug`; returns what it
+ * wrote to stderr (static buffer). */
+static const char *log_at(int debug, int level)
+{
+	static char got[256];
+	FILE *f = tmpfile();
+	int saved = dup(2);
+	size_t n;
+
+	ck_assert(f && saved >= 0);
+	fflush(stderr);
+	ck_assert_int_ge(dup2(fileno(f), 2), 0);
+	tg_debug_set(debug);
+	tg_debug_log(level, "x=%d", 42);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	n = fread(got, 1, sizeof got - 1, f);
+	got[n] = '\0';
+	fclose(f);
+	return got;
+}
+
+START_TEST(debug_log_prints_at_or_under_the_level)
+{
+	ck_assert_str_eq(log_at(0, 0), "tgcore: x=42\n");  /* 0: always */
+	ck_assert_str_eq(log_at(0, 1), "");
+	ck_assert_str_eq(log_at(2, 3), "");
+	ck_assert_str_eq(log_at(3, 3), "tgcore: x=42\n");
+	ck_assert_str_eq(log_at(7, 1), "tgcore: x=42\n");
+	ck_assert_int_eq(tg_debug_level(), 7);
+	tg_debug_set(0);
+	ck_assert_int_eq(tg_debug_level(), 0);
+}
+END_TEST
+
 START_TEST(long_messages_are_truncated_not_overflowed)
 {
 	char big[3 * TG_ERROR_MAX];
@@ -174,6 +211,7 @@ int main(void)
 	tcase_add_test(tc, errors_set_prefix_and_clear);
 	tcase_add_test(tc, errors_are_per_thread);
 	tcase_add_test(tc, long_messages_are_truncated_not_overflowed);
+	tcase_add_test(tc, debug_log_prints_at_or_under_the_level);
 	tcase_add_test(tc, parse_numbers_and_booleans);
 	tcase_add_test(tc, dtype_sizes_and_names);
 	suite_add_tcase(s, tc);

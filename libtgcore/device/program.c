@@ -53,7 +53,7 @@ static int compile(struct tg_dev *dev, const char *name, const char *src,
 	} else {
 		tg_diskcache_put("compile", key, *blob, *len);
 	}
-	if (log && log[0] && tg_debug >= 4)
+	if (log && log[0] && tg_debug_level() >= 4)
 		tg_debug_log(4, "compiler output for '%s':\n%s", name, log);
 	free(log);
 	free(key);

@@ -82,11 +82,11 @@ static method *mc_find(const tg_uop *ast, tg_dev *dev, int noopt,
 
 static void debug_compiled(const tg_ksrc *ks)
 {
-	if (tg_debug >= 3)
+	if (tg_debug_level() >= 3)
 		fprintf(stderr, "%s\n", ks->ast_text ? ks->ast_text : "");
-	if (tg_debug >= 5)
+	if (tg_debug_level() >= 5)
 		fprintf(stderr, "%s\n", ks->linear_text ? ks->linear_text : "");
-	if (tg_debug >= 4)
+	if (tg_debug_level() >= 4)
 		fprintf(stderr, "%s\n", ks->src);
 }
 
@@ -103,7 +103,7 @@ static method *method_build(tg_dev *dev, const tg_uop *ast, int noopt,
 	}
 	*m = (method){ .ast = ast, .dev = dev, .noopt = noopt, .hash = h };
 	rc = tg_codegen(ast, tg_dev_caps(dev), &m->ks);
-	if (rc && tg_debug >= 3) {  /* what failed */
+	if (rc && tg_debug_level() >= 3) {  /* what failed */
 		char *text = tg_ast_format(ast);
 		fprintf(stderr, "%s\n", text ? text : "");
 		free(text);
@@ -160,10 +160,11 @@ static int run_kernel(tg_sched_item *it)
 	args.nbufs = it->nbufs;
 	memcpy(args.global, m->ks.global, sizeof args.global);
 	memcpy(args.local, m->ks.local, sizeof args.local);
-	rc = tg_program_launch(m->prog, &args, tg_debug >= 2 ? &t : NULL);
+	rc = tg_program_launch(m->prog, &args,
+	                       tg_debug_level() >= 2 ? &t : NULL);
 	if (rc)
 		return tg_error_prefix("realize: %s", m->ks.name);
-	if (tg_debug >= 2)
+	if (tg_debug_level() >= 2)
 		fprintf(stderr, "*** %-6s %4zu %-24s arg %2zu mem %8.2f MB "
 		        "tm %9.2fus %8.2f GFLOPS %7.2f GB/s\n",
 		        tg_dev_name(dev), mc_kernels_run++, m->ks.name,
@@ -186,7 +187,7 @@ static int run_copy(tg_sched_item *it)
 	if (!rc)
 		rc = tg_buffer_copyin(it->bufs[0], tmp, n);
 	free(tmp);
-	if (!rc && tg_debug >= 2)
+	if (!rc && tg_debug_level() >= 2)
 		fprintf(stderr, "*** copy %zu bytes %s -> %s\n", n,
 		        tg_dev_name(tg_buffer_dev(it->bufs[1])),
 		        tg_dev_name(tg_buffer_dev(it->bufs[0])));

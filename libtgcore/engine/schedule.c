@@ -806,7 +806,7 @@ int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 		rc = tg_memory_plan(out, outs, n);
 	if (rc)
 		tg_schedule_free(out);
-	if (!rc && tg_debug >= 1 && out->items.n > 1)
+	if (!rc && tg_debug_level() >= 1 && out->items.n > 1)
 		tg_debug_log(1, "scheduled %zu kernels", out->items.n);
 	return rc;
 }

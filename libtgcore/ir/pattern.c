@@ -185,7 +185,7 @@ static tg_uop *try_rule(const tg_rule *r, tg_rw *rw)
 			break;
 		out = NULL;
 	} while (next_decisions(&at));
-	if (out && tg_debug >= 7)
+	if (out && tg_debug_level() >= 7)
 		tg_debug_log(7, "rewrite: %s: %%%u -> %%%u", r->name,
 		       (unsigned)rw->root->id, (unsigned)out->id);
 	return out;

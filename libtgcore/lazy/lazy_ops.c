@@ -285,7 +285,7 @@ static tg_lazy *reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
 	tg_lazy_unref(pe);
 	tg_lazy_unref(r1);
 	tg_lazy_unref(r2);
-	if (tg_debug >= 3 && res)
+	if (tg_debug_level() >= 3 && res)
 		tg_debug_log(3, "split reduce by %lld on axis %zu",
 		             (long long)factor, d);
 	return res;

@@ -102,7 +102,7 @@ void tg_host_init(struct tg_host *host, tg_plugin_rec *rec)
 		.free = host_free,
 		.config_get = host_config_get,
 		.cache_dir = tg_cache_dir(),
-		.debug = tg_debug,
+		.debug = tg_debug_level(),
 		.core_private = rec,
 	};
 }
