@@ -22,26 +22,16 @@
 #include "core.h"
 #include "ir/ir.h"
 
-enum kind { K_STR, K_INT, K_BOOL, K_FLOAT_TYPE };
-
-/* The [core] keys: name, environment variable, kind, integer range. */
+/* The [core] keys, from TG_CORE_KEYS (core.h), indexed by enum tg_key. */
 static const struct core_key {
 	const char *name, *env;
-	enum kind kind;
-	long min, max;
-} core_keys[] = {
-	{ "devices", "TG_DEVICES", K_STR, 0, 0 },
-	{ "plugin_path", NULL, K_STR, 0, 0 },
-	{ "default_plugin_path", "TG_PLUGIN_DEFAULT_PATH", K_BOOL, 0, 1 },
-	{ "plugins_disable", "TG_PLUGINS_DISABLE", K_STR, 0, 0 },
-	{ "DEVICE", "DEVICE", K_STR, 0, 0 },
-	{ "DEBUG", "DEBUG", K_INT, 0, 7 },
-	{ "NOOPT", "NOOPT", K_BOOL, 0, 1 },
-	{ "VERIFY", "VERIFY", K_BOOL, 0, 1 },
-	{ "CACHELEVEL", "CACHELEVEL", K_INT, 0, 9 },
-	{ "CACHEDB", "CACHEDB", K_STR, 0, 0 },
-	{ "LRU", "LRU", K_BOOL, 0, 1 },
-	{ "DEFAULT_FLOAT", "DEFAULT_FLOAT", K_FLOAT_TYPE, 0, 0 },
+	enum tg_key_kind kind;
+	long min, max, def;
+} core_keys[TG_NKEYS] = {
+#define KEY_ROW(id, name, env, kind, min, max, def) \
+	[TG_KEY_##id] = { name, env, TG_K##kind, min, max, def },
+	TG_CORE_KEYS(KEY_ROW)
+#undef KEY_ROW
 };
 
 typedef struct entry {
@@ -72,17 +62,17 @@ static int check_value(const struct core_key *k, const char *v,
 	long n;
 	int b;
 
-	if (k->kind == K_FLOAT_TYPE && (tg_dtype_parse(v, &dt) ||
-	                                !tg_scalar_is_float(dt)))
+	if (k->kind == TG_KFLOAT_TYPE && (tg_dtype_parse(v, &dt) ||
+	                                  !tg_scalar_is_float(dt)))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected a float "
 		                "type (float16/half, bfloat16, float32/float, "
 		                "float64/double), got '%s'", where, k->name, v);
-	if (k->kind == K_INT && (tg_parse_long(v, &n) || n < k->min ||
-	                         n > k->max))
+	if (k->kind == TG_KINT && (tg_parse_long(v, &n) || n < k->min ||
+	                           n > k->max))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected an "
 		                "integer from %ld to %ld, got '%s'", where,
 		                k->name, k->min, k->max, v);
-	if (k->kind == K_BOOL && tg_parse_bool(v, &b))
+	if (k->kind == TG_KBOOL && tg_parse_bool(v, &b))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected yes or "
 		                "no (1/0, true/false, on/off), got '%s'",
 		                where, k->name, v);
@@ -258,7 +248,7 @@ int tg_config_load(void)
 	if (!rc)
 		rc = check_env();
 	if (!rc)
-		tg_debug_set((int)tg_cfg_int("core", "DEBUG", 0));
+		tg_debug_set((int)tg_setting_int(TG_KEY_DEBUG));
 	return rc;
 }
 
@@ -405,19 +395,44 @@ int tg_config_set(const char *full, const char *value)
 	if ((rc = tg_ensure_init()) || (rc = split_key(full, sec, sizeof sec,
 	                                               &key)))
 		return rc;
-	if (!strcmp(sec, "core") && !(k = core_key(key)))
+	if (tg_streq_ci(sec, "core") && !(k = core_key(key)))
 		return tg_error(TG_EINVAL, "config_set: unknown key '%s'", key);
 	if (!value) {
 		drop(&api_vals, sec, k ? k->name : key);
 		/* the level falls back to the environment or the file */
-		if (k && !strcmp(k->name, "DEBUG"))
-			tg_debug_set((int)tg_cfg_int("core", "DEBUG", 0));
+		if (k == &core_keys[TG_KEY_DEBUG])
+			tg_debug_set((int)tg_setting_int(TG_KEY_DEBUG));
 		return 0;
 	}
 	if (k && (rc = check_value(k, value, "tg_config_set()")))
 		return rc;
 	rc = put(&api_vals, sec, k ? k->name : key, value, "tg_config_set()");
-	if (!rc && k && !strcmp(k->name, "DEBUG"))
-		tg_debug_set((int)tg_cfg_int("core", "DEBUG", 0));
+	if (!rc && k == &core_keys[TG_KEY_DEBUG])
+		tg_debug_set((int)tg_setting_int(TG_KEY_DEBUG));
 	return rc;
+}
+
+/* ------------------------------------------ [core] keys by enum tg_key */
+
+const char *tg_setting_name(enum tg_key k)
+{
+	return k < TG_NKEYS ? core_keys[k].name : "?";
+}
+
+const char *tg_setting_str(enum tg_key k)
+{
+	return k < TG_NKEYS ? tg_cfg_get("core", core_keys[k].name) : NULL;
+}
+
+long tg_setting_int_(enum tg_key k)
+{
+	if (k >= TG_NKEYS)
+		return 0;
+	return tg_cfg_int("core", core_keys[k].name, core_keys[k].def);
+}
+
+const char *tg_setting_origin(enum tg_key k)
+{
+	return k < TG_NKEYS ? tg_cfg_origin("core", core_keys[k].name)
+	                    : "default";
 }

@@ -7,6 +7,7 @@
 #define TG_CORE_H
 
 #include <assert.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -134,16 +135,81 @@ void tg_debug_log(int level, const char *fmt, ...) TG_PRINTF(2, 3);
 
 /* -------------------------------------------------------------- config.c */
 
+/* What a [core] value must look like; checked wherever it comes from. */
+enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
+
+/* Every [core] key, declared once as X(ID, name, environment variable,
+ * kind, min, max, default).  The list makes the TG_KEY_<ID> enum and
+ * config.c's table, and code reads core keys only through the enum, so
+ * a misspelt or undeclared key does not compile.  min and max bound an
+ * INT; the default is what tg_setting_int gives when the key is unset
+ * (string keys have none: NULL). */
+#define TG_CORE_KEYS(X)                                                 \
+	X(DEVICES, "devices", "TG_DEVICES", STR, 0, 0, 0)               \
+	X(PLUGIN_PATH, "plugin_path", NULL, STR, 0, 0, 0)               \
+	X(DEFAULT_PLUGIN_PATH, "default_plugin_path",                   \
+	  "TG_PLUGIN_DEFAULT_PATH", BOOL, 0, 1, 1)                      \
+	X(PLUGINS_DISABLE, "plugins_disable", "TG_PLUGINS_DISABLE",     \
+	  STR, 0, 0, 0)                                                 \
+	X(DEVICE, "DEVICE", "DEVICE", STR, 0, 0, 0)                     \
+	X(DEBUG, "DEBUG", "DEBUG", INT, 0, 7, 0)                        \
+	X(NOOPT, "NOOPT", "NOOPT", BOOL, 0, 1, 0)                       \
+	X(VERIFY, "VERIFY", "VERIFY", BOOL, 0, 1, 0)                    \
+	X(CACHELEVEL, "CACHELEVEL", "CACHELEVEL", INT, 0, 9, 2)         \
+	X(CACHEDB, "CACHEDB", "CACHEDB", STR, 0, 0, 0)                  \
+	X(LRU, "LRU", "LRU", BOOL, 0, 1, 1)                             \
+	X(DEFAULT_FLOAT, "DEFAULT_FLOAT", "DEFAULT_FLOAT", FLOAT_TYPE,  \
+	  0, 0, 0)                                                      \
+	X(SPLIT_REDUCEOP, "SPLIT_REDUCEOP", "SPLIT_REDUCEOP", BOOL,     \
+	  0, 1, 1)                                                      \
+	X(REDUCEOP_SPLIT_THRESHOLD, "REDUCEOP_SPLIT_THRESHOLD",         \
+	  "REDUCEOP_SPLIT_THRESHOLD", INT, 1, LONG_MAX, 32768)
+
+enum tg_key {
+#define TG_KEY_ENUM_(id, ...) TG_KEY_##id,
+	TG_CORE_KEYS(TG_KEY_ENUM_)
+#undef TG_KEY_ENUM_
+	TG_NKEYS
+};
+
+/* The kind of each key as a constant, TG_KIND_TG_KEY_<ID>, so that the
+ * accessors below can refuse a mismatch at compile time. */
+enum {
+#define TG_KEY_KIND_(id, name, env, kind, ...) \
+	TG_KIND_TG_KEY_##id = TG_K##kind,
+	TG_CORE_KEYS(TG_KEY_KIND_)
+#undef TG_KEY_KIND_
+};
+
+/* Integer (or boolean as 0/1) value of a [core] INT or BOOL key, its
+ * default when unset.  `k` must be a TG_KEY_* constant: reading a
+ * string key as a number fails to compile (a negative array size). */
+#define tg_setting_int(k)                                               \
+	((void)sizeof(char[(int)TG_KIND_##k == TG_KINT ||               \
+	                   (int)TG_KIND_##k == TG_KBOOL ? 1 : -1]),     \
+	 tg_setting_int_(k))
+long tg_setting_int_(enum tg_key k);
+/* Text of a [core] key, NULL when unset.  Borrowed, valid until
+ * tg_shutdown(). */
+const char *tg_setting_str(enum tg_key k);
+/* Where a [core] key's value came from (see tg_cfg_origin). */
+const char *tg_setting_origin(enum tg_key k);
+/* The key's name as in files and messages ("NOOPT", "devices"). */
+const char *tg_setting_name(enum tg_key k);
+
 /* Reads the files and the environment into the global configuration.
  * 0 or TG_ECONFIG with a message naming file, line and key. */
 int tg_config_load(void);
 void tg_config_unload(void);
-/* Merged value of section.key (section "core" for core keys): API
- * override, environment, files.  Borrowed. */
+/* String-keyed lookups, for plugin sections ([cpu] cc=) and the public
+ * calls; the core reads its own keys with tg_setting_*.  Merged value of
+ * section.key: API override, environment, files.  Borrowed, valid until
+ * tg_shutdown(). */
 const char *tg_cfg_get(const char *section, const char *key);
 /* Integer (or boolean as 0/1) value of section.key; `def` when unset. */
 long tg_cfg_int(const char *section, const char *key, long def);
-/* Where the value came from: "environment (TG_CPU_CC)", "file:line". */
+/* Where the value came from: "environment TG_CPU_CC", "file:line",
+ * "tg_config_set()" or "default".  Borrowed (per thread). */
 const char *tg_cfg_origin(const char *section, const char *key);
 /* The files that were looked for, with whether each was read. */
 size_t tg_cfg_file_count(void);

@@ -197,7 +197,7 @@ tg_dtype tg_dtype_sum_acc(tg_dtype dt)
  * slipped past the check (the environment changed later) is ignored. */
 tg_dtype tg_dtype_default_float(void)
 {
-	const char *v = tg_cfg_get("core", "DEFAULT_FLOAT");
+	const char *v = tg_setting_str(TG_KEY_DEFAULT_FLOAT);
 	tg_dtype dt;
 
 	if (v && tg_dtype_parse(v, &dt) == 0 && tg_scalar_is_float(dt))

@@ -159,6 +159,115 @@ START_TEST(shutdown_forgets_api_settings)
 }
 END_TEST
 
+START_TEST(core_keys_read_by_enum_give_their_defaults)
+{
+	ck_assert_int_eq(load("[core]\n"), 0);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_DEBUG), 0);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_NOOPT), 0);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_CACHELEVEL), 2);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_LRU), 1);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_SPLIT_REDUCEOP), 1);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD),
+	                 32768);
+	ck_assert_ptr_null(tg_setting_str(TG_KEY_CACHEDB));
+	ck_assert_ptr_null(tg_setting_str(TG_KEY_DEFAULT_FLOAT));
+	ck_assert_str_eq(tg_setting_origin(TG_KEY_NOOPT), "default");
+	ck_assert_str_eq(tg_setting_name(TG_KEY_REDUCEOP_SPLIT_THRESHOLD),
+	                 "REDUCEOP_SPLIT_THRESHOLD");
+	ck_assert_str_eq(tg_setting_name(TG_KEY_PLUGINS_DISABLE),
+	                 "plugins_disable");
+	ck_assert_str_eq(tg_setting_name(TG_NKEYS), "?");
+	ck_assert_ptr_null(tg_setting_str(TG_NKEYS));
+}
+END_TEST
+
+START_TEST(split_reduceop_keys_from_file_environment_and_api)
+{
+	ck_assert_int_eq(load("[core]\nSPLIT_REDUCEOP = no\n"
+	                      "reduceop_split_threshold = 4096\n"), 0);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_SPLIT_REDUCEOP), 0);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD),
+	                 4096);
+	ck_assert_str_eq(tg_config_get("SPLIT_REDUCEOP"), "no");
+	ck_assert_ptr_nonnull(strstr(tg_setting_origin(TG_KEY_SPLIT_REDUCEOP),
+	                             "tg.ini:2"));
+	setenv("SPLIT_REDUCEOP", "1", 1);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_SPLIT_REDUCEOP), 1);
+	ck_assert_str_eq(tg_setting_origin(TG_KEY_SPLIT_REDUCEOP),
+	                 "environment SPLIT_REDUCEOP");
+	ck_assert_int_eq(tg_config_set("REDUCEOP_SPLIT_THRESHOLD", "100"), 0);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD), 100);
+	ck_assert_str_eq(tg_setting_origin(TG_KEY_REDUCEOP_SPLIT_THRESHOLD),
+	                 "tg_config_set()");
+	unsetenv("SPLIT_REDUCEOP");
+}
+END_TEST
+
+START_TEST(split_reduceop_keys_refuse_bad_values)
+{
+	ck_assert_int_eq(load("[core]\nREDUCEOP_SPLIT_THRESHOLD = 0\n"),
+	                 TG_ECONFIG);
+	ck_assert_error("tg.ini:2: REDUCEOP_SPLIT_THRESHOLD: expected an "
+	                "integer from 1 to 9223372036854775807, got '0'");
+	ck_assert_int_eq(load("[core]\nSPLIT_REDUCEOP = maybe\n"), TG_ECONFIG);
+	ck_assert_error("tg.ini:2: SPLIT_REDUCEOP: expected yes or no");
+	tg_shutdown();
+	unsetenv("TG_CONFIG");
+	setenv("REDUCEOP_SPLIT_THRESHOLD", "big", 1);
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error("environment REDUCEOP_SPLIT_THRESHOLD: "
+	                "REDUCEOP_SPLIT_THRESHOLD: expected an integer");
+	unsetenv("REDUCEOP_SPLIT_THRESHOLD");
+	tg_shutdown();
+	ck_assert_int_eq(tg_config_set("REDUCEOP_SPLIT_THRESHOLD", "-5"),
+	                 TG_ECONFIG);
+	ck_assert_error("tg_config_set(): REDUCEOP_SPLIT_THRESHOLD: expected "
+	                "an integer from 1");
+	ck_assert_int_eq(tg_config_set("SPLIT_REDUCEOP", "2"), TG_ECONFIG);
+	ck_assert_error("SPLIT_REDUCEOP: expected yes or no");
+}
+END_TEST
+
+START_TEST(core_section_is_checked_in_any_case)
+{
+	/* "Core.DEBUG" is the [core] key DEBUG: checked like "DEBUG" */
+	ck_assert_int_eq(tg_config_set("Core.DEBUG", "lots"), TG_ECONFIG);
+	ck_assert_error("DEBUG: expected an integer from 0 to 7");
+	ck_assert_int_eq(tg_config_set("CORE.NOPE", "1"), TG_EINVAL);
+	ck_assert_error("config_set: unknown key 'NOPE'");
+	ck_assert_int_eq(tg_config_set("Core.NOOPT", "1"), 0);
+	ck_assert_int_eq(tg_setting_int(TG_KEY_NOOPT), 1);
+	ck_assert_str_eq(tg_config_get("core.noopt"), "1");
+}
+END_TEST
+
+/* Every [core] key is documented (commented out, with its default) in
+ * the shipped conf/tgcore.ini. */
+START_TEST(every_core_key_is_documented_in_the_shipped_file)
+{
+	char path[512], line[512];
+	int seen[TG_NKEYS] = { 0 };
+	const char *src = getenv("TG_TEST_SRCDIR");
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/../conf/tgcore.ini",
+	         src ? src : "tests");
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	while (fgets(line, sizeof line, f))
+		for (int k = 0; k < TG_NKEYS; k++) {
+			size_t n = strlen(tg_setting_name(k));
+			if (line[0] == ';' &&
+			    !strncmp(line + 1, tg_setting_name(k), n) &&
+			    (line[n + 1] == ' ' || line[n + 1] == '='))
+				seen[k] = 1;
+		}
+	fclose(f);
+	for (int k = 0; k < TG_NKEYS; k++)
+		ck_assert_msg(seen[k], "%s: no ';%s = ...' line", path,
+		              tg_setting_name(k));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -177,6 +286,11 @@ int main(void)
 	tcase_add_test(tc, bad_environment_value);
 	tcase_add_test(tc, api_rejects_bad_keys_and_values);
 	tcase_add_test(tc, shutdown_forgets_api_settings);
+	tcase_add_test(tc, core_keys_read_by_enum_give_their_defaults);
+	tcase_add_test(tc, split_reduceop_keys_from_file_environment_and_api);
+	tcase_add_test(tc, split_reduceop_keys_refuse_bad_values);
+	tcase_add_test(tc, core_section_is_checked_in_any_case);
+	tcase_add_test(tc, every_core_key_is_documented_in_the_shipped_file);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

@@ -37,7 +37,7 @@ static void db_warn(const char *what)
 
 static char *db_path(void)
 {
-	const char *p = tg_cfg_get("core", "CACHEDB");
+	const char *p = tg_setting_str(TG_KEY_CACHEDB);
 
 	if (p && p[0])
 		return strdup(p);
@@ -102,7 +102,7 @@ static sqlite3_stmt *prepare(const char *table, const char *sql)
 
 static int enabled(void)
 {
-	return tg_cfg_int("core", "CACHELEVEL", 2) > 0;
+	return tg_setting_int(TG_KEY_CACHELEVEL) > 0;
 }
 
 /* Copies the value of the current row into *val; 1 on success. */

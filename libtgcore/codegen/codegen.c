@@ -91,7 +91,7 @@ static int vectorize(tg_ir *ir, tg_uop **sink,
 
 int tg_codegen_noopt(void)
 {
-	return tg_cfg_int("core", "NOOPT", 0) != 0;
+	return tg_setting_int(TG_KEY_NOOPT) != 0;
 }
 
 /* The settings one compilation reads, once, at its start. */
@@ -102,8 +102,8 @@ typedef struct cg_settings {
 
 static void read_settings(cg_settings *s)
 {
-	s->debug = tg_debug;
-	s->verify = tg_cfg_int("core", "VERIFY", 0) != 0;
+	s->debug = tg_debug_level();
+	s->verify = tg_setting_int(TG_KEY_VERIFY) != 0;
 }
 
 /* What every pass ends with: the graph dumped under DEBUG>=6 and, with

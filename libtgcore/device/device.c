@@ -107,7 +107,7 @@ static struct tg_dev *dev_new(tg_plugin_rec *rec, int index,
 	dev->plugin = rec;
 	dev->impl = impl;
 	copy_tables(dev);
-	tg_lru_init(&dev->lru, (int)tg_cfg_int("core", "LRU", 1));
+	tg_lru_init(&dev->lru, (int)tg_setting_int(TG_KEY_LRU));
 	return dev;
 }
 

@@ -154,7 +154,7 @@ static int select_device_var(const char *name, struct tg_dev **out)
 	tg_devname dn;
 
 	snprintf(what, sizeof what, "DEVICE=%s (%s)", name,
-	         tg_cfg_origin("core", "DEVICE"));
+	         tg_setting_origin(TG_KEY_DEVICE));
 	if (tg_devname_parse(name, what, &dn))
 		return TG_ENODEV;
 	snprintf(default_why, sizeof default_why, "%s", what);
@@ -247,7 +247,7 @@ static int select_auto(tg_strbuf *why, struct tg_dev **out)
 /* Config list or auto; fails listing every reason. */
 static int select_quietly(struct tg_dev **out)
 {
-	const char *list = tg_cfg_get("core", "devices");
+	const char *list = tg_setting_str(TG_KEY_DEVICES);
 	char *paths, *reasons;
 	tg_strbuf why;
 	int rc;
@@ -256,7 +256,7 @@ static int select_quietly(struct tg_dev **out)
 	if (list && list[0]) {
 		snprintf(default_why, sizeof default_why, "first usable "
 		         "entry of 'devices = %s' (%s)", list,
-		         tg_cfg_origin("core", "devices"));
+		         tg_setting_origin(TG_KEY_DEVICES));
 		rc = select_list(list, &why, out);
 	} else {
 		snprintf(default_why, sizeof default_why, "auto: the best "
@@ -282,7 +282,7 @@ static int select_quietly(struct tg_dev **out)
 
 int tg_select_default(struct tg_dev **out, const char **why)
 {
-	const char *dev = tg_cfg_get("core", "DEVICE"), *flag;
+	const char *dev = tg_setting_str(TG_KEY_DEVICE), *flag;
 	tg_plugin_rec *rec;
 	int rc;
 

@@ -347,9 +347,8 @@ tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes)
 		if (!tg_exec_alu(TG_MUL, a->dtype, src, &r))
 			return reduce_const_(a, axes, r);
 	}
-	if (!has0 && tg_cfg_int("core", "SPLIT_REDUCEOP", 1) &&
-	    in_n / out_n >= tg_cfg_int("core", "REDUCEOP_SPLIT_THRESHOLD",
-	                               32768)) {
+	if (!has0 && tg_setting_int(TG_KEY_SPLIT_REDUCEOP) &&
+	    in_n / out_n >= tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD)) {
 		if ((rc = split_choice(a, axes, out_n, &d, &f)) < 0)
 			return NULL;
 		if (rc)

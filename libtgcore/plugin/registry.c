@@ -115,8 +115,9 @@ static int build_path(void)
 	int rc = add_path_list(tg_getenv("TG_PLUGIN_PATH"), "TG_PLUGIN_PATH");
 
 	if (!rc)
-		rc = add_path_list(tg_cfg_get("core", "plugin_path"), "config");
-	if (rc || !tg_cfg_int("core", "default_plugin_path", 1))
+		rc = add_path_list(tg_setting_str(TG_KEY_PLUGIN_PATH),
+		                   "config");
+	if (rc || !tg_setting_int(TG_KEY_DEFAULT_PLUGIN_PATH))
 		return rc;
 	if (uninstalled())
 		return add_build_tree();
@@ -219,7 +220,7 @@ static const char *check_desc(const struct tg_plugin *d)
 /* Whether TG_PLUGINS_DISABLE / plugins_disable matches name or file. */
 static int disabled(const char *name, const char *file)
 {
-	const char *list = tg_cfg_get("core", "plugins_disable");
+	const char *list = tg_setting_str(TG_KEY_PLUGINS_DISABLE);
 	const char *base = strrchr(file, '/');
 	char glob[128];
 	size_t n;
