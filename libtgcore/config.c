@@ -8,6 +8,13 @@
  * the line and the key instead of a setting silently ignored.  Other
  * sections belong to plugins ([cpu] cc=...) and reach them through
  * host->config_get, overridable as TG_<SECTION>_<KEY>.
+ *
+ * Threads: one lock guards the tables, and every string they hold lives
+ * in a pool that is freed only by tg_config_unload (tg_shutdown).  So a
+ * getter may hand out a borrowed pointer and drop the lock: when another
+ * thread sets the key again, the entry points at a new string and the
+ * old one stays readable.  The pool keeps each distinct string once, so
+ * a program that toggles a setting does not grow it.
  */
 #include "config.h"
 
@@ -34,14 +41,19 @@ static const struct core_key {
 #undef KEY_ROW
 };
 
+/* Every string is the pool's (never freed while entries point at it). */
 typedef struct entry {
-	char *section, *key, *value, *origin;
+	const char *section, *key, *value, *origin;
 } entry;
 
 typedef TG_VEC(entry) entry_vec;
 
+/* cfg_lock guards everything below; it is a leaf: nothing that takes
+ * another lock runs under it. */
+static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry_vec file_vals, api_vals;
-static TG_VEC(char *) files;  /* "path" per file looked for */
+static TG_VEC(char *) pool;   /* every string entries and files use */
+static TG_VEC(const char *) files;  /* "path" per file looked for */
 static TG_VEC(int) files_read;
 
 static const struct core_key *core_key(const char *name)
@@ -79,12 +91,20 @@ static int check_value(const struct core_key *k, const char *v,
 	return 0;
 }
 
-static void entry_free(entry *e)
+/* The pool's copy of s, made on first use; NULL on OOM. */
+static const char *intern(const char *s)
 {
-	free(e->section);
-	free(e->key);
-	free(e->value);
-	free(e->origin);
+	char *c;
+	size_t i;
+
+	for (i = 0; i < pool.n; i++)
+		if (!strcmp(pool.v[i], s))
+			return pool.v[i];
+	if (!(c = strdup(s)) || TG_VEC_PUSH(&pool, c)) {
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
 static entry *find(entry_vec *vec, const char *sec, const char *key)
@@ -98,36 +118,30 @@ static entry *find(entry_vec *vec, const char *sec, const char *key)
 	return NULL;
 }
 
-/* Sets sec.key in `vec`, replacing an earlier value; copies everything. */
+/* Sets sec.key in `vec`, replacing an earlier value, whose strings
+ * stay in the pool for readers that still hold them.  Under cfg_lock. */
 static int put(entry_vec *vec, const char *sec, const char *key,
                const char *value, const char *origin)
 {
-	entry e = { strdup(sec), strdup(key), strdup(value), strdup(origin) };
+	entry e = { intern(sec), intern(key), intern(value), intern(origin) };
 	entry *old;
 
 	if (!e.section || !e.key || !e.value || !e.origin)
-		goto oom;
-	old = find(vec, sec, key);
-	if (old) {
-		entry_free(old);
+		return tg_error_oom("config");
+	if ((old = find(vec, sec, key)))
 		*old = e;
-		return 0;
-	}
-	if (TG_VEC_PUSH(vec, e) == 0)
-		return 0;
-oom:
-	entry_free(&e);
-	return tg_error_oom("config");
+	else if (TG_VEC_PUSH(vec, e))
+		return tg_error_oom("config");
+	return 0;
 }
 
+/* Under cfg_lock; the strings stay in the pool. */
 static void drop(entry_vec *vec, const char *sec, const char *key)
 {
 	entry *e = find(vec, sec, key);
 
-	if (!e)
-		return;
-	entry_free(e);
-	*e = vec->v[--vec->n];
+	if (e)
+		*e = vec->v[--vec->n];
 }
 
 struct parse_ctx {
@@ -169,10 +183,29 @@ static int on_value(void *user, const char *sec, const char *key,
 		                      "'%s' in [core]", where, key);
 	else if (k)
 		pc->status = check_value(k, value, where);
-	if (!pc->status)
+	if (!pc->status) {
+		pthread_mutex_lock(&cfg_lock);
 		pc->status = put(&file_vals, sec, k ? k->name : key, value,
 		                 where);
+		pthread_mutex_unlock(&cfg_lock);
+	}
 	return pc->status == 0;
+}
+
+/* Records that `path` was looked for; 0 or TG_ENOMEM. */
+static int note_file(const char *path)
+{
+	const char *p;
+	int rc = 0;
+
+	pthread_mutex_lock(&cfg_lock);
+	if (!(p = intern(path)) || TG_VEC_RESERVE(&files_read, files.n + 1) ||
+	    TG_VEC_PUSH(&files, p))
+		rc = tg_error_oom("config");
+	else
+		files_read.v[files_read.n++] = 0;
+	pthread_mutex_unlock(&cfg_lock);
+	return rc;
 }
 
 /* Reads one file; a missing file is fine unless `required`. */
@@ -181,9 +214,8 @@ static int read_file(const char *path, int required, const char *what)
 	struct parse_ctx pc = { path, NULL, 0, 0 };
 	int rc;
 
-	if (TG_VEC_PUSH(&files, strdup(path)) ||
-	    TG_VEC_PUSH(&files_read, 0) || !files.v[files.n - 1])
-		return tg_error_oom("config");
+	if ((rc = note_file(path)))
+		return rc;
 	if (!tg_is_file(path))
 		return required ? tg_error(TG_ECONFIG, "config: %s=%s: no "
 		                           "such file", what, path) : 0;
@@ -201,7 +233,9 @@ static int read_file(const char *path, int required, const char *what)
 		return tg_error(TG_ECONFIG, "config: %s:%d: syntax error "
 		                "(expected [section], key = value or ; comment)",
 		                path, rc);
+	pthread_mutex_lock(&cfg_lock);
 	files_read.v[files_read.n - 1] = 1;
+	pthread_mutex_unlock(&cfg_lock);
 	return 0;
 }
 
@@ -241,14 +275,40 @@ static int check_env(void)
 	return 0;
 }
 
+/* Merged value of sec.key: API override, environment, files.  Under
+ * cfg_lock; the string outlives it (pool or environment). */
+static const char *lookup(const char *sec, const char *key);
+
+static long to_long(const char *v, long def)
+{
+	long n;
+	int b;
+
+	if (v && tg_parse_long(v, &n) == 0)
+		return n;
+	if (v && tg_parse_bool(v, &b) == 0)
+		return b;
+	return def;
+}
+
+/* The level follows DEBUG.  Under cfg_lock, so that of two threads
+ * setting DEBUG at once, the level ends as the later one's value. */
+static void refresh_debug(void)
+{
+	tg_debug_set((int)to_long(lookup("core", "DEBUG"), 0));
+}
+
 int tg_config_load(void)
 {
 	int rc = read_files();
 
 	if (!rc)
 		rc = check_env();
-	if (!rc)
-		tg_debug_set((int)tg_setting_int(TG_KEY_DEBUG));
+	if (!rc) {
+		pthread_mutex_lock(&cfg_lock);
+		refresh_debug();
+		pthread_mutex_unlock(&cfg_lock);
+	}
 	return rc;
 }
 
@@ -256,21 +316,22 @@ void tg_config_unload(void)
 {
 	size_t i;
 
-	for (i = 0; i < file_vals.n; i++)
-		entry_free(&file_vals.v[i]);
-	for (i = 0; i < api_vals.n; i++)
-		entry_free(&api_vals.v[i]);
-	for (i = 0; i < files.n; i++)
-		free(files.v[i]);
+	pthread_mutex_lock(&cfg_lock);
+	for (i = 0; i < pool.n; i++)
+		free(pool.v[i]);
+	TG_VEC_FREE(&pool);
 	TG_VEC_FREE(&file_vals);
 	TG_VEC_FREE(&api_vals);
 	TG_VEC_FREE(&files);
 	TG_VEC_FREE(&files_read);
 	tg_debug_set(0);
+	pthread_mutex_unlock(&cfg_lock);
 }
 
 /* The environment variable for sec.key: the core table's name, else
- * TG_<SECTION>_<KEY> upper-cased.  NULL when there is none. */
+ * TG_<SECTION>_<KEY> upper-cased (cut to ENV_NAME_MAX - 1 bytes, the
+ * same for the value and its origin).  NULL when there is none. */
+#define ENV_NAME_MAX 256
 static const char *env_name(const char *sec, const char *key, char *buf,
                             size_t n)
 {
@@ -286,9 +347,9 @@ static const char *env_name(const char *sec, const char *key, char *buf,
 	return buf;
 }
 
-const char *tg_cfg_get(const char *sec, const char *key)
+static const char *lookup(const char *sec, const char *key)
 {
-	char buf[256];
+	char buf[ENV_NAME_MAX];
 	const char *name, *v;
 	entry *e;
 
@@ -301,33 +362,71 @@ const char *tg_cfg_get(const char *sec, const char *key)
 	return e ? e->value : NULL;
 }
 
-const char *tg_cfg_origin(const char *sec, const char *key)
+const char *tg_cfg_get(const char *sec, const char *key)
 {
-	static _Thread_local char buf[300];
+	const char *v;
+
+	pthread_mutex_lock(&cfg_lock);
+	v = lookup(sec, key);
+	pthread_mutex_unlock(&cfg_lock);
+	return v;
+}
+
+long tg_cfg_int(const char *sec, const char *key, long def)
+{
+	return to_long(tg_cfg_get(sec, key), def);
+}
+
+/* Under cfg_lock; the text is the pool's, static or buf. */
+static const char *origin(const char *sec, const char *key, char *buf,
+                          size_t n)
+{
+	char nb[ENV_NAME_MAX];
 	const char *name;
 	entry *e;
 
-	if ((e = find(&api_vals, sec, key)))
+	if (find(&api_vals, sec, key))
 		return "tg_config_set()";
-	name = env_name(sec, key, buf, sizeof buf);
+	name = env_name(sec, key, nb, sizeof nb);
 	if (name && tg_getenv(name)) {
-		memmove(buf + 12, name, strlen(name) + 1);
-		memcpy(buf, "environment ", 12);
+		snprintf(buf, n, "environment %s", name);
 		return buf;
 	}
 	e = find(&file_vals, sec, key);
 	return e ? e->origin : "default";
 }
 
+const char *tg_cfg_origin(const char *sec, const char *key)
+{
+	static _Thread_local char buf[ENV_NAME_MAX + 16];
+	const char *o;
+
+	pthread_mutex_lock(&cfg_lock);
+	o = origin(sec, key, buf, sizeof buf);
+	pthread_mutex_unlock(&cfg_lock);
+	return o;
+}
+
 size_t tg_cfg_file_count(void)
 {
-	return files.n;
+	size_t n;
+
+	pthread_mutex_lock(&cfg_lock);
+	n = files.n;
+	pthread_mutex_unlock(&cfg_lock);
+	return n;
 }
 
 const char *tg_cfg_file(size_t i, int *was_read)
 {
+	const char *f = NULL;
+
+	pthread_mutex_lock(&cfg_lock);
 	*was_read = i < files.n ? files_read.v[i] : 0;
-	return i < files.n ? files.v[i] : NULL;
+	if (i < files.n)
+		f = files.v[i];
+	pthread_mutex_unlock(&cfg_lock);
+	return f;
 }
 
 /* Splits "section.key" (or a [core] key) for the public calls. */
@@ -370,19 +469,6 @@ long tg_config_int(const char *full, long def)
 	return tg_cfg_int(sec, key, def);
 }
 
-long tg_cfg_int(const char *sec, const char *key, long def)
-{
-	const char *v = tg_cfg_get(sec, key);
-	long n;
-	int b;
-
-	if (v && tg_parse_long(v, &n) == 0)
-		return n;
-	if (v && tg_parse_bool(v, &b) == 0)
-		return b;
-	return def;
-}
-
 int tg_config_set(const char *full, const char *value)
 {
 	const struct core_key *k = NULL;
@@ -397,18 +483,18 @@ int tg_config_set(const char *full, const char *value)
 		return rc;
 	if (tg_streq_ci(sec, "core") && !(k = core_key(key)))
 		return tg_error(TG_EINVAL, "config_set: unknown key '%s'", key);
-	if (!value) {
-		drop(&api_vals, sec, k ? k->name : key);
-		/* the level falls back to the environment or the file */
-		if (k == &core_keys[TG_KEY_DEBUG])
-			tg_debug_set((int)tg_setting_int(TG_KEY_DEBUG));
-		return 0;
-	}
-	if (k && (rc = check_value(k, value, "tg_config_set()")))
+	if (k && value && (rc = check_value(k, value, "tg_config_set()")))
 		return rc;
-	rc = put(&api_vals, sec, k ? k->name : key, value, "tg_config_set()");
+	pthread_mutex_lock(&cfg_lock);
+	if (!value)
+		drop(&api_vals, sec, k ? k->name : key);
+	else
+		rc = put(&api_vals, sec, k ? k->name : key, value,
+		         "tg_config_set()");
+	/* removing it, the level falls back to the environment or file */
 	if (!rc && k == &core_keys[TG_KEY_DEBUG])
-		tg_debug_set((int)tg_setting_int(TG_KEY_DEBUG));
+		refresh_debug();
+	pthread_mutex_unlock(&cfg_lock);
 	return rc;
 }
 

@@ -7,6 +7,23 @@
 
 #include "testlib.h"
 
+static char xdg_config_home[512];
+
+/* Each test starts from the suite's environment, also when Check runs
+ * them in one process (CK_FORK=no, as under valgrind). */
+static void fresh(void)
+{
+	static const char *const vars[] = {
+		"TG_CONFIG", "DEBUG", "CACHELEVEL", "TG_CPU_CC",
+		"SPLIT_REDUCEOP", "REDUCEOP_SPLIT_THRESHOLD",
+	};
+
+	tg_shutdown();
+	for (size_t i = 0; i < TG_ARRAY_LEN(vars); i++)
+		unsetenv(vars[i]);
+	setenv("XDG_CONFIG_HOME", xdg_config_home, 1);
+}
+
 /* Loads `text` as $TG_CONFIG and returns tg_init()'s status. */
 static int load(const char *text)
 {
@@ -250,8 +267,12 @@ START_TEST(every_core_key_is_documented_in_the_shipped_file)
 	const char *src = getenv("TG_TEST_SRCDIR");
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/../conf/tgcore.ini",
-	         src ? src : "tests");
+	if (src)
+		snprintf(path, sizeof path, "%s/../conf/tgcore.ini", src);
+	else  /* run by hand: next to this file */
+		snprintf(path, sizeof path, "%.*s../conf/tgcore.ini",
+		         (int)(strrchr(__FILE__, '/') + 1 - __FILE__),
+		         __FILE__);
 	ck_assert_ptr_nonnull(f = fopen(path, "r"));
 	while (fgets(line, sizeof line, f))
 		for (int k = 0; k < TG_NKEYS; k++) {
@@ -268,10 +289,102 @@ START_TEST(every_core_key_is_documented_in_the_shipped_file)
 }
 END_TEST
 
+/* A value handed out stays readable after the key is set again or
+ * removed (valgrind and ASan would see a use after free), and a value
+ * set again is the same pooled string. */
+START_TEST(got_values_outlive_later_sets)
+{
+	const char *a, *b, *c;
+
+	ck_assert_int_eq(tg_config_set("cpu.cc", "gcc-12"), 0);
+	a = tg_config_get("cpu.cc");
+	ck_assert_int_eq(tg_config_set("cpu.cc", "clang-16"), 0);
+	b = tg_config_get("cpu.cc");
+	ck_assert_int_eq(tg_config_set("cpu.cc", NULL), 0);
+	ck_assert_str_eq(a, "gcc-12");
+	ck_assert_str_eq(b, "clang-16");
+	ck_assert_int_eq(tg_config_set("cpu.cc", "gcc-12"), 0);
+	c = tg_config_get("cpu.cc");
+	ck_assert_ptr_eq(a, c);
+	ck_assert_int_eq(tg_config_set("CACHELEVEL", "3"), 0);
+	a = tg_setting_str(TG_KEY_CACHELEVEL);
+	ck_assert_int_eq(tg_config_set("CACHELEVEL", "4"), 0);
+	ck_assert_str_eq(a, "3");
+	ck_assert_int_eq(tg_setting_int(TG_KEY_CACHELEVEL), 4);
+}
+END_TEST
+
+START_TEST(setting_debug_sets_the_level_at_once)
+{
+	ck_assert_int_eq(load("[core]\nDEBUG = 1\n"), 0);
+	ck_assert_int_eq(tg_debug_level(), 1);
+	ck_assert_int_eq(tg_config_set("DEBUG", "3"), 0);
+	ck_assert_int_eq(tg_debug_level(), 3);
+	ck_assert_int_eq(tg_config_set("DEBUG", NULL), 0);
+	ck_assert_int_eq(tg_debug_level(), 1);  /* back to the file's */
+	tg_shutdown();
+	ck_assert_int_eq(tg_debug_level(), 0);
+}
+END_TEST
+
+enum { NTHREADS = 4, NROUNDS = 400 };
+
+/* Sets, reads and removes keys; every value read must be one some
+ * thread set (or the file's), whole. */
+static void *setter(void *arg)
+{
+	int id = (int)(intptr_t)arg, bad = 0;
+	char v[32], dbg[4];
+
+	for (int i = 0; i < NROUNDS; i++) {
+		const char *got;
+
+		snprintf(v, sizeof v, "cc-%d-%d", id, i % 5);
+		snprintf(dbg, sizeof dbg, "%d", (id + i) % 3);
+		bad |= tg_config_set("cpu.cc", v) != 0;
+		bad |= tg_config_set("DEBUG", dbg) != 0;
+		got = tg_config_get("cpu.cc");
+		bad |= !got || strncmp(got, "cc-", 3);
+		got = tg_config_get("NOOPT");
+		bad |= got && strcmp(got, "0") && strcmp(got, "1");
+		bad |= tg_config_set("NOOPT", i % 2 ? "1" : NULL) != 0;
+		bad |= tg_debug_level() < 0 || tg_debug_level() > 2;
+		bad |= tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD) != 512;
+		(void)tg_setting_origin(TG_KEY_NOOPT);
+		bad |= strcmp(tg_config_get("cpu.note"), "from file") != 0;
+	}
+	return (void *)(intptr_t)bad;
+}
+
+START_TEST(set_and_get_from_several_threads)
+{
+	pthread_t t[NTHREADS];
+	void *bad;
+
+	ck_assert_int_eq(load("[core]\nREDUCEOP_SPLIT_THRESHOLD = 512\n"
+	                      "[cpu]\nnote = from file\n"), 0);
+	for (intptr_t i = 0; i < NTHREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, setter,
+		                                (void *)i), 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		ck_assert_int_eq(pthread_join(t[i], &bad), 0);
+		ck_assert_msg(!bad, "thread %d read a bad value", i);
+	}
+	ck_assert_int_eq(strncmp(tg_config_get("cpu.cc"), "cc-", 3), 0);
+	ck_assert_str_eq(tg_config_get("cpu.note"), "from file");
+	ck_assert_int_le(tg_debug_level(), 2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("config");
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+
+	snprintf(xdg_config_home, sizeof xdg_config_home, "%s",
+	         xdg ? xdg : "/nonexistent");
+	tcase_add_checked_fixture(tc, fresh, NULL);
 
 	tcase_add_test(tc, reads_core_and_plugin_sections);
 	tcase_add_test(tc, core_keys_are_case_insensitive);
@@ -291,6 +404,9 @@ int main(void)
 	tcase_add_test(tc, split_reduceop_keys_refuse_bad_values);
 	tcase_add_test(tc, core_section_is_checked_in_any_case);
 	tcase_add_test(tc, every_core_key_is_documented_in_the_shipped_file);
+	tcase_add_test(tc, got_values_outlive_later_sets);
+	tcase_add_test(tc, setting_debug_sets_the_level_at_once);
+	tcase_add_test(tc, set_and_get_from_several_threads);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

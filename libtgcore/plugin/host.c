@@ -12,6 +12,10 @@
 
 #include "core.h"
 
+/* Plugins log and ask for the cache directory from any thread (the CPU
+ * plugin's compiles run on the threads that realize); host_lock guards
+ * what those calls share.  It is a leaf lock. */
+static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *cache_dir;
 
 static tg_plugin_rec *rec_of(const struct tg_host *host)
@@ -30,8 +34,10 @@ static void host_log(const struct tg_host *host, int level,
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	if (level <= TG_LOG_ERROR) {  /* kept to explain a refusal */
+		pthread_mutex_lock(&host_lock);
 		free(rec->last_log);
 		rec->last_log = strdup(msg);
+		pthread_mutex_unlock(&host_lock);
 	}
 	tg_debug_log(level, "%s: %s", rec->desc ? rec->desc->name : rec->file, msg);
 }
@@ -70,8 +76,13 @@ static const char *host_config_get(const struct tg_host *host,
 	return rec->section && key ? tg_cfg_get(rec->section, key) : NULL;
 }
 
+/* Made on first use and kept until tg_shutdown, so the string may be
+ * handed out after the lock is dropped. */
 const char *tg_cache_dir(void)
 {
+	const char *dir;
+
+	pthread_mutex_lock(&host_lock);
 	if (!cache_dir) {
 		char *base = tg_user_dir("XDG_CACHE_HOME", ".cache");
 
@@ -81,13 +92,17 @@ const char *tg_cache_dir(void)
 			tg_debug_log(1, "cache directory %s: %s", cache_dir,
 			       tg_last_error());
 	}
-	return cache_dir ? cache_dir : "/tmp";
+	dir = cache_dir ? cache_dir : "/tmp";
+	pthread_mutex_unlock(&host_lock);
+	return dir;
 }
 
 void tg_host_reset(void)
 {
+	pthread_mutex_lock(&host_lock);
 	free(cache_dir);
 	cache_dir = NULL;
+	pthread_mutex_unlock(&host_lock);
 }
 
 void tg_host_init(struct tg_host *host, tg_plugin_rec *rec)

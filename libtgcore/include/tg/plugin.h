@@ -88,8 +88,9 @@ struct tg_host {
 	void (*free)(const struct tg_host *host, void *ptr);
 	/* Value of `key` in the plugin's own config section ("[cpu] cc=...",
 	 * overridable by the environment as TG_CPU_CC and by the API as
-	 * "cpu.cc"); NULL when unset.  Borrowed until the plugin is unloaded.
-	 * Since 0.1. */
+	 * "cpu.cc"); NULL when unset.  Borrowed until the plugin is unloaded,
+	 * even when the application sets the key again.  May be called from
+	 * any thread.  Since 0.1. */
 	const char *(*config_get)(const struct tg_host *host, const char *key);
 	/* Directory for the plugin's scratch and cache files (exists, is
 	 * writable, per user), e.g. ~/.cache/tgcore.  Since 0.1. */

@@ -120,14 +120,23 @@ TG_API int tg_init(void);
  * No tgcore object may be used across a shutdown. */
 TG_API void tg_shutdown(void);
 
+/* Threads: tg_config_get, tg_config_int and tg_config_set may be called
+ * from several threads at once, also while others build, compile and run
+ * kernels; a reader sees the value from before or after a concurrent
+ * set, never a mix.  A running computation reads each setting when it
+ * needs it, so a set in the middle of one may affect only its later
+ * kernels.  tg_shutdown() must not run beside any other call. */
+
 /* Value of a setting: API override, else environment, else the config
  * files.  `key` is "KEY" for the [core] section or "section.key".
- * Borrowed (valid until the value is set again or tg_shutdown); NULL when
- * unset. */
+ * Borrowed: valid until tg_shutdown(), even when another thread sets the
+ * key again meanwhile (the library keeps each distinct value it held
+ * until then); NULL when unset. */
 TG_API const char *tg_config_get(const char *key);
 /* Overrides a setting for this process (beats files and environment).
  * A NULL value removes the override.  Affects what is read afterwards:
- * settings read at start-up (plugin path, DEBUG) need a tg_shutdown(). */
+ * settings read at start-up (plugin path) need a tg_shutdown(); DEBUG
+ * takes effect at once. */
 TG_API int tg_config_set(const char *key, const char *value);
 /* Integer value of a setting, `def` when unset. */
 TG_API long tg_config_int(const char *key, long def);
