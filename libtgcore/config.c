@@ -510,15 +510,58 @@ const char *tg_setting_str(enum tg_key k)
 	return k < TG_NKEYS ? tg_cfg_get("core", core_keys[k].name) : NULL;
 }
 
+/* Under cfg_lock. */
+static long key_int(enum tg_key k)
+{
+	return to_long(lookup("core", core_keys[k].name), core_keys[k].def);
+}
+
 long tg_setting_int_(enum tg_key k)
 {
+	long v;
+
 	if (k >= TG_NKEYS)
 		return 0;
-	return tg_cfg_int("core", core_keys[k].name, core_keys[k].def);
+	pthread_mutex_lock(&cfg_lock);
+	v = key_int(k);
+	pthread_mutex_unlock(&cfg_lock);
+	return v;
 }
 
 const char *tg_setting_origin(enum tg_key k)
 {
 	return k < TG_NKEYS ? tg_cfg_origin("core", core_keys[k].name)
 	                    : "default";
+}
+
+/* DEFAULT_FLOAT as a type; config checks it when it is set, and a value
+ * that slipped past (the environment changed later) means float32. */
+static tg_dtype float_type(const char *v)
+{
+	tg_dtype dt;
+
+	if (v && tg_dtype_parse(v, &dt) == 0 && tg_scalar_is_float(dt))
+		return dt;
+	return TG_FLOAT32;
+}
+
+int tg_settings_read(tg_settings *out)
+{
+	int rc;
+
+	if (!out)
+		return tg_error(TG_EINVAL, "settings_read: out is NULL");
+	rc = tg_ensure_init();
+	pthread_mutex_lock(&cfg_lock);  /* the level changes under it too */
+	*out = (tg_settings){
+		.debug = tg_debug_level(),
+		.noopt = key_int(TG_KEY_NOOPT) != 0,
+		.split_reduceop = key_int(TG_KEY_SPLIT_REDUCEOP) != 0,
+		.reduceop_split_threshold =
+			key_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD),
+		.default_float = float_type(lookup("core", "DEFAULT_FLOAT")),
+		.cachelevel = (int)key_int(TG_KEY_CACHELEVEL),
+	};
+	pthread_mutex_unlock(&cfg_lock);
+	return rc;
 }

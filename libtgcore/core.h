@@ -197,6 +197,27 @@ const char *tg_setting_origin(enum tg_key k);
 /* The key's name as in files and messages ("NOOPT", "devices"). */
 const char *tg_setting_name(enum tg_key k);
 
+/* The settings a compilation reads, taken together.  An operation
+ * (realize, schedule, codegen) reads them once at its start and passes
+ * them down, so that one compilation sees one configuration even when
+ * another thread calls tg_config_set meanwhile, and so that the hot
+ * paths take no lock. */
+typedef struct tg_settings {
+	int debug;                     /* the DEBUG level in effect, 0..7 */
+	int noopt;                     /* NOOPT: no hand-coded opts (0/1) */
+	int split_reduceop;            /* SPLIT_REDUCEOP: split big reduces */
+	long reduceop_split_threshold; /* ... of at least this many
+	                                  elements per output */
+	tg_dtype default_float;        /* DEFAULT_FLOAT (float32 unset) */
+	int cachelevel;                /* CACHELEVEL: 0 no compile cache */
+} tg_settings;
+/* Fills *out from the configuration as it is now, under one lock, so a
+ * concurrent tg_config_set is seen whole or not at all.  Returns 0, or
+ * the status of a failed start-up (a bad config file); *out is filled
+ * either way, from what could be read and the defaults.  TG_EINVAL when
+ * out is NULL. */
+int tg_settings_read(tg_settings *out);
+
 /* Reads the files and the environment into the global configuration.
  * 0 or TG_ECONFIG with a message naming file, line and key. */
 int tg_config_load(void);

@@ -376,6 +376,66 @@ START_TEST(set_and_get_from_several_threads)
 }
 END_TEST
 
+START_TEST(settings_snapshot_holds_the_defaults)
+{
+	tg_settings st;
+
+	ck_assert_int_eq(load("[core]\n"), 0);
+	memset(&st, 0x55, sizeof st);
+	ck_assert_int_eq(tg_settings_read(&st), 0);
+	ck_assert_int_eq(st.debug, 0);
+	ck_assert_int_eq(st.noopt, 0);
+	ck_assert_int_eq(st.split_reduceop, 1);
+	ck_assert_int_eq(st.reduceop_split_threshold, 32768);
+	ck_assert_int_eq(st.default_float, TG_FLOAT32);
+	ck_assert_int_eq(st.cachelevel, 2);
+}
+END_TEST
+
+START_TEST(settings_snapshot_merges_file_environment_and_api)
+{
+	tg_settings st, later;
+
+	ck_assert_int_eq(load("[core]\nNOOPT = yes\nDEFAULT_FLOAT = HALF\n"
+	                      "CACHELEVEL = 0\nREDUCEOP_SPLIT_THRESHOLD = 9\n"),
+	                 0);
+	setenv("REDUCEOP_SPLIT_THRESHOLD", "100", 1);  /* beats the file */
+	ck_assert_int_eq(tg_config_set("SPLIT_REDUCEOP", "off"), 0);
+	ck_assert_int_eq(tg_config_set("DEBUG", "2"), 0);
+	ck_assert_int_eq(tg_settings_read(&st), 0);
+	ck_assert_int_eq(st.debug, 2);
+	ck_assert_int_eq(st.noopt, 1);
+	ck_assert_int_eq(st.split_reduceop, 0);
+	ck_assert_int_eq(st.reduceop_split_threshold, 100);
+	ck_assert_int_eq(st.default_float, TG_FLOAT16);
+	ck_assert_int_eq(st.cachelevel, 0);
+	/* a snapshot is a copy: later sets change the next one only */
+	ck_assert_int_eq(tg_config_set("NOOPT", "0"), 0);
+	ck_assert_int_eq(tg_config_set("DEFAULT_FLOAT", "float64"), 0);
+	ck_assert_int_eq(tg_settings_read(&later), 0);
+	ck_assert_int_eq(st.noopt, 1);
+	ck_assert_int_eq(later.noopt, 0);
+	ck_assert_int_eq(later.default_float, TG_FLOAT64);
+}
+END_TEST
+
+START_TEST(settings_snapshot_reports_bad_calls_and_configs)
+{
+	tg_settings st;
+
+	ck_assert_int_eq(tg_settings_read(NULL), TG_EINVAL);
+	ck_assert_error("settings_read: out is NULL");
+	ck_assert_int_eq(load("[core]\nNOOPT = 1\nLRU = sometimes\n"),
+	                 TG_ECONFIG);
+	memset(&st, 0x55, sizeof st);
+	ck_assert_int_eq(tg_settings_read(&st), TG_ECONFIG);
+	ck_assert_error("tg.ini:3: LRU: expected yes or no");
+	ck_assert_int_eq(st.noopt, 1);  /* read before the bad line */
+	ck_assert_int_eq(st.cachelevel, 2);
+	ck_assert_int_eq(st.default_float, TG_FLOAT32);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("config");
@@ -407,6 +467,9 @@ int main(void)
 	tcase_add_test(tc, got_values_outlive_later_sets);
 	tcase_add_test(tc, setting_debug_sets_the_level_at_once);
 	tcase_add_test(tc, set_and_get_from_several_threads);
+	tcase_add_test(tc, settings_snapshot_holds_the_defaults);
+	tcase_add_test(tc, settings_snapshot_merges_file_environment_and_api);
+	tcase_add_test(tc, settings_snapshot_reports_bad_calls_and_configs);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }
