@@ -81,6 +81,16 @@ char *tg_cdialect_wrap(const tg_cdialect *d, const tg_ckernel *k,
 
 #define TG_EXPR_MAX 4096  /* longest expression of one value */
 
+/* Room for the operands of the value being rendered: one set per
+ * render (in the heap, as it is large), never shared between renders,
+ * so that threads may render at once.  lane: the operands of one lane
+ * (render_c.c); opnd: the same as render_alu.c spells them (bf16 ones
+ * wrapped in a conversion). */
+typedef struct rc_scratch {
+	char lane[3][TG_EXPR_MAX];
+	char opnd[3][TG_EXPR_MAX + 16];
+} rc_scratch;
+
 /* The renderer's state while it walks one kernel (render_c.c). */
 typedef struct rc_state {
 	const tg_cdialect *d;
@@ -91,6 +101,7 @@ typedef struct rc_state {
 	unsigned nv;
 	tg_ckernel k;      /* what the dialect's wrapper needs */
 	TG_VEC(tg_cparam) locals;
+	rc_scratch *x;     /* this render's own */
 	int err;
 } rc_state;
 

@@ -84,7 +84,8 @@ void tg_render_alu(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
                    unsigned sin, const char *ea, const char *eb,
                    const char *ec)
 {
-	static char a[TG_EXPR_MAX + 16], b[TG_EXPR_MAX + 16], c[TG_EXPR_MAX + 16];
+	char *a = st->x->opnd[0], *b = st->x->opnd[1], *c = st->x->opnd[2];
+	size_t n = sizeof st->x->opnd[0];
 	unsigned cs = sin == TG_BFLOAT16 ? TG_FLOAT32 : sin; /* compute */
 	const char *T = tg_rstate_type(st, cs);
 	int glsl = st->d->id == TG_DIALECT_GLSL;
@@ -101,9 +102,9 @@ void tg_render_alu(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
 		tg_strbuf_addf(sb, "(%s?%s:%s)", ea, eb, ec);
 		return;
 	}
-	operand(sin, ea, a, sizeof a);
+	operand(sin, ea, a, n);
 	if (eb)
-		operand(sin, eb, b, sizeof b);
+		operand(sin, eb, b, n);
 	if (tobf)
 		tg_strbuf_add(sb, "tg_f2bf(");
 	/* for small unsigned kinds promotion to int could overflow MUL */
@@ -219,7 +220,7 @@ void tg_render_alu(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
 		tg_rstate_close_cast(st, sb);
 		break;
 	case TG_MULACC:
-		operand(sin, ec, c, sizeof c);
+		operand(sin, ec, c, n);
 		tg_rstate_open_cast(st, sb, T);
 		tg_strbuf_add(sb, "(");
 		tg_rstate_open_cast(st, sb, T);

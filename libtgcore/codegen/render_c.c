@@ -216,16 +216,17 @@ typedef void (*lane_fn)(rc_state *st, tg_strbuf *sb, const tg_uop *u,
 static void lane_alu(rc_state *st, tg_strbuf *sb, const tg_uop *u,
                      unsigned lane)
 {
-	static char ea[TG_EXPR_MAX], eb[TG_EXPR_MAX], ec[TG_EXPR_MAX];
+	char *ea = st->x->lane[0], *eb = st->x->lane[1], *ec = st->x->lane[2];
+	size_t n = sizeof st->x->lane[0];
 	unsigned sin = tg_type_scalar(u->src[u->op == TG_WHERE ? 1 : 0]->dtype);
 
 	if (sin == TG_BFLOAT16 || tg_type_scalar(u->dtype) == TG_BFLOAT16)
 		st->k.use_bf16 = 1;
-	lane_of(st, u->src[0], lane, ea, sizeof ea);
+	lane_of(st, u->src[0], lane, ea, n);
 	if (u->nsrc > 1)
-		lane_of(st, u->src[1], lane, eb, sizeof eb);
+		lane_of(st, u->src[1], lane, eb, n);
 	if (u->nsrc > 2)
-		lane_of(st, u->src[2], lane, ec, sizeof ec);
+		lane_of(st, u->src[2], lane, ec, n);
 	tg_render_alu(st, sb, u->op, tg_type_scalar(u->dtype), sin, ea,
 	         u->nsrc > 1 ? eb : NULL, u->nsrc > 2 ? ec : NULL);
 }
@@ -233,9 +234,9 @@ static void lane_alu(rc_state *st, tg_strbuf *sb, const tg_uop *u,
 static void lane_cast(rc_state *st, tg_strbuf *sb, const tg_uop *u,
                       unsigned lane)
 {
-	static char ea[TG_EXPR_MAX];
+	char *ea = st->x->lane[0];
 
-	lane_of(st, u->src[0], lane, ea, sizeof ea);
+	lane_of(st, u->src[0], lane, ea, sizeof st->x->lane[0]);
 	tg_render_cast(st, sb, tg_type_scalar(u->src[0]->dtype),
 	          tg_type_scalar(u->dtype), ea);
 }
@@ -243,9 +244,8 @@ static void lane_cast(rc_state *st, tg_strbuf *sb, const tg_uop *u,
 static void lane_vec(rc_state *st, tg_strbuf *sb, const tg_uop *u,
                      unsigned lane)
 {
-	static char ea[TG_EXPR_MAX];
-
-	tg_strbuf_add(sb, expr_of(st, u->src[lane], ea, sizeof ea));
+	tg_strbuf_add(sb, expr_of(st, u->src[lane], st->x->lane[0],
+	                          sizeof st->x->lane[0]));
 }
 
 /* Declares the next value variable of type t: "const float v3 = ". */
@@ -639,10 +639,11 @@ char *tg_render(const struct tg_renderer_caps *caps, const char *name,
 		if (lin[i]->id > st.maxid)
 			st.maxid = lin[i]->id;
 	st.names = calloc((size_t)st.maxid + 1, sizeof *st.names);
+	st.x = malloc(sizeof *st.x);
 	bufs = calloc(n + 1, sizeof *bufs);
 	vars = calloc(n + 1, sizeof *vars);
 	bnames = calloc(n + 1, sizeof *bnames);
-	if (!st.names || !bufs || !vars || !bnames) {
+	if (!st.names || !st.x || !bufs || !vars || !bnames) {
 		tg_error_oom("render");
 		goto done;
 	}
@@ -671,6 +672,7 @@ done:
 		for (uint32_t i = 0; i <= st.maxid; i++)
 			free(st.names[i]);
 	free(st.names);
+	free(st.x);
 	free(bufs);
 	free(vars);
 	free(bnames);
