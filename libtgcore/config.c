@@ -231,8 +231,8 @@ static int read_file(const char *path, int required, const char *what)
 		                "parsing", path);
 	if (rc > 0)
 		return tg_error(TG_ECONFIG, "config: %s:%d: syntax error "
-		                "(expected [section], key = value or ; comment)",
-		                path, rc);
+		                "(expected [section], key = value or ; "
+		                "comment)", path, rc);
 	pthread_mutex_lock(&cfg_lock);
 	files_read.v[files_read.n - 1] = 1;
 	pthread_mutex_unlock(&cfg_lock);
@@ -268,7 +268,8 @@ static int check_env(void)
 	for (i = 0; i < TG_ARRAY_LEN(core_keys); i++) {
 		if (!core_keys[i].env || !(v = tg_getenv(core_keys[i].env)))
 			continue;
-		snprintf(where, sizeof where, "environment %s", core_keys[i].env);
+		snprintf(where, sizeof where, "environment %s",
+		         core_keys[i].env);
 		if ((rc = check_value(&core_keys[i], v, where)))
 			return rc;
 	}

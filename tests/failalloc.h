@@ -4,9 +4,10 @@
  * whole process: while tl_fail_at >= 0, allocation number tl_fail_at
  * (counted from 0) returns NULL and the others go to glibc.
  *
- * AddressSanitizer brings its own allocator, which this one would
- * bypass, so the interposer exists only on glibc without ASan:
- * TL_INTERPOSED says so.  Under valgrind it needs
+ * AddressSanitizer and ThreadSanitizer bring their own allocators,
+ * which this one would bypass (their free() would get glibc's blocks),
+ * so the interposer exists only on glibc without them: TL_INTERPOSED
+ * says so.  Under valgrind it needs
  * --soname-synonyms=somalloc=nouserintercepts (tests/valgrind.sh).
  * Include it in one file per test program.
  */
@@ -27,7 +28,8 @@
 
 #include "../libtgcore/core.h"
 
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 #define TL_INTERPOSED 1
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t size);

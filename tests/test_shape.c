@@ -451,7 +451,7 @@ typedef int64_t (*expect_fn)(const int64_t *i, const int64_t *b);
 
 static tg_uop *idx_var(tg_ir *ir, size_t axis, int64_t lo, int64_t hi)
 {
-	char name[16];
+	char name[24];  /* "idx" and any size_t */
 
 	snprintf(name, sizeof name, "idx%zu", axis);
 	return lo == hi ? tg_sym_int(ir, lo) : tg_sym_var(ir, name, lo, hi);

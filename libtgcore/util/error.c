@@ -30,18 +30,29 @@ int tg_error(int status, const char *fmt, ...)
 	return status;
 }
 
+/* Appends s to the message, cutting it at the buffer's end (which
+ * snprintf would do too, but GCC at -O1 warns about that). */
+static void append(const char *s)
+{
+	size_t n = strlen(err_msg), k = strlen(s);
+
+	if (k > sizeof err_msg - 1 - n)
+		k = sizeof err_msg - 1 - n;
+	memcpy(err_msg + n, s, k);
+	err_msg[n + k] = '\0';
+}
+
 int tg_error_prefix(const char *fmt, ...)
 {
 	char old[TG_ERROR_MAX];
-	size_t n;
 	va_list ap;
 
 	memcpy(old, err_msg, sizeof old);
 	va_start(ap, fmt);
 	vsnprintf(err_msg, sizeof err_msg, fmt, ap);
 	va_end(ap);
-	n = strlen(err_msg);
-	snprintf(err_msg + n, sizeof err_msg - n, ": %s", old);
+	append(": ");
+	append(old);
 	return err_status;
 }
 
