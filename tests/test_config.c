@@ -193,8 +193,11 @@ START_TEST(core_keys_read_by_enum_give_their_defaults)
 	                 "REDUCEOP_SPLIT_THRESHOLD");
 	ck_assert_str_eq(tg_setting_name(TG_KEY_PLUGINS_DISABLE),
 	                 "plugins_disable");
+	/* out of the enum: no key, no crash */
 	ck_assert_str_eq(tg_setting_name(TG_NKEYS), "?");
 	ck_assert_ptr_null(tg_setting_str(TG_NKEYS));
+	ck_assert_int_eq(tg_setting_int_(TG_NKEYS), 0);
+	ck_assert_str_eq(tg_setting_origin(TG_NKEYS), "default");
 }
 END_TEST
 
