@@ -59,8 +59,11 @@ static void *shared_graph(void *arg)
 START_TEST(one_shared_graph_realized_from_every_thread)
 {
 	double want[6];
-	tg_tensor *y = fma_rows(6, 33, 5);
+	tg_tensor *y;
 
+	tg_scope_begin();  /* the temporaries go, y stays */
+	y = tg_keep(fma_rows(6, 33, 5));
+	tg_scope_end();
 	ck_assert_msg(y != NULL, "%s", tg_last_error());
 	fma_rows_ref(6, 33, 5, want);
 	run_threads(shared_graph, y, want);

@@ -119,7 +119,8 @@ static inline int check(job *j, tg_tensor *t, const double *want, size_t n,
 /* ------------------------------------------------ the computed graphs */
 
 /* sum over axis 1 of (a*b + c) for a, b, c of seeds s, s+1, s+2:
- * one fused reduce kernel. */
+ * one fused reduce kernel.  Call it in a scope: the temporaries are
+ * returned references too. */
 static inline tg_tensor *fma_rows(int64_t rows, int64_t cols, int s)
 {
 	static const int ax[1] = { 1 };
