@@ -133,7 +133,7 @@ void tg_debug_log(int level, const char *fmt, ...) TG_PRINTF(2, 3);
 /* (public: tg_dtype_size, _name, _is_float, _is_int, _is_unsigned,
  * _least_upper; the rest is in ir/ir.h) */
 
-/* -------------------------------------------------------------- config.c */
+/* --------------------------------------------------------- util/config.c */
 
 /* What a [core] value must look like; checked wherever it comes from. */
 enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
@@ -205,6 +205,7 @@ const char *tg_setting_name(enum tg_key k);
 typedef struct tg_settings {
 	int debug;                     /* the DEBUG level in effect, 0..7 */
 	int noopt;                     /* NOOPT: no hand-coded opts (0/1) */
+	int verify;                    /* VERIFY: check every codegen pass */
 	int split_reduceop;            /* SPLIT_REDUCEOP: split big reduces */
 	long reduceop_split_threshold; /* ... of at least this many
 	                                  elements per output */
@@ -221,6 +222,10 @@ int tg_settings_read(tg_settings *out);
 /* Reads the files and the environment into the global configuration.
  * 0 or TG_ECONFIG with a message naming file, line and key. */
 int tg_config_load(void);
+/* Starts the library on first use: reads the configuration once (later
+ * calls return the first one's status, with its message).  tg_init
+ * and every entry point that needs the configuration call it. */
+int tg_ensure_init(void);
 void tg_config_unload(void);
 /* String-keyed lookups, for plugin sections ([cpu] cc=) and the public
  * calls; the core reads its own keys with tg_setting_*.  Merged value of
@@ -386,10 +391,5 @@ int tg_diskcache_get(const char *table, const char *key, void **val,
 void tg_diskcache_put(const char *table, const char *key, const void *val,
                       size_t len);
 void tg_diskcache_close(void);
-
-/* ------------------------------------------------------------------ lib.c */
-
-/* Ensures tg_init ran; returns its status. */
-int tg_ensure_init(void);
 
 #endif /* TG_CORE_H */

@@ -193,18 +193,6 @@ tg_dtype tg_dtype_sum_acc(tg_dtype dt)
 	return tg_dtype_lub(dt, TG_FLOAT32);
 }
 
-/* DEFAULT_FLOAT, which config.c checks when it is set; a value that
- * slipped past the check (the environment changed later) is ignored. */
-tg_dtype tg_dtype_default_float(void)
-{
-	const char *v = tg_setting_str(TG_KEY_DEFAULT_FLOAT);
-	tg_dtype dt;
-
-	if (v && tg_dtype_parse(v, &dt) == 0 && tg_scalar_is_float(dt))
-		return dt;
-	return TG_FLOAT32;
-}
-
 /* Public or C-ish name, any case ("HALF" as tinygrad's DEFAULT_FLOAT
  * takes it). */
 int tg_dtype_parse(const char *name, tg_dtype *out)

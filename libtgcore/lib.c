@@ -1,9 +1,9 @@
 /*
  * lib.c - library start-up and shutdown, and plugin introspection.
  *
- * Start-up reads the configuration once; its status sticks, so that a
- * malformed config file is reported by every call, not just the first.
- * Plugins are scanned later, on first need (a device, or tg-info).
+ * Start-up is the configuration's (util/config.c, tg_ensure_init);
+ * plugins are scanned later, on first need (a device, or tg-info).
+ * Shutdown tears down every stage, highest first.
  */
 #include "config.h"
 
@@ -13,26 +13,6 @@
 #include "core.h"
 #include "engine/engine.h"
 
-static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static int init_done;
-static int init_status;
-static char init_msg[TG_ERROR_MAX];
-
-int tg_ensure_init(void)
-{
-	pthread_mutex_lock(&init_lock);
-	if (!init_done) {
-		tg_clear_error();
-		init_status = tg_config_load();
-		snprintf(init_msg, sizeof init_msg, "%s", tg_last_error());
-		init_done = 1;
-	}
-	pthread_mutex_unlock(&init_lock);
-	if (init_status)
-		tg_error(init_status, "%s", init_msg);
-	return init_status;
-}
-
 int tg_init(void)
 {
 	return tg_ensure_init();
@@ -40,7 +20,6 @@ int tg_init(void)
 
 void tg_shutdown(void)
 {
-	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&tg_lock);
 	tg_method_cache_clear();
 	tg_schedule_context_free();
@@ -48,12 +27,9 @@ void tg_shutdown(void)
 	tg_devices_close_all();
 	tg_registry_unload();
 	tg_diskcache_close();
-	tg_config_unload();
 	tg_host_reset();
-	init_done = 0;
-	init_status = 0;
 	pthread_mutex_unlock(&tg_lock);
-	pthread_mutex_unlock(&init_lock);
+	tg_config_unload();  /* last: the next call starts afresh */
 }
 
 /* ------------------------------------------------------- introspection */

@@ -72,6 +72,17 @@ static inline tg_uop *kt_matmul(tg_ir *k, int m, int n, int kk)
 	return tg_ast_sink(k, &s, 1);
 }
 
+/* The settings of the configuration as it is now (VERIFY=1 under make
+ * check), read on each call: what an operation would pass to codegen.
+ * Borrowed; valid until the next call. */
+static inline const tg_settings *kt_set(void)
+{
+	static tg_settings s;
+
+	ck_assert_int_eq(tg_settings_read(&s), TG_OK);
+	return &s;
+}
+
 /* The device under test. */
 static inline tg_dev *kt_dev(void)
 {

@@ -74,7 +74,7 @@ static void run(tg_uop *sink, const char *name, tg_buffer **bufs,
 	tg_ksrc ks;
 
 	ck_assert_ptr_nonnull(sink);
-	ck_assert_msg(tg_codegen(sink, kt_cpu_caps(), &ks) == TG_OK, "%s",
+	ck_assert_msg(tg_codegen(sink, kt_cpu_caps(), kt_set(), &ks) == TG_OK, "%s",
 	              tg_last_error());
 	if (getenv("TG_TEST_SHOW_SOURCE"))  /* for debugging */
 		fprintf(stderr, "%s%s%s", ks.ast_text, ks.linear_text, ks.src);
@@ -113,7 +113,7 @@ START_TEST(elementwise_add)
 		ck_assert_float_eq(out[i], a[i] + b[i]);
 	kt_unref(bufs, 3);
 	/* geometry and estimates */
-	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), &ks), TG_OK);
+	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), kt_set(), &ks), TG_OK);
 	ck_assert_uint_eq(ks.global[0], 5);
 	ck_assert_uint_eq(ks.global[1], 3);
 	ck_assert_uint_eq(ks.global[2], 1);
@@ -293,7 +293,7 @@ START_TEST(sum_to_scalar)
 			acc += a[i * 5 + j];
 	ck_assert_float_eq(out[0], acc);
 	kt_unref(bufs, 2);
-	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), &ks), TG_OK);
+	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), kt_set(), &ks), TG_OK);
 	ck_assert_uint_eq(ks.global[0] * ks.global[1] * ks.global[2], 1);
 	ck_assert_ptr_nonnull(strstr(ks.linear_text, "DEFINE_ACC"));
 	ck_assert_ptr_nonnull(strstr(ks.linear_text, "ENDRANGE"));
@@ -362,7 +362,7 @@ START_TEST(two_stores_share_a_reduce)
 		ck_assert_float_eq(o1[i], acc * 2.0f);
 	}
 	kt_unref(bufs, 3);
-	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), &ks), TG_OK);
+	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), kt_set(), &ks), TG_OK);
 	ck_assert_uint_eq(ks.outs, 3);
 	{ /* one accumulator */
 		const char *p = strstr(ks.linear_text, "DEFINE_ACC");
@@ -404,7 +404,7 @@ START_TEST(four_dims)
 					ck_assert_float_eq(out[o], a[o] + b[t]);
 				}
 	kt_unref(bufs, 3);
-	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), &ks), TG_OK);
+	ck_assert_int_eq(tg_codegen(s, kt_cpu_caps(), kt_set(), &ks), TG_OK);
 	ck_assert_uint_eq(ks.global[0], 5);
 	ck_assert_uint_eq(ks.global[1], 4);
 	ck_assert_uint_eq(ks.global[2], 6);
@@ -421,14 +421,14 @@ START_TEST(unsupported_dtype_is_an_error)
 	tg_ksrc ks;
 
 	caps.dtype_mask &= ~(1u << TG_FLOAT64);
-	ck_assert_int_eq(tg_codegen(s, &caps, &ks), TG_EUNSUPPORTED);
+	ck_assert_int_eq(tg_codegen(s, &caps, kt_set(), &ks), TG_EUNSUPPORTED);
 	ck_assert_error("codegen: float64 is not supported by this device");
 	ck_assert_error("E_3_5");
 	ck_assert_ptr_null(ks.src);
 	tg_ksrc_free(&ks);
 	caps = *kt_cpu_caps();
 	caps.dialect = TG_DIALECT_CUDA;
-	ck_assert_int_eq(tg_codegen(s, &caps, &ks), TG_EUNSUPPORTED);
+	ck_assert_int_eq(tg_codegen(s, &caps, kt_set(), &ks), TG_EUNSUPPORTED);
 	ck_assert_error("codegen");
 	tg_ksrc_free(NULL);
 }

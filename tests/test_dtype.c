@@ -11,6 +11,7 @@
 
 #include "testlib.h"
 #include "ir/ir.h"
+#include "tensor/tensor.h"
 
 /* --------------------------------------------------------- promotion */
 

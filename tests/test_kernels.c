@@ -360,6 +360,36 @@ START_TEST(large_sum_splits_into_two_kernels)
 }
 END_TEST
 
+/* The settings reach the split: SPLIT_REDUCEOP=0 keeps the large sum
+ * one kernel, a lower REDUCEOP_SPLIT_THRESHOLD splits a small one. */
+START_TEST(split_settings_choose_the_kernels)
+{
+	int64_t s[1] = { 32768 * 4 }, t[1] = { 4096 };
+	float *h = malloc(32768 * 4 * sizeof *h), g[4096];
+	tg_tensor *x, *y;
+	double w = 0, v = 0;
+	size_t i;
+
+	ck_assert_ptr_nonnull(h);
+	x = inp_(h, 1, s, 1, 1);
+	y = inp_(g, 1, t, 2, 1);
+	ck_assert_int_eq(tg_config_set("SPLIT_REDUCEOP", "0"), 0);
+	ck_assert_uint_eq(count1(tg_sum(x, NULL, 0, 0)), 1);
+	ck_assert_int_eq(tg_config_set("SPLIT_REDUCEOP", NULL), 0);
+	ck_assert_uint_eq(count1(tg_sum(y, NULL, 0, 0)), 1);
+	ck_assert_int_eq(tg_config_set("REDUCEOP_SPLIT_THRESHOLD", "1024"), 0);
+	ck_assert_uint_eq(count1(tg_sum(y, NULL, 0, 0)), 2);
+	ck_assert_int_eq(tg_config_set("REDUCEOP_SPLIT_THRESHOLD", NULL), 0);
+	for (i = 0; i < 4096; i++)
+		v += g[i];
+	expect(tg_sum(y, NULL, 0, 0), &v, 1, 1e-4);
+	for (i = 0; i < 32768 * 4; i++)
+		w += h[i];
+	expect(tg_sum(x, NULL, 0, 0), &w, 1, 1e-4);
+	free(h);
+}
+END_TEST
+
 /* ------------------------------------------------ softmax and norms */
 
 START_TEST(softmax_is_three_kernels)
@@ -1209,6 +1239,7 @@ static Suite *kernels_suite(void)
 	tcase_add_test(t, var_and_std_are_two_kernels);
 	tcase_add_test(t, reduce_broadcast_back_is_two_kernels);
 	tcase_add_test(t, large_sum_splits_into_two_kernels);
+	tcase_add_test(t, split_settings_choose_the_kernels);
 	tcase_add_test(t, softmax_is_three_kernels);
 	tcase_add_test(t, log_softmax_is_three_kernels);
 	tcase_add_test(t, layernorm_is_three_kernels);

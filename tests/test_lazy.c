@@ -217,30 +217,26 @@ START_TEST(large_reduce_splits_in_two)
 }
 END_TEST
 
-/* SPLIT_REDUCEOP=0 and a threshold above the reduce keep it one node;
- * a threshold under it splits a reduce the default leaves whole. */
-START_TEST(split_reduceop_settings_choose_the_split)
+/* The split threshold the tensor layer passes (from SPLIT_REDUCEOP and
+ * REDUCEOP_SPLIT_THRESHOLD): 0 and a threshold above the reduce keep it
+ * one node; a threshold under it splits a reduce the default leaves
+ * whole. */
+START_TEST(split_threshold_chooses_the_split)
 {
 	int64_t n[1] = { 1 << 16 }, m[1] = { 4096 };
 	tg_lazy *x = tg_lazy_empty(dev, TG_FLOAT32, 1, n);
 	tg_lazy *y = tg_lazy_empty(dev, TG_FLOAT32, 1, m), *r;
 
-	ck_assert_int_eq(tg_config_set("SPLIT_REDUCEOP", "0"), 0);
-	r = tg_lazy_reduce(TG_ADD, x, 1);
+	r = tg_lazy_reduce_split(TG_ADD, x, 1, 0);
 	ck_assert_ptr_eq(tg_lazy_base(r)->src[0], x);
 	tg_lazy_unref(r);
-	ck_assert_int_eq(tg_config_set("SPLIT_REDUCEOP", NULL), 0);
-	ck_assert_int_eq(tg_config_set("REDUCEOP_SPLIT_THRESHOLD", "65537"),
-	                 0);
-	r = tg_lazy_reduce(TG_ADD, x, 1);
+	r = tg_lazy_reduce_split(TG_ADD, x, 1, 65537);
 	ck_assert_ptr_eq(tg_lazy_base(r)->src[0], x);
 	tg_lazy_unref(r);
 	r = tg_lazy_reduce(TG_ADD, y, 1);  /* 4096 < 32768: whole */
 	ck_assert_ptr_eq(tg_lazy_base(r)->src[0], y);
 	tg_lazy_unref(r);
-	ck_assert_int_eq(tg_config_set("REDUCEOP_SPLIT_THRESHOLD", "1024"),
-	                 0);
-	r = tg_lazy_reduce(TG_ADD, y, 1);
+	r = tg_lazy_reduce_split(TG_ADD, y, 1, 1024);
 	ck_assert_int_eq(tg_lazy_base(tg_lazy_base(r)->src[0])->kind,
 	                 TG_LZ_REDUCE);
 	tg_lazy_unref(r);
@@ -377,7 +373,7 @@ static Suite *lazy_suite(void)
 	tcase_add_test(t, reduce_folds_consts_and_trivial_axes);
 	tcase_add_test(t, small_reduce_is_one_node);
 	tcase_add_test(t, large_reduce_splits_in_two);
-	tcase_add_test(t, split_reduceop_settings_choose_the_split);
+	tcase_add_test(t, split_threshold_chooses_the_split);
 	tcase_add_test(t, casts_fold_and_narrow_before_views);
 	tcase_add_test(t, contiguous_marks_or_makes_and_children_are_reused);
 	tcase_add_test(t, copies_fold);

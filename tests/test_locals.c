@@ -50,7 +50,7 @@ static void run(tg_uop *sink, const tg_opt *opts, size_t nopts,
 {
 	tg_ksrc ks;
 
-	ck_assert_msg(tg_codegen_opts(sink, kt_cpu_caps(), opts, nopts, &ks) ==
+	ck_assert_msg(tg_codegen_opts(sink, kt_cpu_caps(), kt_set(), opts, nopts, &ks) ==
 	              TG_OK, "%s", tg_last_error());
 	if (getenv("TG_TEST_SHOW_SOURCE"))  /* for debugging */
 		fprintf(stderr, "%s\n%s", ks.opts, ks.src);
@@ -303,7 +303,7 @@ START_TEST(hand_coded_use_groups)
 
 	if (!has_groups())
 		return;
-	ck_assert_int_eq(tg_codegen(row_reduce(TG_ADD, TG_FLOAT32, 1, 4096), c,
+	ck_assert_int_eq(tg_codegen(row_reduce(TG_ADD, TG_FLOAT32, 1, 4096), c, kt_set(),
 	                            &ks), TG_OK);
 	ck_assert_msg(strstr(ks.opts, "GROUPTOP(0,256)") != NULL, "%s",
 	              ks.opts);
@@ -313,7 +313,7 @@ START_TEST(hand_coded_use_groups)
 	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 64, 48));
 	tg_uop *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, x, x, NULL),
 	                         kt_st(2, 64, 48));
-	ck_assert_int_eq(tg_codegen(tg_ast_sink(k, &s, 1), c, &ks), TG_OK);
+	ck_assert_int_eq(tg_codegen(tg_ast_sink(k, &s, 1), c, kt_set(), &ks), TG_OK);
 	ck_assert_msg(strstr(ks.opts, "LOCAL(") != NULL, "%s", ks.opts);
 	ck_assert_uint_gt(ks.local[0] * ks.local[1] * ks.local[2], 1);
 	tg_ksrc_free(&ks);
@@ -325,7 +325,7 @@ static void refused(tg_uop *sink, tg_opt o, const char *msg)
 {
 	tg_ksrc ks;
 
-	ck_assert_int_ne(tg_codegen_opts(sink, kt_cpu_caps(), &o, 1, &ks),
+	ck_assert_int_ne(tg_codegen_opts(sink, kt_cpu_caps(), kt_set(), &o, 1, &ks),
 	                 TG_OK);
 	ck_assert_msg(strstr(tg_last_error(), msg) != NULL,
 	              "error \"%s\" lacks \"%s\"", tg_last_error(), msg);
@@ -369,7 +369,7 @@ START_TEST(four_local_axes_refused)
 
 	if (!has_groups())
 		return;
-	ck_assert_int_ne(tg_codegen_opts(tg_ast_sink(k, &s, 1), kt_cpu_caps(),
+	ck_assert_int_ne(tg_codegen_opts(tg_ast_sink(k, &s, 1), kt_cpu_caps(), kt_set(),
 	                                 o, 4, &ks), TG_OK);
 	ck_assert_msg(strstr(tg_last_error(), "more than 3 local axes"), "%s",
 	              tg_last_error());

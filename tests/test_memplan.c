@@ -72,7 +72,11 @@ static size_t buffers_used(tg_tensor **outs, size_t n, size_t nitems)
 			if (k == nseen)
 				seen[nseen++] = b;
 		}
-	ck_assert_int_eq(tg_schedule_run(&s), 0);
+	{
+		tg_settings set;
+		ck_assert_int_eq(tg_settings_read(&set), 0);
+		ck_assert_int_eq(tg_schedule_run(&s, &set), 0);
+	}
 	tg_schedule_free(&s);
 	return nseen;
 }

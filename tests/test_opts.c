@@ -34,7 +34,7 @@ static void run1(tg_uop *sink, int noopt, const char *opts, tg_buffer **bufs,
 
 	if (noopt)
 		setenv("NOOPT", "1", 1);
-	ck_assert_msg(tg_codegen(sink, kt_cpu_caps(), &ks) == TG_OK, "%s",
+	ck_assert_msg(tg_codegen(sink, kt_cpu_caps(), kt_set(), &ks) == TG_OK, "%s",
 	              tg_last_error());
 	unsetenv("NOOPT");
 	if (getenv("TG_TEST_SHOW_SOURCE"))  /* for debugging */
@@ -125,7 +125,7 @@ START_TEST(matmul_name)
 {
 	tg_ksrc ks;
 
-	ck_assert_int_eq(tg_codegen(kt_matmul(k, 16, 16, 16), kt_cpu_caps(), &ks),
+	ck_assert_int_eq(tg_codegen(kt_matmul(k, 16, 16, 16), kt_cpu_caps(), kt_set(), &ks),
 	                 TG_OK);
 	ck_assert_str_eq(ks.name, "r_4_4_4_4_4_4");
 	ck_assert_uint_eq(ks.global[0], 4);
@@ -151,22 +151,22 @@ START_TEST(noopt_env)
 	tg_ksrc ks;
 
 	setenv("NOOPT", "1", 1);
-	ck_assert_int_eq(tg_codegen_noopt(), 1);
-	ck_assert_int_eq(tg_codegen(kt_matmul(k, 16, 16, 16), kt_cpu_caps(), &ks),
-	                 TG_OK);
+	ck_assert_int_eq(kt_set()->noopt, 1);
+	ck_assert_int_eq(tg_codegen(kt_matmul(k, 16, 16, 16), kt_cpu_caps(),
+	                            kt_set(), &ks), TG_OK);
 	ck_assert_str_eq(ks.opts, "");
 	ck_assert_str_eq(ks.name, "r_16_16_16");
 	ck_assert_uint_eq(ks.global[0], 16);
 	tg_ksrc_free(&ks);
 	setenv("NOOPT", "0", 1);
-	ck_assert_int_eq(tg_codegen_noopt(), 0);
+	ck_assert_int_eq(kt_set()->noopt, 0);
 	unsetenv("NOOPT");
 	/* the config key does the same; a bad value is refused */
 	ck_assert_int_eq(tg_config_set("NOOPT", "1"), TG_OK);
-	ck_assert_int_eq(tg_codegen_noopt(), 1);
+	ck_assert_int_eq(kt_set()->noopt, 1);
 	ck_assert_int_eq(tg_config_set("NOOPT", "maybe"), TG_ECONFIG);
 	ck_assert_int_eq(tg_config_set("NOOPT", NULL), TG_OK);
-	ck_assert_int_eq(tg_codegen_noopt(), 0);
+	ck_assert_int_eq(kt_set()->noopt, 0);
 }
 END_TEST
 

@@ -259,7 +259,7 @@ static void compile(tg_uop *sink, const struct tg_renderer_caps *caps,
 {
 	if (noopt)
 		setenv("NOOPT", "1", 1);
-	ck_assert_msg(tg_codegen(sink, caps, ks) == TG_OK, "%s",
+	ck_assert_msg(tg_codegen(sink, caps, kt_set(), ks) == TG_OK, "%s",
 	              tg_last_error());
 	unsetenv("NOOPT");
 	if (getenv("TG_TEST_SHOW_SOURCE"))  /* for debugging */

@@ -195,10 +195,10 @@ START_TEST(real_kernel_passes)
 	tg_ksrc ks;
 
 	ck_assert_int_eq(tg_uop_verify(sink, "schedule"), TG_OK);
-	ck_assert_int_eq(tg_codegen_opts(sink, kt_cpu_caps(), NULL, 0, &ks),
+	ck_assert_int_eq(tg_codegen_opts(sink, kt_cpu_caps(), kt_set(), NULL, 0, &ks),
 	                 TG_OK);
 	tg_ksrc_free(&ks);
-	ck_assert_int_eq(tg_codegen(sink, kt_cpu_caps(), &ks), TG_OK);
+	ck_assert_int_eq(tg_codegen(sink, kt_cpu_caps(), kt_set(), &ks), TG_OK);
 	tg_ksrc_free(&ks);
 }
 END_TEST

@@ -89,27 +89,10 @@ static int vectorize(tg_ir *ir, tg_uop **sink,
 	return TG_OK;
 }
 
-int tg_codegen_noopt(void)
-{
-	return tg_setting_int(TG_KEY_NOOPT) != 0;
-}
-
-/* The settings one compilation reads, once, at its start. */
-typedef struct cg_settings {
-	int debug;   /* >= 6: dump the graph after every pass */
-	int verify;  /* check the invariants after every pass */
-} cg_settings;
-
-static void read_settings(cg_settings *s)
-{
-	s->debug = tg_debug_level();
-	s->verify = tg_setting_int(TG_KEY_VERIFY) != 0;
-}
-
 /* What every pass ends with: the graph dumped under DEBUG>=6 and, with
  * VERIFY, checked, so a broken invariant names the pass that broke
  * it. */
-static int after_pass(const cg_settings *s, const tg_uop *sink,
+static int after_pass(const tg_settings *s, const tg_uop *sink,
                       const char *pass, const char *kname)
 {
 	char *d;
@@ -123,7 +106,7 @@ static int after_pass(const cg_settings *s, const tg_uop *sink,
 
 /* Lowering, vector folding and linearization, each followed by its
  * checks. */
-static int passes(const cg_settings *s, const tg_kernel *k,
+static int passes(const tg_settings *s, const tg_kernel *k,
                   const tg_kplan *plan, int noopt, tg_uop ***lin,
                   size_t *nlin)
 {
@@ -155,22 +138,34 @@ static int apply_opts(tg_kplan *plan, const tg_kernel *k,
 }
 
 static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
-                   const tg_opt *opts, size_t nopts, tg_ksrc *out);
+                   const tg_settings *set, const tg_opt *opts,
+                   size_t nopts, tg_ksrc *out);
+
+/* NULL settings: the defaults (opts on, no checks, no dumps). */
+static const tg_settings *or_defaults(const tg_settings *set)
+{
+	static const tg_settings defaults;
+
+	return set ? set : &defaults;
+}
 
 int tg_codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
-               tg_ksrc *out)
+               const tg_settings *set, tg_ksrc *out)
 {
 	static const tg_opt none[1];
 
-	return codegen(sink, caps, tg_codegen_noopt() ? none : NULL, 0, out);
+	set = or_defaults(set);
+	return codegen(sink, caps, set, set->noopt ? none : NULL, 0, out);
 }
 
 int tg_codegen_opts(const tg_uop *sink, const struct tg_renderer_caps *caps,
-                    const tg_opt *opts, size_t nopts, tg_ksrc *out)
+                    const tg_settings *set, const tg_opt *opts,
+                    size_t nopts, tg_ksrc *out)
 {
 	static const tg_opt none[1];
 
-	return codegen(sink, caps, opts ? opts : none, opts ? nopts : 0, out);
+	return codegen(sink, caps, or_defaults(set), opts ? opts : none,
+	               opts ? nopts : 0, out);
 }
 
 /* Estimated work and memory traffic (for DEBUG=2 lines), and the
@@ -214,11 +209,11 @@ static void estimates(const tg_kernel *k, const tg_kplan *plan,
 }
 
 static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
-                   const tg_opt *opts, size_t nopts, tg_ksrc *out)
+                   const tg_settings *set, const tg_opt *opts,
+                   size_t nopts, tg_ksrc *out)
 {
 	tg_kplan plan;
 	tg_kernel k;
-	cg_settings set;
 	tg_ir *ir = NULL;
 	tg_uop **lin = NULL;
 	size_t nlin = 0;
@@ -231,9 +226,8 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 		return tg_error(TG_EINVAL, "codegen: NULL argument");
 	if (!(ir = tg_ir_new()))
 		return TG_ENOMEM;
-	read_settings(&set);
 	if ((rc = tg_kernel_open(&k, ir, sink)) ||
-	    (rc = after_pass(&set, k.sink, "schedule", "kernel")))
+	    (rc = after_pass(set, k.sink, "schedule", "kernel")))
 		goto done;
 	if ((rc = tg_lower_plan(&k, &plan))) {
 		tg_error_prefix("codegen");
@@ -259,7 +253,7 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 		goto done;
 	tg_kplan_format_opts(&plan, opttext, sizeof opttext);
 
-	if ((rc = passes(&set, &k, &plan, noopt, &lin, &nlin))) {
+	if ((rc = passes(set, &k, &plan, noopt, &lin, &nlin))) {
 		tg_error_prefix("codegen: kernel %s", plan.name);
 		goto done;
 	}

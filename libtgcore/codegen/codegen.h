@@ -182,22 +182,23 @@ typedef struct tg_ksrc {
 	char *linear_text; /* one line per linearized uop (DEBUG=5) */
 } tg_ksrc;
 
-/* Whether the NOOPT setting (config key NOOPT, environment NOOPT) turns
- * the hand-coded optimizations off; read at every call, so the method
- * cache must key on it. */
-int tg_codegen_noopt(void);
-/* Optimizes (hand-coded defaults unless NOOPT is set), lowers,
- * linearizes and renders `sink` for a device with these caps.  On
- * success *out is filled and owned by the caller (tg_ksrc_free).  Errors
- * (a dialect without a renderer, a dtype the device lacks, OOM) return a
- * negative status with a message naming the kernel. */
+/* Optimizes (hand-coded defaults unless set->noopt), lowers,
+ * linearizes and renders `sink` for a device with these caps.  `set`
+ * holds the settings of the operation (tg_settings_read at its start;
+ * NULL: the defaults): noopt, verify (tg_uop_verify after every pass),
+ * debug (>= 6: the graph after every pass on stderr).  Codegen reads no
+ * configuration itself.  On success *out is filled and owned by the
+ * caller (tg_ksrc_free).  Errors (a dialect without a renderer, a dtype
+ * the device lacks, OOM) return a negative status with a message naming
+ * the kernel. */
 int tg_codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
-               tg_ksrc *out);
+               const tg_settings *set, tg_ksrc *out);
 /* tg_codegen with exactly these opts in order (none when nopts is 0,
  * as NOOPT), for tests and searches: an opt the plan refuses is the
  * error. */
 int tg_codegen_opts(const tg_uop *sink, const struct tg_renderer_caps *caps,
-                    const tg_opt *opts, size_t nopts, tg_ksrc *out);
+                    const tg_settings *set, const tg_opt *opts,
+                    size_t nopts, tg_ksrc *out);
 void tg_ksrc_free(tg_ksrc *ks);
 
 /* ----------------------------------------------------- codegen/lower.c */

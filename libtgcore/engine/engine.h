@@ -54,10 +54,11 @@ int tg_memory_plan(tg_schedule *s, tg_lazy *const *outs, size_t n);
 
 /* ------------------------------------------------ engine/realize.c */
 
-/* Runs a schedule in order: each kernel through the method cache
- * (rendered and compiled on a miss), each copy through the host; then
- * the computed bases become BUFFERs.  DEBUG>=2 prints a line per item. */
-int tg_schedule_run(tg_schedule *s);
+/* Runs a schedule in order under the operation's settings: each kernel
+ * through the method cache (rendered and compiled on a miss), each copy
+ * through the host; then the computed bases become BUFFERs.  debug >= 2
+ * prints a line per item. */
+int tg_schedule_run(tg_schedule *s, const tg_settings *set);
 /* Schedules and runs what `outs` need. */
 int tg_lazy_realize(tg_lazy *const *outs, size_t n);
 /* Frees the in-memory method cache (tg_shutdown, before devices close). */

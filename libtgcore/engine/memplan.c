@@ -110,7 +110,8 @@ static void mark_kept(plan *p, tg_lazy *const *outs, size_t n)
 	for (i = 0; i < p->nodes.n; i++) {
 		tg_lazy *x = p->nodes.v[i];
 
-		if (x->refs > count_of(&p->inrefs, x))
+		if (__atomic_load_n(&x->refs, __ATOMIC_RELAXED) >
+		    count_of(&p->inrefs, x))
 			push(p, &stack, x);
 	}
 	while (stack.n && !p->status) {

@@ -7,6 +7,7 @@
  * per item, 3 the AST, 4 the source, 5 the linear IR, 6 the graph after
  * every codegen pass.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ typedef struct method {
 
 static pthread_mutex_t mc_lock = PTHREAD_MUTEX_INITIALIZER;
 static method *mc_buckets[MC_BUCKETS];
-static size_t mc_kernels_run; /* for DEBUG lines */
+static atomic_size_t mc_kernels_run; /* for DEBUG lines */
 
 static void method_free(method *m)
 {
@@ -52,7 +53,7 @@ void tg_method_cache_clear(void)
 			mc_buckets[b] = m->next;
 			method_free(m);
 		}
-	mc_kernels_run = 0;
+	atomic_store(&mc_kernels_run, 0);
 	pthread_mutex_unlock(&mc_lock);
 }
 
@@ -80,19 +81,19 @@ static method *mc_find(const tg_uop *ast, tg_dev *dev, int noopt,
 	return NULL;
 }
 
-static void debug_compiled(const tg_ksrc *ks)
+static void debug_compiled(const tg_ksrc *ks, int debug)
 {
-	if (tg_debug_level() >= 3)
+	if (debug >= 3)
 		fprintf(stderr, "%s\n", ks->ast_text ? ks->ast_text : "");
-	if (tg_debug_level() >= 5)
+	if (debug >= 5)
 		fprintf(stderr, "%s\n", ks->linear_text ? ks->linear_text : "");
-	if (tg_debug_level() >= 4)
+	if (debug >= 4)
 		fprintf(stderr, "%s\n", ks->src);
 }
 
 /* Renders, compiles and loads the kernel (a cache miss). */
-static method *method_build(tg_dev *dev, const tg_uop *ast, int noopt,
-                            uint64_t h)
+static method *method_build(tg_dev *dev, const tg_uop *ast,
+                            const tg_settings *set, uint64_t h)
 {
 	method *m = calloc(1, sizeof *m);
 	int rc;
@@ -101,15 +102,16 @@ static method *method_build(tg_dev *dev, const tg_uop *ast, int noopt,
 		tg_error_oom("method cache");
 		return NULL;
 	}
-	*m = (method){ .ast = ast, .dev = dev, .noopt = noopt, .hash = h };
-	rc = tg_codegen(ast, tg_dev_caps(dev), &m->ks);
-	if (rc && tg_debug_level() >= 3) {  /* what failed */
+	*m = (method){ .ast = ast, .dev = dev, .noopt = set->noopt,
+	               .hash = h };
+	rc = tg_codegen(ast, tg_dev_caps(dev), set, &m->ks);
+	if (rc && set->debug >= 3) {  /* what failed */
 		char *text = tg_ast_format(ast);
 		fprintf(stderr, "%s\n", text ? text : "");
 		free(text);
 	}
 	if (!rc) {
-		debug_compiled(&m->ks);
+		debug_compiled(&m->ks, set->debug);
 		if (!(m->prog = tg_program_new(dev, m->ks.name, m->ks.src)))
 			rc = tg_last_status();
 	}
@@ -120,20 +122,21 @@ static method *method_build(tg_dev *dev, const tg_uop *ast, int noopt,
 	return m;
 }
 
-/* The compiled kernel for ast on dev (borrowed from the cache). */
-static method *method_get(tg_dev *dev, const tg_uop *ast)
+/* The compiled kernel for ast on dev under these settings (borrowed
+ * from the cache). */
+static method *method_get(tg_dev *dev, const tg_uop *ast,
+                          const tg_settings *set)
 {
-	int noopt = tg_codegen_noopt();
-	uint64_t h = method_hash(ast, dev, noopt);
+	uint64_t h = method_hash(ast, dev, set->noopt);
 	method *m, *dup;
 
 	pthread_mutex_lock(&mc_lock);
-	m = mc_find(ast, dev, noopt, h);
+	m = mc_find(ast, dev, set->noopt, h);
 	pthread_mutex_unlock(&mc_lock);
-	if (m || !(m = method_build(dev, ast, noopt, h)))
+	if (m || !(m = method_build(dev, ast, set, h)))
 		return m;
 	pthread_mutex_lock(&mc_lock);
-	if ((dup = mc_find(ast, dev, noopt, h))) {
+	if ((dup = mc_find(ast, dev, set->noopt, h))) {
 		/* another thread compiled it meanwhile: keep theirs */
 		method_free(m);
 		m = dup;
@@ -145,10 +148,10 @@ static method *method_get(tg_dev *dev, const tg_uop *ast)
 	return m;
 }
 
-static int run_kernel(tg_sched_item *it)
+static int run_kernel(tg_sched_item *it, const tg_settings *set)
 {
 	tg_dev *dev = tg_buffer_dev(it->bufs[0]);
-	method *m = method_get(dev, it->ast);
+	method *m = method_get(dev, it->ast, set);
 	tg_launch_args args = { 0 };
 	double t = 0;
 	int rc;
@@ -161,13 +164,14 @@ static int run_kernel(tg_sched_item *it)
 	memcpy(args.global, m->ks.global, sizeof args.global);
 	memcpy(args.local, m->ks.local, sizeof args.local);
 	rc = tg_program_launch(m->prog, &args,
-	                       tg_debug_level() >= 2 ? &t : NULL);
+	                       set->debug >= 2 ? &t : NULL);
 	if (rc)
 		return tg_error_prefix("realize: %s", m->ks.name);
-	if (tg_debug_level() >= 2)
+	if (set->debug >= 2)
 		fprintf(stderr, "*** %-6s %4zu %-24s arg %2zu mem %8.2f MB "
 		        "tm %9.2fus %8.2f GFLOPS %7.2f GB/s\n",
-		        tg_dev_name(dev), mc_kernels_run++, m->ks.name,
+		        tg_dev_name(dev), atomic_fetch_add(&mc_kernels_run, 1),
+		        m->ks.name,
 		        it->nbufs, m->ks.mem_bytes / 1e6, t * 1e6,
 		        t > 0 ? m->ks.flops / t / 1e9 : 0,
 		        t > 0 ? m->ks.mem_bytes / t / 1e9 : 0);
@@ -175,7 +179,7 @@ static int run_kernel(tg_sched_item *it)
 }
 
 /* Copies go through host memory (no device-to-device path yet). */
-static int run_copy(tg_sched_item *it)
+static int run_copy(tg_sched_item *it, const tg_settings *set)
 {
 	size_t n = tg_buffer_nbytes(it->bufs[1]);
 	void *tmp = malloc(n ? n : 1);
@@ -187,14 +191,14 @@ static int run_copy(tg_sched_item *it)
 	if (!rc)
 		rc = tg_buffer_copyin(it->bufs[0], tmp, n);
 	free(tmp);
-	if (!rc && tg_debug_level() >= 2)
+	if (!rc && set->debug >= 2)
 		fprintf(stderr, "*** copy %zu bytes %s -> %s\n", n,
 		        tg_dev_name(tg_buffer_dev(it->bufs[1])),
 		        tg_dev_name(tg_buffer_dev(it->bufs[0])));
 	return rc;
 }
 
-int tg_schedule_run(tg_schedule *s)
+int tg_schedule_run(tg_schedule *s, const tg_settings *set)
 {
 	size_t i, j;
 	int rc;
@@ -202,7 +206,7 @@ int tg_schedule_run(tg_schedule *s)
 	for (i = 0; i < s->items.n; i++) {
 		tg_sched_item *it = &s->items.v[i];
 
-		rc = it->ast ? run_kernel(it) : run_copy(it);
+		rc = it->ast ? run_kernel(it, set) : run_copy(it, set);
 		if (rc)
 			return rc;
 		for (j = 0; j < it->nouts; j++)
@@ -219,12 +223,15 @@ static pthread_mutex_t realize_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int tg_lazy_realize(tg_lazy *const *outs, size_t n)
 {
+	tg_settings set;
 	tg_schedule s;
 	int rc;
 
+	if ((rc = tg_settings_read(&set)))
+		return rc;
 	pthread_mutex_lock(&realize_lock);
 	if ((rc = tg_schedule_create(outs, n, &s)) == TG_OK) {
-		rc = tg_schedule_run(&s);
+		rc = tg_schedule_run(&s, &set);
 		tg_schedule_free(&s);
 	}
 	pthread_mutex_unlock(&realize_lock);

@@ -159,7 +159,8 @@ static int walk(sched *s, tg_lazy *const *outs, size_t n)
 		put(s, &s->all, x, NULL);
 		if (TG_VEC_PUSH(&s->order, x))
 			s->status = tg_error_oom("schedule");
-		if (x->forced_realize || x->kind == TG_LZ_COPY ||
+		if (__atomic_load_n(&x->forced_realize, __ATOMIC_RELAXED) ||
+		    x->kind == TG_LZ_COPY ||
 		    x->kind == TG_LZ_CONTIGUOUS)
 			realize(s, x);
 		if (x->kind == TG_LZ_COPY)

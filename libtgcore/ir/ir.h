@@ -85,10 +85,6 @@ tg_dtype tg_dtype_lub_float(tg_dtype dt);
 /* The accumulator of a sum: at least int32/uint32 for ints and bool,
  * at least float32 for floats. */
 tg_dtype tg_dtype_sum_acc(tg_dtype dt);
-/* The float type of Python floats and of int division: DEFAULT_FLOAT
- * (float16/half, bfloat16, float32/float, float64/double), else float32.
- * Read from the configuration on each call. */
-tg_dtype tg_dtype_default_float(void);
 /* Parses a dtype name in any case (the names of tg_dtype_name, plus
  * the C-ish names of tg_type_format: half, __bf16, float, double, int,
  * uint, long, ulong, char, uchar, short, ushort); TG_EINVAL when

@@ -133,7 +133,7 @@ static tg_lazy *cache_intern(tg_lazy *proto)
 		for (e = lz_bucket[proto->hash & (lz_nbucket - 1)]; e;
 		     e = e->cache_next)
 			if (lazy_same(e, proto)) {
-				e->refs++;
+				__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
 				goto out;
 			}
 	if ((lz_count + 1) * 2 > lz_nbucket && cache_grow())
@@ -152,7 +152,8 @@ tg_lazy *tg_lazy_ref(tg_lazy *lb)
 {
 	if (lb) {
 		pthread_mutex_lock(&lz_lock);
-		lb->refs++;
+		/* atomic too: the memory planner reads counts unlocked */
+		__atomic_add_fetch(&lb->refs, 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&lz_lock);
 	}
 	return lb;
@@ -190,7 +191,7 @@ void tg_lazy_unref(tg_lazy *lb)
 		int dead;
 
 		pthread_mutex_lock(&lz_lock);
-		dead = --lb->refs == 0;
+		dead = __atomic_sub_fetch(&lb->refs, 1, __ATOMIC_RELAXED) == 0;
 		if (dead)
 			cache_remove(lb);
 		pthread_mutex_unlock(&lz_lock);

@@ -96,6 +96,13 @@ tg_lazy *tg_lazy_alu(unsigned op, tg_lazy *a, tg_lazy *b, tg_lazy *c);
 tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast);
 /* Reduced axes stay as size 1.  Large reduces split in two. */
 tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes);
+/* tg_lazy_reduce, split in two when each output reduces at least
+ * `threshold` elements (0: never).  The tensor layer passes the
+ * SPLIT_REDUCEOP and REDUCEOP_SPLIT_THRESHOLD settings; tg_lazy_reduce
+ * uses tinygrad's default. */
+#define TG_REDUCE_SPLIT_DEFAULT 32768
+tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
+                              int64_t threshold);
 tg_lazy *tg_lazy_contiguous(tg_lazy *a);
 tg_lazy *tg_lazy_copy(tg_lazy *a, tg_dev *dev);
 

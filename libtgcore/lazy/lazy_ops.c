@@ -304,6 +304,12 @@ static tg_lazy *reduce_const_(const tg_lazy *a, uint32_t axes, tg_scalar v)
 
 tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes)
 {
+	return tg_lazy_reduce_split(op, a, axes, TG_REDUCE_SPLIT_DEFAULT);
+}
+
+tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
+                              int64_t threshold)
+{
 	size_t n, i;
 	int64_t in_n = 1, out_n = 1, f;
 	tg_scalar v, r;
@@ -347,8 +353,7 @@ tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes)
 		if (!tg_exec_alu(TG_MUL, a->dtype, src, &r))
 			return reduce_const_(a, axes, r);
 	}
-	if (!has0 && tg_setting_int(TG_KEY_SPLIT_REDUCEOP) &&
-	    in_n / out_n >= tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD)) {
+	if (!has0 && threshold > 0 && in_n / out_n >= threshold) {
 		if ((rc = split_choice(a, axes, out_n, &d, &f)) < 0)
 			return NULL;
 		if (rc)
@@ -368,7 +373,7 @@ tg_lazy *tg_lazy_contiguous(tg_lazy *a)
 	if (tg_st_contiguous(a->st) &&
 	    tg_lazy_numel(a) == tg_lazy_numel(base) &&
 	    !tg_lazy_is_unmasked_const(a, NULL) && base->kind != TG_LZ_CONST) {
-		base->forced_realize = 1;
+		__atomic_store_n(&base->forced_realize, 1, __ATOMIC_RELAXED);
 		return tg_lazy_ref(a);
 	}
 	r = tg_lazy_new_base_(TG_LZ_CONTIGUOUS, 0, a->dtype, a->dev,

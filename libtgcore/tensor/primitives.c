@@ -261,12 +261,25 @@ tg_tensor *tg_t_alu(unsigned op, const tg_tensor *a, const tg_tensor *b,
 	                   TG_FN_ALU, op, in, n, NULL, 0);
 }
 
+/* The reduce size from which a reduce is split in two kernels: the
+ * SPLIT_REDUCEOP and REDUCEOP_SPLIT_THRESHOLD settings, read here, where
+ * an operation starts (0: never). */
+static int64_t split_threshold(void)
+{
+	if (!tg_setting_int(TG_KEY_SPLIT_REDUCEOP))
+		return 0;
+	return tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD);
+}
+
 tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes)
 {
 	int64_t mask = axes;
+	tg_lazy *lb;
 
-	return t ? tg_t_record(tg_t_wrap(tg_lazy_reduce(op, t->lazy, axes)),
-	                       TG_FN_REDUCE, op, &t, 1, &mask, 1) : NULL;
+	if (!t)
+		return NULL;
+	lb = tg_lazy_reduce_split(op, t->lazy, axes, split_threshold());
+	return tg_t_record(tg_t_wrap(lb), TG_FN_REDUCE, op, &t, 1, &mask, 1);
 }
 
 /* ------------------------------------------------------------- results */

@@ -9,6 +9,20 @@
 
 #include "tensor/tensor.h"
 
+/* ------------------------------------------------------------ dtypes */
+
+/* DEFAULT_FLOAT, which util/config.c checks when it is set; a value that
+ * slipped past the check (the environment changed later) is ignored. */
+tg_dtype tg_dtype_default_float(void)
+{
+	const char *v = tg_setting_str(TG_KEY_DEFAULT_FLOAT);
+	tg_dtype dt;
+
+	if (v && tg_dtype_parse(v, &dt) == 0 && tg_scalar_is_float(dt))
+		return dt;
+	return TG_FLOAT32;
+}
+
 /* ------------------------------------------------------------- scopes */
 
 typedef TG_VEC(tg_tensor *) tensor_vec;

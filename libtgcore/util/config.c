@@ -1,5 +1,5 @@
 /*
- * config.c - settings from inih files, the environment and the API.
+ * util/config.c - settings from inih files, the environment and the API.
  *
  * Files are read in order (system, user, $TG_CONFIG), later ones
  * overriding earlier ones; the environment overrides the files and
@@ -299,6 +299,31 @@ static void refresh_debug(void)
 	tg_debug_set((int)to_long(lookup("core", "DEBUG"), 0));
 }
 
+/* ------------------------------------------------------------ start-up */
+
+/* The library starts on first use by reading the configuration once;
+ * its status sticks, so that a malformed config file is reported by
+ * every call, not just the first. */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int init_done;
+static int init_status;
+static char init_msg[TG_ERROR_MAX];
+
+int tg_ensure_init(void)
+{
+	pthread_mutex_lock(&init_lock);
+	if (!init_done) {
+		tg_clear_error();
+		init_status = tg_config_load();
+		snprintf(init_msg, sizeof init_msg, "%s", tg_last_error());
+		init_done = 1;
+	}
+	pthread_mutex_unlock(&init_lock);
+	if (init_status)
+		tg_error(init_status, "%s", init_msg);
+	return init_status;
+}
+
 int tg_config_load(void)
 {
 	int rc = read_files();
@@ -317,6 +342,8 @@ void tg_config_unload(void)
 {
 	size_t i;
 
+	pthread_mutex_lock(&init_lock);
+	init_done = init_status = 0;
 	pthread_mutex_lock(&cfg_lock);
 	for (i = 0; i < pool.n; i++)
 		free(pool.v[i]);
@@ -327,6 +354,7 @@ void tg_config_unload(void)
 	TG_VEC_FREE(&files_read);
 	tg_debug_set(0);
 	pthread_mutex_unlock(&cfg_lock);
+	pthread_mutex_unlock(&init_lock);
 }
 
 /* The environment variable for sec.key: the core table's name, else
@@ -557,6 +585,7 @@ int tg_settings_read(tg_settings *out)
 	*out = (tg_settings){
 		.debug = tg_debug_level(),
 		.noopt = key_int(TG_KEY_NOOPT) != 0,
+		.verify = key_int(TG_KEY_VERIFY) != 0,
 		.split_reduceop = key_int(TG_KEY_SPLIT_REDUCEOP) != 0,
 		.reduceop_split_threshold =
 			key_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD),
