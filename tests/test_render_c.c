@@ -10,6 +10,7 @@
 #include "testlib.h"
 #include "../libtgcore/ir/ir.h"
 #include "../libtgcore/codegen/codegen.h"
+#include "../libtgcore/render/render.h"
 
 static tg_ir *ir;
 

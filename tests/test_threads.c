@@ -17,6 +17,7 @@
 #include "threadtest.h"
 #include "../libtgcore/ir/ir.h"
 #include "../libtgcore/codegen/codegen.h"
+#include "../libtgcore/render/render.h"
 
 /* max(a, b) * a for a, b of seeds s, s+1: one elementwise kernel, no
  * constants. */

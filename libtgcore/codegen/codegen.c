@@ -11,6 +11,7 @@
 
 #include "codegen/codegen.h"
 #include "ir/ir.h"
+#include "render/render.h"
 
 void tg_ksrc_free(tg_ksrc *ks)
 {

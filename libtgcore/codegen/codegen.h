@@ -324,16 +324,4 @@ tg_uop *tg_vectorize_mem(tg_ir *ir, tg_uop *sink, unsigned maxw,
  * that cannot nest (TG_EUNSUPPORTED), OOM. */
 int tg_linearize(tg_ir *ir, tg_uop *sink, tg_uop ***out, size_t *n);
 
-/* --------------------------------------------------- codegen/render_c.c */
-
-/* Source of the linear program as kernel `name` in caps' dialect (C,
- * OpenCL C or GLSL; see render_c.c and dialect.c).  `global` is the
- * launch size the kernel's flat-id prologue needs (GLSL without work
- * groups).  New string (free()) or NULL with an error (TG_EUNSUPPORTED
- * naming the op or type the dialect cannot render). */
-char *tg_render(const struct tg_renderer_caps *caps, const char *name,
-                const size_t global[3], tg_uop *const *lin, size_t n);
-/* tg_render in the C dialect. */
-char *tg_render_c(const char *name, tg_uop *const *lin, size_t n);
-
 #endif /* TG_CODEGEN_H */

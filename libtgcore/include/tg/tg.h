@@ -16,6 +16,25 @@
  *    "Borrowed" (valid as long as the object it came from).
  *  - The library initializes itself on first use (reading the config files
  *    and the environment); tg_shutdown() releases everything.
+ *
+ * Threads (the contract the library keeps and tests under
+ * ThreadSanitizer):
+ *  - Every function may be called from several threads at once, except
+ *    tg_shutdown(), which must run alone.
+ *  - Building tensors is concurrent.  A tensor may be shared between
+ *    threads (its reference count is atomic).
+ *  - Realizing is serialized: tg_realize(), tg_tensor_data() and the
+ *    other calls that run kernels take one process-wide lock around
+ *    scheduling and running, so two threads that realize one shared
+ *    graph compute it once, and each sees the finished values.  Reading
+ *    a tensor that is already realized only copies it out.
+ *  - Kernels compile on the thread that needs them.  The renderer is
+ *    re-entrant.  A kernel that two threads need at once is compiled by
+ *    both, and one copy is kept.
+ *  - Configuration calls are safe beside everything else (see
+ *    tg_config_get).
+ *  - Errors (tg_last_error), scopes, no-grad and training switches are
+ *    per thread.
  */
 #ifndef TG_TG_H
 #define TG_TG_H
@@ -123,9 +142,9 @@ TG_API void tg_shutdown(void);
 /* Threads: tg_config_get, tg_config_int and tg_config_set may be called
  * from several threads at once, also while others build, compile and run
  * kernels; a reader sees the value from before or after a concurrent
- * set, never a mix.  A running computation reads each setting when it
- * needs it, so a set in the middle of one may affect only its later
- * kernels.  tg_shutdown() must not run beside any other call. */
+ * set, never a mix.  A realize reads the settings it needs once, at its
+ * start, so a set in the middle of one affects the next one.
+ * tg_shutdown() must not run beside any other call. */
 
 /* Value of a setting: API override, else environment, else the config
  * files.  `key` is "KEY" for the [core] section or "section.key".

@@ -1,6 +1,6 @@
 /*
- * codegen/render.h - what the C-family renderer (render_c.c) and its
- * dialects (dialect.c) share.  Internal to codegen.
+ * render/render.h - what the C-family renderer (render_c.c) and its
+ * dialects (dialect.c) share, and the renderer codegen calls.  Internal.
  *
  * The walker in render_c.c writes a kernel's body one statement per
  * linearized uop; everything that differs between C, OpenCL C and GLSL
@@ -8,11 +8,23 @@
  * spelled) or a function of dialect.c (constants, helper functions, the
  * kernel's signature and prologue).
  */
-#ifndef TG_CODEGEN_RENDER_H
-#define TG_CODEGEN_RENDER_H
+#ifndef TG_RENDER_H
+#define TG_RENDER_H
 
 #include "codegen/codegen.h"
 #include "ir/ir.h"
+
+/* ---------------------------------------------------- render/render_c.c */
+
+/* Source of the linear program as kernel `name` in caps' dialect (C,
+ * OpenCL C or GLSL; see render_c.c and dialect.c).  `global` is the
+ * launch size the kernel's flat-id prologue needs (GLSL without work
+ * groups).  New string (free()) or NULL with an error (TG_EUNSUPPORTED
+ * naming the op or type the dialect cannot render). */
+char *tg_render(const struct tg_renderer_caps *caps, const char *name,
+                const size_t global[3], tg_uop *const *lin, size_t n);
+/* tg_render in the C dialect. */
+char *tg_render_c(const char *name, tg_uop *const *lin, size_t n);
 
 /* How a dialect spells vectors. */
 enum tg_cvec {
@@ -129,4 +141,4 @@ void tg_render_cast(rc_state *st, tg_strbuf *sb, unsigned from, unsigned to,
  * for a constructor (ints of one size); NULL when GLSL has none. */
 const char *tg_glsl_bitcast_fn(unsigned from, unsigned to);
 
-#endif /* TG_CODEGEN_RENDER_H */
+#endif /* TG_RENDER_H */

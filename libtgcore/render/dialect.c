@@ -1,5 +1,5 @@
 /*
- * codegen/dialect.c - the dialects of the C-family renderer: C (the CPU
+ * render/dialect.c - the dialects of the C-family renderer: C (the CPU
  * plugin's shared objects), OpenCL C and GLSL compute shaders (compiled
  * to SPIR-V), as in tinygrad's renderer/cstyle.py, where one walker
  * serves every C-like language and each language is a table.
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/render.h"
+#include "render/render.h"
 
 static const tg_cdialect dialect_c = {
 	.id = TG_DIALECT_C, .name = "C",

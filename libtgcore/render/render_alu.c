@@ -1,5 +1,5 @@
 /*
- * codegen/render_alu.c - the expressions of the C-family renderer: ALU
+ * render/render_alu.c - the expressions of the C-family renderer: ALU
  * ops, casts and bitcasts in each dialect (render_c.c writes the
  * statements around them).
  */
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codegen/render.h"
+#include "render/render.h"
 
 /* A bf16 operand as float. */
 static void operand(unsigned s, const char *e, char *out, size_t n)

@@ -1,8 +1,8 @@
 /*
- * codegen/render_c.c - the C-family renderer (tinygrad's
+ * render/render_c.c - the C-family renderer (tinygrad's
  * renderer/cstyle.py): one walker over a linearized kernel for every
  * C-like language; what differs between C, OpenCL C and GLSL is the
- * dialect (codegen/dialect.c).
+ * dialect (render/dialect.c).
  *
  * Values: every LOAD, ALU, CAST, BITCAST, VECTORIZE and GEP result gets
  * its own variable vN (const where the language allows), so float16
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/render.h"
+#include "render/render.h"
 
 
 /* Identifier-friendly name of a scalar for C's vector typedefs. */
