@@ -1,7 +1,8 @@
 /*
  * codegen/codegen.c - the kernel compiler's entry point: plan the
- * kernel's axes, apply the hand-coded opts, lower, fold vector loads
- * and stores, linearize, render.
+ * kernel's axes, apply the hand-coded opts, lower, expand the upcasts,
+ * make accumulators, collapse loops, fold vector loads and stores,
+ * linearize, render.
  */
 #include "config.h"
 
@@ -105,21 +106,38 @@ static int after_pass(const tg_settings *s, const tg_uop *sink,
 	return s->verify ? tg_uop_verify(sink, pass) : TG_OK;
 }
 
-/* Lowering, vector folding and linearization, each followed by its
- * checks. */
+/* A rewrite pass's result into *sink, or its error. */
+static int took(tg_ir *ir, tg_uop **sink, tg_uop *r)
+{
+	if (!r)
+		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
+	*sink = r;
+	return TG_OK;
+}
+
+/* Lowering, expansion, accumulators, loop collapse, vector folding and
+ * linearization, each followed by its checks. */
 static int passes(const tg_settings *s, const tg_kernel *k,
                   const tg_kplan *plan, int noopt, tg_uop ***lin,
                   size_t *nlin)
 {
 	const struct tg_renderer_caps *caps = plan->caps;
-	tg_uop *lsink;
+	const char *kn = plan->name;
+	tg_ir *ir = k->ir;
+	tg_uop *ls;
 	int rc;
 
-	if ((rc = tg_lower(k, plan, &lsink)) ||
-	    (rc = after_pass(s, lsink, "lower", plan->name)) ||
-	    (rc = vectorize(k->ir, &lsink, caps, noopt)) ||
-	    (rc = after_pass(s, lsink, "vectorize", plan->name)) ||
-	    (rc = tg_linearize(k->ir, lsink, lin, nlin)))
+	if ((rc = tg_lower(k, plan, &ls)) ||
+	    (rc = after_pass(s, ls, "lower", kn)) ||
+	    (rc = took(ir, &ls, tg_expand_upcasts(ir, ls, plan))) ||
+	    (rc = after_pass(s, ls, "expand", kn)) ||
+	    (rc = took(ir, &ls, tg_lower_reduces(ir, ls))) ||
+	    (rc = after_pass(s, ls, "reduce", kn)) ||
+	    (rc = took(ir, &ls, tg_collapse_loops(ir, ls))) ||
+	    (rc = after_pass(s, ls, "collapse", kn)) ||
+	    (rc = vectorize(ir, &ls, caps, noopt)) ||
+	    (rc = after_pass(s, ls, "vectorize", kn)) ||
+	    (rc = tg_linearize(ir, ls, lin, nlin)))
 		return rc;
 	return s->verify ? tg_linear_verify(*lin, *nlin, "linearize") : TG_OK;
 }

@@ -203,8 +203,9 @@ void tg_ksrc_free(tg_ksrc *ks);
 
 /* ----------------------------------------------------- codegen/lower.c */
 
-/* The lowered IR (the contract between lowering and the back end).
- * A kernel is SINK(stores...) over these nodes:
+/* The lowered IR (the contract between the passes after tg_lower,
+ * tg_expand_upcasts and tg_lower_reduces, and the back end).  A kernel
+ * is SINK(stores...) over these nodes:
  *   DEFINE_GLOBAL  dtype ptr(global) to the element type; arg.v.i the
  *                  buffer index, arg.a = 1 when written
  *   DEFINE_VAR     a symbolic variable (TG_INDEX), arg.name, bounds
@@ -223,6 +224,9 @@ void tg_ksrc_free(tg_ksrc *ks);
  *   PHI            (acc, value): acc = value inside acc's loops; the
  *                  PHI node then stands for the accumulated value
  *   VECTORIZE      a vector of its sources; GEP lane arg.v.i of a vector
+ *   DEFINE_LOCAL   a shared array (grouped reduces), arg.name, arg.a
+ *                  its elements; BARRIER(stores...) waits for the
+ *                  stores, LOAD(buf, idx, barrier) reads after it
  * Node order comes from the linearizer: a node is placed inside every
  * RANGE it depends on, and loops close after their last user. */
 
@@ -264,11 +268,6 @@ typedef struct tg_kplan {
 	tg_opt opts[TG_MAX_OPTS]; /* applied, in order */
 } tg_kplan;
 
-/* Loop collapse (codegen/collapse.c): reduces that add a loop-invariant
- * value under conditions linear in the loop become closed forms.  The
- * rewritten sink, or NULL (error set). */
-tg_uop *tg_collapse_loops(tg_ir *ir, tg_uop *sink);
-
 /* Classifies k's axes into *p (no opts, caps NULL: set it before
  * applying LOCAL or GROUP).  Errors: symbolic shapes (TG_EUNSUPPORTED),
  * a malformed AST, OOM. */
@@ -280,20 +279,67 @@ int64_t tg_kplan_outer(const tg_kplan *p, size_t ax);
  * full, upcast, local and group (an axis whose extent left is 1 is in
  * neither gaxes nor raxes). */
 void tg_kplan_update(tg_kplan *p);
-/* The lowered IR of k under plan p: SINK(stores) in *out, owned by
- * k->ir.  Index math is simplified (tg_sym_*).  An axis with upcast[ax] =
- * u > 1 is indexed outer*u + i, and the body is lowered once per value
- * i (constants substituted): one load, ALU and store per copy, one
- * accumulator per copy of the global (upcasted) axes, the copies of
- * the reduce (unrolled) axes folded into it in loop order.  A local
- * part L makes the outer index gidx*L + lidx.  A group part G of a
- * reduce axis makes its index r*G + lidx (GROUPTOP: lidx*R + r) and the
- * reduce two-stage: each thread's partial result goes to shared memory,
- * a barrier, then every thread folds the group's partials in lidx order
- * and the thread with group lidx 0 stores.  Loop collapse follows: a
- * reduce term that adds a loop-invariant value under conditions linear
- * in the loop becomes value * count (no loop). */
+/* This thread's flat index among its work group's items on the axes
+ * with a group part (grouped) or a local part (!grouped), the first
+ * of p->laxes slowest, and the number of those items in *count; the
+ * index is 0 and the count 1 when there are none.  Nodes owned by ir. */
+tg_uop *tg_kplan_flat_lidx(tg_ir *ir, const tg_kplan *p, int grouped,
+                           int64_t *count);
+/* The IR of k under plan p before expansion: SINK(stores) in *out,
+ * owned by k->ir.  Every AST node is lowered once; index math is
+ * simplified (tg_sym_*).  An axis with upcast[ax] = u > 1 is indexed
+ * outer*u + X, X its digit:
+ *   EXPAND  no sources, TG_INDEX, arg.v.i the axis, arg.a = u; bounds
+ *           [0, u-1], so simplification treats it as a loop variable
+ * and a reduce is
+ *   REDUCE  (value, RANGE...) over the reduce loops, arg.v.i the op
+ *           (ADD, MAX), arg.a the unrolled axes (reduce axes with an
+ *           upcast part), arg.b = 0.
+ * A local part L makes the outer index gidx*L + lidx.  A group part G
+ * of a reduce axis makes its index r*G + lidx (GROUPTOP: lidx*R + r)
+ * and STOREs are gated to the group's item 0 (tg_expand_upcasts makes
+ * the reduce two-stage).  A mask that depends on digits stays a LOAD's
+ * gate or a WHERE; the expander decides it per lane. */
 int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out);
+
+/* ---------------------------------------------------- codegen/expand.c */
+
+/* The expander (tinygrad's do_expand and do_reduce): the lowered IR
+ * with digits becomes one copy per lane.  A value that depends on the
+ * digits of axes m becomes
+ *   EXPAND  its lanes as sources, arg.a the axis mask m; lane l holds
+ *           the digits of m's axes, the last axis fastest (with upcasts
+ *           2 and 3 on axes 0 and 1, lane 4 has digits 1 and 1)
+ * with index math given each lane's digits and simplified; values are
+ * rebuilt lane by lane and never folded.  A REDUCE contracts its
+ * unrolled axes: per lane of the value's other axes,
+ *   REDUCE  (v0, .., vk-1, RANGE...), arg.b = k, arg.a = 0: the value's
+ *           lanes over the unrolled axes in loop order (every digit)
+ * and a grouped reduce (p->group) becomes two stages through one
+ * shared array: each thread's part of each lane stored to DEFINE_LOCAL
+ * "tempN" at [lane][local item][group item], one BARRIER, then per lane
+ * a REDUCE of LOAD(temp, idx, barrier) over a loop of the group.  The
+ * SINK gets every lane of every STORE, each distinct STORE once, store
+ * by store.  The rewritten sink (no EXPAND left), or NULL (error in ir:
+ * OOM, a grouped reduce that needs more shared memory than p->caps
+ * has). */
+tg_uop *tg_expand_upcasts(tg_ir *ir, tg_uop *sink, const tg_kplan *p);
+
+/* ---------------------------------------------------- codegen/reduce.c */
+
+/* Accumulators: REDUCE(v0..vk-1, ranges...) (arg.b = k) becomes
+ * PHI(acc, ((acc op v0) op v1) ..) over DEFINE_ACC(init, ranges...),
+ * each accumulator numbered apart (arg.v.i), init 0 for ADD and the
+ * dtype's least value for MAX; without ranges, v0 op v1 op ...  The
+ * rewritten sink, or NULL (error in ir). */
+tg_uop *tg_lower_reduces(tg_ir *ir, tg_uop *sink);
+
+/* --------------------------------------------------- codegen/collapse.c */
+
+/* Loop collapse: reduces that add a loop-invariant value under
+ * conditions linear in the loop become closed forms (value * count, no
+ * loop).  The rewritten sink, or NULL (error set). */
+tg_uop *tg_collapse_loops(tg_ir *ir, tg_uop *sink);
 
 /* -------------------------------------------------- codegen/vectorize.c */
 

@@ -1,5 +1,6 @@
 /*
- * codegen/collapse.c - loop collapse, run by tg_lower on the lowered IR.
+ * codegen/collapse.c - loop collapse, run by tg_codegen after the
+ * accumulators are made (reduce.c).
  */
 #include "config.h"
 
@@ -21,7 +22,7 @@
  * max(0, min(N, hi...) - max(0, lo...)).  This makes arange (a cumsum:
  * a REDUCE ADD of a masked CONST) and one-hot style sums O(1) per
  * output element.  Done on the lowered IR as a rule on PHI(acc, body):
- * body is acc + t0 + t1 + ... (one term per unrolled copy, each indexed
+ * body is acc + t0 + t1 + ... (one term per unrolled lane, each indexed
  * outer*amt + digit, so an unrolled loop collapses term by term); the
  * terms that collapse leave the loop, the others stay in it, and when
  * none stays the accumulator and its loop disappear.  With several
@@ -326,7 +327,7 @@ static tg_uop *loop_collapse(tg_rw *rw, tg_uop **cap)
 		terms[nt++] = u->src[1];
 		u = u->src[0];
 	}
-	/* in loop order: the chain was built from the first copy */
+	/* in loop order: the chain was built from the first lane */
 	for (size_t i = nt; i-- > 0;) {
 		tg_uop *d = lc_term(ir, c, &g, terms[i]);
 		if (tg_ir_status(ir))

@@ -13,11 +13,11 @@
  * become RANGE loops.
  *
  * Opts (kernel.c) split an axis into an outer part, which stays a
- * launch index or loop, and an upcast part: the body is lowered once
- * per value of the upcast digits ("copies", tinygrad's expand), each
- * axis indexed outer*upcast + digit.  Interning merges the copies that
- * do not depend on a digit, so a reduce's result and what is computed
- * from it exist once per copy of the global axes only.
+ * launch index or loop, and an upcast part u: the axis is indexed
+ * outer*u + X, X the axis's digit (an EXPAND leaf), and every AST node
+ * is lowered once.  The expander (expand.c) then makes one lane per
+ * value of the digits a node depends on, and reduce.c turns each REDUCE
+ * into an accumulator.
  */
 #include "config.h"
 
@@ -147,19 +147,14 @@ typedef struct lower_state {
 	const tg_kernel *k;
 	const tg_kplan *p;
 	tg_uop *base[TG_MAX_DIMS];     /* per axis: gidx, loop or 0 */
-	tg_uop *axis_idx[TG_MAX_DIMS]; /* per axis, in the current copy */
+	tg_uop *axis_idx[TG_MAX_DIMS]; /* per axis: base*u + its digit */
 	tg_uop *zero;                  /* CONST 0 index */
 	tg_uop *ranges[TG_MAX_DIMS];
 	size_t nranges;
-	size_t ncopy;                  /* body copies: product of upcast */
-	size_t xstride[TG_MAX_DIMS];   /* per axis, its digit's weight */
-	tg_uop **val;                  /* by ast id * ncopy + copy */
+	uint32_t unrolled;             /* reduce axes with an upcast part */
+	tg_uop **val;                  /* by ast id */
 	tg_uop *bufs[64];
-	int nacc;
-	tg_uop *lidx[TG_MAX_DIMS];     /* per axis with a local or group
-	                                  part: its local index */
 	tg_uop *store_gate;            /* grouped reduces: group lidx 0 */
-	int ntemp;                     /* shared arrays made */
 } lower_state;
 
 static tg_uop *zero_of(tg_ir *ir, tg_dtype dt)
@@ -221,222 +216,74 @@ static tg_uop *buf_of(lower_state *ls, int buf, tg_dtype dt, int out)
 	return ls->bufs[buf];
 }
 
-/* The index of every axis in body copy c: outer*u + digit, where the
- * digits of c count the upcast axes, the last fastest. */
-static void set_copy(lower_state *ls, size_t c)
+/* The index of every axis: outer*u + X with X the axis's digit, an
+ * EXPAND leaf in [0, u) that the expander replaces by each lane's
+ * value; the outer index alone when the axis has no upcast part. */
+static void set_axes(lower_state *ls)
 {
 	const tg_kplan *p = ls->p;
+	tg_ir *ir = ls->ir;
 
 	for (size_t ax = 0; ax < p->ndim; ax++) {
-		int64_t u = p->upcast[ax], d;
-		if (u == 1) {
-			ls->axis_idx[ax] = ls->base[ax];
+		int64_t u = p->upcast[ax];
+		tg_arg a = { .v.i = (int64_t)ax, .a = u };
+		tg_uop *x;
+
+		ls->axis_idx[ax] = ls->base[ax];
+		if (u == 1)
 			continue;
-		}
-		d = (int64_t)(c / ls->xstride[ax]) % u;
-		ls->axis_idx[ax] = tg_sym_addi(ls->ir,
-		                               tg_sym_muli(ls->ir, ls->base[ax],
-		                                           u), d);
+		x = tg_uop0(ir, TG_EXPAND, TG_INDEX, &a);
+		ls->axis_idx[ax] = tg_sym_add(ir, tg_sym_muli(ir, ls->base[ax],
+		                                              u), x);
+		if (p->reduce_axes & (1u << ax))
+			ls->unrolled |= 1u << ax;
 	}
 }
 
-/* The first copy of c's group: the copies that differ from c only in
- * the digits of unrolled (reduce) axes share one accumulator. */
-static size_t group_of(const lower_state *ls, size_t c)
+/* REDUCE(value, loops...), arg.v.i the op, arg.a the unrolled axes and
+ * arg.b 0: the expander contracts the unrolled lanes into it (arg.b
+ * the values then), reduce.c makes the accumulator. */
+static tg_uop *lower_reduce(lower_state *ls, const tg_uop *a)
 {
-	const tg_kplan *p = ls->p;
+	tg_uop *src[1 + TG_MAX_DIMS];
+	tg_arg arg = { .v.i = tg_ast_reduce_op(a), .a = ls->unrolled };
 
-	for (size_t ax = 0; ax < p->ndim; ax++)
-		if ((p->reduce_axes & (1u << ax)) && p->upcast[ax] > 1)
-			c -= (c / ls->xstride[ax]) % (size_t)p->upcast[ax] *
-			     ls->xstride[ax];
-	return c;
+	src[0] = ls->val[a->src[0]->id];
+	memcpy(src + 1, ls->ranges, ls->nranges * sizeof *src);
+	return tg_uop_new(ls->ir, TG_REDUCE, a->dtype, src, 1 + ls->nranges,
+	                  &arg);
 }
 
-/* REDUCE for copy c: one accumulator per group, folding the group's
- * copies in ascending order, which is the order of the loop they were
- * unrolled from (so results match the NOOPT kernel bit for bit).
- * Without loops left, the copies fold without an accumulator. */
-static tg_scalar reduce_init(const tg_uop *a)
+/* SINK of the stores, each distinct one once. */
+static tg_uop *lower_sink(lower_state *ls, const tg_uop *a)
 {
-	tg_scalar init;
-
-	if (tg_ast_reduce_op(a) == TG_ADD)
-		init.u = 0;
-	else
-		init = tg_dtype_min(tg_type_scalar(a->dtype));
-	return init;
-}
-
-/* The reduce of copy group g over this thread's part: an accumulator
- * over the loops, the unrolled copies folded in. */
-static tg_uop *reduce_part(lower_state *ls, const tg_uop *a, size_t g)
-{
-	tg_ir *ir = ls->ir;
-	size_t src_id = a->src[0]->id * ls->ncopy;
-	tg_uop *src[1 + TG_MAX_DIMS], *acc, *u;
-	tg_scalar init = reduce_init(a);
-	tg_arg aa;
-
-	acc = u = NULL;
-	if (ls->nranges > 0) {
-		src[0] = tg_uop_const(ir, a->dtype, init);
-		for (size_t i = 0; i < ls->nranges; i++)
-			src[1 + i] = ls->ranges[i];
-		memset(&aa, 0, sizeof aa);
-		aa.v.i = ls->nacc++;
-		acc = u = tg_uop_new(ir, TG_DEFINE_ACC, a->dtype, src,
-		                     1 + ls->nranges, &aa);
-	}
-	for (size_t k = g; k < ls->ncopy; k++)
-		if (group_of(ls, k) == g)
-			u = !u ? ls->val[src_id + k]
-			       : tg_uop_alu(ir, tg_ast_reduce_op(a), u,
-			                    ls->val[src_id + k], NULL);
-	if (ls->nranges == 0 || !u)
-		return u;
-	return tg_uop2(ir, TG_PHI, a->dtype, acc, u);
-}
-
-/* Flat index of this thread among the work group's items on the axes
- * selected by `grouped` (1: the reduce's group axes, 0: the locals),
- * and their count. */
-static tg_uop *flat_lidx(lower_state *ls, int grouped, int64_t *count)
-{
-	const tg_kplan *p = ls->p;
-	tg_uop *f = ls->zero;
-
-	*count = 1;
-	for (size_t i = 0; i < p->nlocal; i++) {
-		uint32_t ax = p->laxes[i];
-		int64_t n = grouped ? p->group[ax] : p->local[ax];
-		if (n == 1)
-			continue;
-		f = tg_sym_add(ls->ir, tg_sym_muli(ls->ir, f, n), ls->lidx[ax]);
-		*count *= n;
-	}
-	return f;
-}
-
-/* A grouped REDUCE (GROUP/GROUPTOP): every thread's part of every copy
- * group goes to shared memory at [slot][local item][group item]; after
- * one barrier each thread folds its group's parts in order (so every
- * thread holds the result; the store is gated to group item 0).  All
- * copies are made on the first call. */
-static tg_uop *lower_grouped(lower_state *ls, const tg_uop *a, size_t c)
-{
-	tg_ir *ir = ls->ir;
-	int64_t nl, ng, nslot = 0;
-	tg_uop *lf = flat_lidx(ls, 0, &nl), *gf = flat_lidx(ls, 1, &ng);
-	tg_uop *temp, *bar, *j, **stores;
-	size_t nst = 0;
-	char name[32];
-	tg_arg aa;
-
-	if (c != 0)
-		return ls->val[a->id * ls->ncopy + group_of(ls, c)];
-	for (size_t g = 0; g < ls->ncopy; g++)
-		nslot += group_of(ls, g) == g;
-	memset(&aa, 0, sizeof aa);
-	aa.a = nslot * nl * ng;
-	if (ls->p->caps && (size_t)aa.a * tg_dtype_size(a->dtype) >
-	    ls->p->caps->shared_max)
-		return tg_ir_fail(ir, TG_EINVAL, "lower: kernel %s: a grouped "
-		                  "reduce needs %lld bytes of shared memory, the "
-		                  "device has %zu", ls->p->name,
-		                  (long long)aa.a * (long long)tg_dtype_size(a->dtype),
-		                  ls->p->caps->shared_max);
-	if (!(stores = calloc((size_t)nslot, sizeof *stores))) {
-		tg_error_oom("lower");
-		return NULL;
-	}
-	snprintf(name, sizeof name, "temp%d", ls->ntemp++);
-	aa.name = name;  /* copied by the context */
-	temp = tg_uop0(ir, TG_DEFINE_LOCAL,
-	               tg_type_ptr(a->dtype, TG_AS_LOCAL), &aa);
-	for (size_t g = 0; g < ls->ncopy && temp; g++) {
-		if (group_of(ls, g) != g)
-			continue;
-		tg_uop *idx = tg_sym_add(ir, tg_sym_muli(ir, tg_sym_addi(ir,
-		              lf, (int64_t)nst * nl), ng), gf);
-		tg_uop *src[3] = { temp, idx, reduce_part(ls, a, g) };
-		stores[nst++] = tg_uop_new(ir, TG_STORE, TG_VOID, src, 3, NULL);
-	}
-	bar = tg_uop_new(ir, TG_BARRIER, TG_VOID, stores, nst, NULL);
-	free(stores);
-	/* the second stage's loop: numbered after every reduce loop */
-	memset(&aa, 0, sizeof aa);
-	aa.v.i = (int64_t)ls->p->nred + ls->ntemp;
-	aa.a = 1;
-	tg_uop *rb[2] = { tg_sym_int(ir, 0), tg_sym_int(ir, ng) };
-	j = tg_uop_new(ir, TG_RANGE, TG_INDEX, rb, 2, &aa);
-	nst = 0;
-	for (size_t g = 0; g < ls->ncopy && bar && j; g++) {
-		if (group_of(ls, g) != g)
-			continue;
-		tg_uop *idx = tg_sym_add(ir, tg_sym_muli(ir, tg_sym_addi(ir,
-		              lf, (int64_t)nst++ * nl), ng), j);
-		tg_uop *ls_src[3] = { temp, idx, bar };
-		tg_uop *ld = tg_uop_new(ir, TG_LOAD, a->dtype, ls_src, 3, NULL);
-		tg_uop *asrc[2] = { tg_uop_const(ir, a->dtype, reduce_init(a)),
-		                    j };
-		memset(&aa, 0, sizeof aa);
-		aa.v.i = ls->nacc++;
-		tg_uop *acc = tg_uop_new(ir, TG_DEFINE_ACC, a->dtype, asrc, 2,
-		                         &aa);
-		ls->val[a->id * ls->ncopy + g] =
-			tg_uop2(ir, TG_PHI, a->dtype, acc,
-			        tg_uop_alu(ir, tg_ast_reduce_op(a), acc, ld, NULL));
-	}
-	return ls->val[a->id * ls->ncopy];
-}
-
-static tg_uop *lower_reduce(lower_state *ls, const tg_uop *a, size_t c)
-{
-	size_t g = group_of(ls, c);
-
-	for (size_t ax = 0; ax < ls->p->ndim; ax++)
-		if (ls->p->group[ax] > 1)
-			return lower_grouped(ls, a, c);
-	if (g != c)  /* computed with the group's first copy */
-		return ls->val[a->id * ls->ncopy + g];
-	return reduce_part(ls, a, g);
-}
-
-/* SINK of every copy of every store, each distinct store once (copies
- * that differ only in unrolled axes are the same node). */
-static int lower_sink(lower_state *ls, const tg_uop *a, tg_uop **res)
-{
-	size_t n = 0, m = (size_t)a->nsrc * ls->ncopy;
-	tg_uop **src = malloc((m ? m : 1) * sizeof *src);
+	tg_uop **src = malloc((a->nsrc ? a->nsrc : 1) * sizeof *src), *r;
+	size_t n = 0, k;
 
 	if (!src)
-		return tg_error_oom("lower");
-	for (uint32_t i = 0; i < a->nsrc; i++)
-		for (size_t c = 0; c < ls->ncopy; c++) {
-			tg_uop *st = ls->val[a->src[i]->id * ls->ncopy + c];
-			size_t k = 0;
-			while (k < n && src[k] != st)
-				k++;
-			if (k == n)
-				src[n++] = st;
-		}
-	*res = tg_uop_new(ls->ir, TG_SINK, TG_VOID, src, n, NULL);
+		return tg_ir_fail(ls->ir, TG_ENOMEM,
+		                  "lower: out of host memory");
+	for (uint32_t i = 0; i < a->nsrc; i++) {
+		tg_uop *st = ls->val[a->src[i]->id];
+		for (k = 0; k < n && src[k] != st; k++)
+			;
+		if (k == n)
+			src[n++] = st;
+	}
+	r = tg_uop_new(ls->ir, TG_SINK, TG_VOID, src, n, NULL);
 	free(src);
-	if (!*res)
-		return tg_ir_status(ls->ir) ? tg_ir_status(ls->ir) : TG_ENOMEM;
-	return TG_OK;
+	return r;
 }
 
-/* The value of source i of a in copy c. */
-static tg_uop *src_val(const lower_state *ls, const tg_uop *a, unsigned i,
-                       size_t c)
+/* The value of source i of a. */
+static tg_uop *src_val(const lower_state *ls, const tg_uop *a, unsigned i)
 {
-	return ls->val[a->src[i]->id * ls->ncopy + c];
+	return ls->val[a->src[i]->id];
 }
 
 /* A LOAD or a CONST through its tracker: the value where the tracker
- * is valid, else 0. */
+ * is valid, else 0.  A mask that depends on digits stays a gate; the
+ * expander decides it per lane. */
 static int lower_leaf(lower_state *ls, const tg_uop *a, tg_uop **res)
 {
 	tg_ir *ir = ls->ir;
@@ -464,8 +311,7 @@ static int lower_leaf(lower_state *ls, const tg_uop *a, tg_uop **res)
 	return TG_OK;
 }
 
-static int lower_store(lower_state *ls, const tg_uop *a, size_t c,
-                       tg_uop **res)
+static int lower_store(lower_state *ls, const tg_uop *a, tg_uop **res)
 {
 	tg_dtype dt = tg_type_scalar(a->src[2]->dtype);
 	tg_uop *b = buf_of(ls, tg_ast_buf(a), dt, 1), *idx, *valid;
@@ -475,36 +321,34 @@ static int lower_store(lower_state *ls, const tg_uop *a, size_t c,
 		return tg_last_status();
 	if ((rc = st_index(ls, tg_kernel_st(ls->k, a), &idx, &valid)))
 		return rc;
-	tg_uop *src[4] = { b, idx, src_val(ls, a, 2, c), ls->store_gate };
+	tg_uop *src[4] = { b, idx, src_val(ls, a, 2), ls->store_gate };
 	*res = tg_uop_new(ls->ir, TG_STORE, TG_VOID, src,
 	                  ls->store_gate ? 4 : 3, NULL);
 	return TG_OK;
 }
 
-/* Copy c of node a: sources from copy c, indices as set by
- * set_copy. */
-static int lower_node(lower_state *ls, const tg_uop *a, size_t c,
-                      tg_uop **res)
+/* AST node a over its sources' lowered values. */
+static int lower_node(lower_state *ls, const tg_uop *a, tg_uop **res)
 {
 	tg_ir *ir = ls->ir;
 	unsigned n = tg_op_arity(a->op);
-	tg_uop *u = NULL;  /* not *res: it may be a value read below */
+	tg_uop *u = NULL;
 	int rc = TG_OK;
 
 	if (n)
-		u = tg_uop_alu(ir, a->op, src_val(ls, a, 0, c),
-		               n > 1 ? src_val(ls, a, 1, c) : NULL,
-		               n > 2 ? src_val(ls, a, 2, c) : NULL);
+		u = tg_uop_alu(ir, a->op, src_val(ls, a, 0),
+		               n > 1 ? src_val(ls, a, 1) : NULL,
+		               n > 2 ? src_val(ls, a, 2) : NULL);
 	else if (a->op == TG_LOAD || a->op == TG_CONST)
 		rc = lower_leaf(ls, a, &u);
 	else if (a->op == TG_CAST || a->op == TG_BITCAST)
-		u = tg_uop1(ir, a->op, a->dtype, src_val(ls, a, 0, c));
+		u = tg_uop1(ir, a->op, a->dtype, src_val(ls, a, 0));
 	else if (a->op == TG_REDUCE_AXIS)
-		u = lower_reduce(ls, a, c);
+		u = lower_reduce(ls, a);
 	else if (a->op == TG_STORE)
-		rc = lower_store(ls, a, c, &u);
+		rc = lower_store(ls, a, &u);
 	else if (a->op == TG_SINK)
-		return lower_sink(ls, a, res);
+		u = lower_sink(ls, a);
 	else
 		return tg_error(TG_EINVAL, "lower: %s in a kernel AST",
 		                tg_op_name(a->op));
@@ -515,24 +359,46 @@ static int lower_node(lower_state *ls, const tg_uop *a, size_t c,
 	return rc;
 }
 
+/* Work-group axis k's local index: lidx0 is the last of p->laxes. */
+static tg_uop *lidx_of(tg_ir *ir, const tg_kplan *p, size_t k)
+{
+	static const char *const lname[3] = { "lidx0", "lidx1", "lidx2" };
+	uint32_t ax = p->laxes[p->nlocal - 1 - k];
+	tg_arg a = { .a = p->local[ax] * p->group[ax], .name = lname[k] };
+
+	return tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
+}
+
+tg_uop *tg_kplan_flat_lidx(tg_ir *ir, const tg_kplan *p, int grouped,
+                           int64_t *count)
+{
+	tg_uop *f = tg_sym_int(ir, 0);
+
+	*count = 1;
+	for (size_t i = 0; i < p->nlocal; i++) {
+		uint32_t ax = p->laxes[i];
+		int64_t n = grouped ? p->group[ax] : p->local[ax];
+		if (n == 1)
+			continue;
+		f = tg_sym_add(ir, tg_sym_muli(ir, f, n),
+		               lidx_of(ir, p, p->nlocal - 1 - i));
+		*count *= n;
+	}
+	return f;
+}
+
 /* Local indices: a global axis's index becomes gidx*L + lidx, a
  * grouped reduce axis's r*G + lidx (GROUPTOP: lidx*R + r); stores are
  * gated to the first item of the reduce's group. */
 static void set_locals(lower_state *ls)
 {
-	static const char *const lname[3] = { "lidx0", "lidx1", "lidx2" };
 	const tg_kplan *p = ls->p;
 	tg_ir *ir = ls->ir;
 
 	for (size_t k = 0; k < p->nlocal; k++) {
 		uint32_t ax = p->laxes[p->nlocal - 1 - k];
 		int64_t n = p->local[ax] * p->group[ax];
-		tg_uop *l, *b = ls->base[ax];
-		tg_arg a;
-		memset(&a, 0, sizeof a);
-		a.name = lname[k];
-		a.a = n;
-		ls->lidx[ax] = l = tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
+		tg_uop *l = lidx_of(ir, p, k), *b = ls->base[ax];
 		if (p->grouptop & (1u << ax))
 			ls->base[ax] = tg_sym_add(ir, tg_sym_muli(ir, l,
 			                                          outer(p, ax)), b);
@@ -597,28 +463,36 @@ static void set_bases(lower_state *ls)
 	set_locals(ls);
 }
 
+/* Upcasts the lowering can expand: each divides its axis, and their
+ * product stays within TG_MAX_EXPAND lanes. */
+static int check_upcasts(const tg_kplan *p)
+{
+	size_t lanes = 1;
+
+	for (size_t i = p->ndim; i-- > 0;) {
+		if (p->upcast[i] < 1 || p->full[i] % p->upcast[i] ||
+		    lanes * (size_t)p->upcast[i] > TG_MAX_EXPAND)
+			return tg_error(TG_EINVAL, "lower: bad upcast %lld on "
+			                "axis %zu", (long long)p->upcast[i], i);
+		lanes *= (size_t)p->upcast[i];
+	}
+	return TG_OK;
+}
+
 int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 {
 	tg_ir *ir = k->ir;
 	lower_state ls;
 	size_t i;
-	uint32_t maxid = 0;
-	int rc = TG_OK;
+	int rc;
 
 	memset(&ls, 0, sizeof ls);
 	ls.ir = ir;
 	ls.k = k;
 	ls.p = p;
 	ls.zero = tg_sym_int(ir, 0);
-	ls.ncopy = 1;
-	for (i = p->ndim; i-- > 0;) {
-		if (p->upcast[i] < 1 || p->full[i] % p->upcast[i] ||
-		    ls.ncopy * (size_t)p->upcast[i] > TG_MAX_EXPAND)
-			return tg_error(TG_EINVAL, "lower: bad upcast %lld on "
-			                "axis %zu", (long long)p->upcast[i], i);
-		ls.xstride[i] = ls.ncopy;
-		ls.ncopy *= (size_t)p->upcast[i];
-	}
+	if ((rc = check_upcasts(p)))
+		return rc;
 	set_bases(&ls);
 	if (tg_ir_status(ir))
 		return tg_ir_status(ir);
@@ -628,25 +502,14 @@ int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 		if (p->full[i] == 0)
 			return tg_error(TG_EUNSUPPORTED,
 			                "lower: empty kernel (0-size axis %zu)", i);
-	maxid = k->sink->id;  /* sources have smaller ids */
-	ls.val = calloc(((size_t)maxid + 1) * ls.ncopy, sizeof *ls.val);
-	if (!ls.val)
+	set_axes(&ls);
+	/* sources have smaller ids than the sink */
+	if (!(ls.val = calloc((size_t)k->sink->id + 1, sizeof *ls.val)))
 		return tg_error_oom("lower");
-	for (i = 0; i < k->n && rc == TG_OK; i++) {
-		const tg_uop *a = k->order[i];
-		if (a->op == TG_SINK) {
-			rc = lower_node(&ls, a, 0, &ls.val[a->id * ls.ncopy]);
-			continue;
-		}
-		for (size_t c = 0; c < ls.ncopy && rc == TG_OK; c++) {
-			set_copy(&ls, c);
-			rc = lower_node(&ls, a, c,
-			                &ls.val[a->id * ls.ncopy + c]);
-		}
-	}
-	if (rc == TG_OK &&
-	    !(*out = tg_collapse_loops(ir, ls.val[k->sink->id * ls.ncopy])))
-		rc = tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
+	for (i = 0; i < k->n && rc == TG_OK; i++)
+		rc = lower_node(&ls, k->order[i], &ls.val[k->order[i]->id]);
+	if (rc == TG_OK)
+		*out = ls.val[k->sink->id];
 	free(ls.val);
 	return rc;
 }

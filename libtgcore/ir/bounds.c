@@ -230,6 +230,8 @@ static range op_range(const tg_uop *u, range whole)
 		                                      (wide)u->src[1]->vmax - 1) };
 	case TG_SPECIAL:
 		return (range){ 0, u->arg.a - 1 };
+	case TG_EXPAND:  /* a digit ranges like a loop over [0, u) */
+		return u->nsrc ? whole : (range){ 0, u->arg.a - 1 };
 	case TG_CAST:
 		return r_cast(u, whole);
 	default:

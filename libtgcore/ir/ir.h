@@ -227,7 +227,10 @@ void tg_arena_free(tg_arena *a);
  *   DEFINE_GLOBAL  v.i the buffer number, a = 1 for an output
  *   DEFINE_LOCAL   name, a the element count
  *   GEP            v.i the lane
- *   REDUCE         v.i the ALU op
+ *   REDUCE         v.i the ALU op, a the unrolled axes (bits), b the
+ *                  values once contracted (0 before)
+ *   EXPAND         no sources: v.i the axis, a the upcast (a digit);
+ *                  with sources (lanes): a the axes (bits)
  * Unused fields are zero; the whole struct takes part in hashing. */
 typedef struct tg_arg {
 	tg_scalar v;
@@ -327,7 +330,8 @@ tg_uop *tg_uop_import(tg_ir *ir, const tg_uop *u);
  * (ALU operands agree, comparisons give bool, LOAD/STORE on a buffer
  * with an integer index and bool gates, accumulators start from a CONST
  * of their type and run over RANGEs, vector lanes exist, trackers are
- * well formed).  TG_OK, or TG_EINTERNAL with "verify after <pass>: %id
+ * well formed, expander digits and lane sets and REDUCEs fit
+ * codegen.h's forms).  TG_OK, or TG_EINTERNAL with "verify after <pass>: %id
  * OP type: what"; TG_ENOMEM. */
 int tg_uop_verify(const tg_uop *root, const char *pass);
 /* Checks a linear program: each node as tg_uop_verify, placed once,

@@ -127,6 +127,44 @@ static const char *check_ast(const tg_uop *u)
 	       ? NULL : "not an ADD or MAX over some axes of its source";
 }
 
+/* The expander's forms: a digit (no sources: the index of axis arg.v.i
+ * over [0, arg.a)) or a lane set (arg.a its axes, lanes of its type). */
+static const char *check_expand(const tg_uop *u)
+{
+	if (!u->nsrc)
+		return u->dtype == TG_INDEX && u->arg.v.i >= 0 &&
+		       u->arg.v.i < 32 && u->arg.a >= 2 ? NULL
+		       : "not a digit of an axis (an index below u >= 2)";
+	if (u->arg.v.i || u->arg.a <= 0 || u->arg.a > UINT32_MAX ||
+	    u->nsrc < 2)
+		return "a lane set without axes or lanes";
+	for (uint32_t i = 0; i < u->nsrc; i++)
+		if (u->src[i]->dtype != u->dtype || u->src[i]->op == TG_EXPAND)
+			return "a lane is an EXPAND or not of the set's type";
+	return NULL;
+}
+
+/* REDUCE(value, RANGE...) with unrolled axes arg.a (arg.b = 0), or
+ * REDUCE(v0..vk-1, RANGE...) once contracted (arg.b = k, no axes). */
+static const char *check_reduce(const tg_uop *u)
+{
+	uint32_t k = u->arg.b ? (uint32_t)u->arg.b : 1;
+
+	if ((u->arg.v.i != TG_ADD && u->arg.v.i != TG_MAX) ||
+	    u->arg.b < 0 || u->arg.b > u->nsrc || u->nsrc < 1 ||
+	    (u->arg.b && u->arg.a) || u->arg.a < 0)
+		return "not an ADD or MAX of values over loops";
+	for (uint32_t i = 0; i < u->nsrc; i++) {
+		if (i >= k && u->src[i]->op != TG_RANGE)
+			return "reduces over a non-RANGE";
+		if (i < k && u->src[i]->dtype != u->dtype)
+			return "a value is not of the reduce's type";
+		if (i < k && u->arg.b && u->src[i]->op == TG_EXPAND)
+			return "a contracted value is a lane set";
+	}
+	return NULL;
+}
+
 static const char *check_other(const tg_uop *u)
 {
 	switch (u->op) {
@@ -172,6 +210,10 @@ static const char *check_node(const tg_uop *u)
 		return check_vector(u);
 	case TG_VIEW: case TG_SHAPETRACKER: case TG_REDUCE_AXIS:
 		return check_ast(u);
+	case TG_EXPAND:
+		return check_expand(u);
+	case TG_REDUCE:
+		return check_reduce(u);
 	default:
 		return check_other(u);
 	}
