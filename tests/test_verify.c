@@ -3,7 +3,8 @@
  * (ir/verify.c): each check with a node that breaks it (the message
  * names the pass, the node and what is wrong) and a well-formed graph
  * that passes; the linear-program checks with hand-made programs; a
- * real kernel's AST, lowered graph and linear program pass.
+ * real kernel's AST, lowered graph and linear program pass; the
+ * expander's digits, lane sets and REDUCEs.
  */
 #include "config.h"
 
@@ -219,6 +220,52 @@ START_TEST(ast_trackers)
 }
 END_TEST
 
+/* The expander's forms: digits, lane sets, REDUCE before and after
+ * contraction. */
+START_TEST(expander_forms)
+{
+	tg_arg dg = { .v.i = 1, .a = 4 }, lanes = { .a = 2 };
+	tg_arg red = { .v.i = TG_ADD, .a = 2 };
+	tg_arg done = { .v.i = TG_ADD, .b = 2 };
+	tg_uop *x = tg_uop0(ir, TG_EXPAND, TG_INDEX, &dg), *r = range(0, 4);
+	tg_uop *l[4] = { cf(0), cf(1), cf(2), cf(3) }, *v[3];
+
+	ck_assert_int_eq(tg_uop_verify(tg_uop_alu(ir, TG_ADD, x, r, NULL),
+	                               "test"), TG_OK);
+	dg.a = 1;
+	assert_bad(tg_uop0(ir, TG_EXPAND, TG_INDEX, &dg),
+	           "not a digit of an axis");
+	ck_assert_int_eq(tg_uop_verify(tg_uop_new(ir, TG_EXPAND, TG_FLOAT32,
+	                                          l, 4, &lanes), "test"),
+	                 TG_OK);
+	l[2] = ci(2);
+	assert_bad(tg_uop_new(ir, TG_EXPAND, TG_FLOAT32, l, 4, &lanes),
+	           "a lane is an EXPAND or not of the set's type");
+	lanes.a = 0;
+	assert_bad(tg_uop_new(ir, TG_EXPAND, TG_FLOAT32, l, 4, &lanes),
+	           "a lane set without axes or lanes");
+	v[0] = cf(1);
+	v[1] = r;
+	ck_assert_int_eq(tg_uop_verify(tg_uop_new(ir, TG_REDUCE, TG_FLOAT32,
+	                                          v, 2, &red), "test"), TG_OK);
+	v[1] = ci(4);
+	assert_bad(tg_uop_new(ir, TG_REDUCE, TG_FLOAT32, v, 2, &red),
+	           "reduces over a non-RANGE");
+	v[1] = cf(2);
+	v[2] = r;
+	ck_assert_int_eq(tg_uop_verify(tg_uop_new(ir, TG_REDUCE, TG_FLOAT32,
+	                                          v, 3, &done), "test"),
+	                 TG_OK);
+	done.a = 2;  /* unrolled axes left after contraction */
+	assert_bad(tg_uop_new(ir, TG_REDUCE, TG_FLOAT32, v, 3, &done),
+	           "not an ADD or MAX of values over loops");
+	done.a = 0;
+	v[1] = ci(2);
+	assert_bad(tg_uop_new(ir, TG_REDUCE, TG_FLOAT32, v, 3, &done),
+	           "a value is not of the reduce's type");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verify");
@@ -232,6 +279,7 @@ int main(void)
 	tcase_add_test(t, linear_programs);
 	tcase_add_test(t, real_kernel_passes);
 	tcase_add_test(t, ast_trackers);
+	tcase_add_test(t, expander_forms);
 	suite_add_tcase(s, t);
 	return tl_run(s);
 }

@@ -150,6 +150,17 @@ typedef struct tg_opt {
 #define TG_MAX_EXPAND 256
 
 struct tg_kplan;
+/* Classifies k's axes into *p (no opts, caps NULL: set it before
+ * applying LOCAL or GROUP).  Errors: symbolic shapes (TG_EUNSUPPORTED),
+ * a malformed AST, OOM. */
+int tg_lower_plan(const tg_kernel *k, struct tg_kplan *p);
+/* The extent of axis ax left to a launch index or loop once its
+ * upcast, local and group parts are split off. */
+int64_t tg_kplan_outer(const struct tg_kplan *p, size_t ax);
+/* Recomputes gaxes, raxes, laxes, global, local_size and name from
+ * full, upcast, local and group (an axis whose extent left is 1 is in
+ * neither gaxes nor raxes). */
+void tg_kplan_update(struct tg_kplan *p);
 /* Applies one opt to the plan (tinygrad's Kernel.apply_opt): splits the
  * axis's remaining extent s into s/amt (still a launch index or loop)
  * and amt expanded copies of the body.  Errors (plan unchanged): an
@@ -268,17 +279,6 @@ typedef struct tg_kplan {
 	tg_opt opts[TG_MAX_OPTS]; /* applied, in order */
 } tg_kplan;
 
-/* Classifies k's axes into *p (no opts, caps NULL: set it before
- * applying LOCAL or GROUP).  Errors: symbolic shapes (TG_EUNSUPPORTED),
- * a malformed AST, OOM. */
-int tg_lower_plan(const tg_kernel *k, tg_kplan *p);
-/* The extent of axis ax left to a launch index or loop once its
- * upcast, local and group parts are split off. */
-int64_t tg_kplan_outer(const tg_kplan *p, size_t ax);
-/* Recomputes gaxes, raxes, laxes, global, local_size and name from
- * full, upcast, local and group (an axis whose extent left is 1 is in
- * neither gaxes nor raxes). */
-void tg_kplan_update(tg_kplan *p);
 /* This thread's flat index among its work group's items on the axes
  * with a group part (grouped) or a local part (!grouped), the first
  * of p->laxes slowest, and the number of those items in *count; the

@@ -1,9 +1,10 @@
 /*
- * codegen/lower.c - from a kernel AST to the lowered IR (tinygrad's
- * codegen/lowerer.py, with the kernel's axis bookkeeping of kernel.py).
+ * codegen/lower.c - from a kernel AST to IR (tinygrad's
+ * codegen/lowerer.py): launch indices, loops and one lowering of each
+ * AST node.
  *
- * The plan (tg_lower_plan) classifies the full shape's axes: reduce axes
- * (those of the REDUCE), global axes (the others), size-1 axes dropped.
+ * The plan (tg_lower_plan, kernel.c) classifies the full shape's axes:
+ * reduce axes, global axes (the others), size-1 axes dropped.
  * Conceptually the axes are permuted to [globals | reduces]; since every
  * shape tracker is indexed per axis, the permutation is carried by the
  * index uops handed to tg_st_expr_idxs rather than by rewriting the sts.
@@ -21,125 +22,15 @@
  */
 #include "config.h"
 
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 
-int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
-{
-	tg_sint shape[TG_MAX_DIMS];
-	size_t nd, i;
-	int rc, has_reduce = 0;
-
-	memset(p, 0, sizeof *p);
-	if ((rc = tg_ast_full_shape(k->sink, &nd, shape)))
-		return rc;
-	for (i = 0; i < nd; i++) {
-		if (!tg_sint_is_int(shape[i]))
-			return tg_error(TG_EUNSUPPORTED,
-			                "lower: symbolic shapes are not supported "
-			                "yet");
-		p->full[i] = shape[i].c;
-	}
-	p->ndim = nd;
-	for (i = 0; i < k->n; i++) {
-		const tg_uop *a = k->order[i];
-		int buf = a->op == TG_LOAD || a->op == TG_STORE ? tg_ast_buf(a)
-		                                                : -1;
-		if (a->op == TG_REDUCE_AXIS) {
-			p->reduce_axes |= tg_ast_reduce_axes(a);
-			has_reduce = 1;
-		}
-		if (buf >= 0 && (size_t)buf + 1 > p->nbufs)
-			p->nbufs = (size_t)buf + 1;
-		if (a->op == TG_STORE && buf >= 0 && buf < 32)
-			p->outs |= 1u << buf;
-	}
-	p->has_reduce = has_reduce;
-	for (i = 0; i < nd; i++)
-		p->upcast[i] = p->local[i] = p->group[i] = 1;
-	tg_kplan_update(p);
-	return TG_OK;
-}
-
-int64_t tg_kplan_outer(const tg_kplan *p, size_t ax)
-{
-	return p->full[ax] / (p->upcast[ax] * p->local[ax] * p->group[ax]);
-}
-
 static int64_t outer(const tg_kplan *p, size_t ax)
 {
 	return tg_kplan_outer(p, ax);
-}
-
-/* "E_"/"r_", the extents left to launch indices and loops, then the
- * unrolled and upcasted amounts: "r_128_128_128_4_4_4". */
-static void plan_name(tg_kplan *p)
-{
-	size_t len, i;
-
-	len = (size_t)snprintf(p->name, sizeof p->name, "%s",
-	                       p->has_reduce ? "r" : "E");
-	for (i = 0; i < p->nglobal + p->nred && len < sizeof p->name; i++) {
-		uint32_t ax = i < p->nglobal ? p->gaxes[i]
-		                             : p->raxes[i - p->nglobal];
-		len += (size_t)snprintf(p->name + len, sizeof p->name - len,
-		                        "_%lld", (long long)outer(p, ax));
-	}
-	for (i = 0; i < p->nlocal && len < sizeof p->name; i++)
-		len += (size_t)snprintf(p->name + len, sizeof p->name - len,
-		                        "_%lld", (long long)(p->local[p->laxes[i]] *
-		                                             p->group[p->laxes[i]]));
-	/* tinygrad's order: unrolled, then upcasted */
-	for (int red = 1; red >= 0; red--)
-		for (i = 0; i < p->ndim && len < sizeof p->name; i++) {
-			if (p->upcast[i] == 1 ||
-			    !!(p->reduce_axes & (1u << i)) != red)
-				continue;
-			len += (size_t)snprintf(p->name + len, sizeof p->name - len,
-			                        "_%lld", (long long)p->upcast[i]);
-		}
-	if (len == 1)
-		snprintf(p->name + len, sizeof p->name - len, "_1");
-}
-
-void tg_kplan_update(tg_kplan *p)
-{
-	size_t i;
-
-	p->nglobal = p->nred = 0;
-	for (i = 0; i < p->ndim; i++) {
-		if (p->full[i] == 0 || outer(p, i) == 1)
-			continue;  /* size-1 axes index 0 (0-size: see below) */
-		if (p->reduce_axes & (1u << i))
-			p->raxes[p->nred++] = (uint32_t)i;
-		else
-			p->gaxes[p->nglobal++] = (uint32_t)i;
-	}
-	/* launch geometry: gidx0 the last global axis, gidx1 the one
-	 * before, gidx2 the product of the rest */
-	p->global[0] = p->global[1] = p->global[2] = 1;
-	for (i = 0; i < p->nglobal; i++) {
-		size_t from_end = p->nglobal - 1 - i;
-		size_t g = from_end < 2 ? from_end : 2;
-		p->global[g] *= (size_t)outer(p, p->gaxes[i]);
-	}
-	/* work-group axes: locals of global axes, then groups of reduce
-	 * axes (kernel.c keeps them to three) */
-	p->nlocal = 0;
-	p->local_size[0] = p->local_size[1] = p->local_size[2] = 1;
-	for (int red = 0; red < 2; red++)
-		for (i = 0; i < p->ndim && p->nlocal < 3; i++)
-			if ((red ? p->group[i] : p->local[i]) > 1)
-				p->laxes[p->nlocal++] = (uint32_t)i;
-	for (i = 0; i < p->nlocal; i++)
-		p->local_size[p->nlocal - 1 - i] =
-			(size_t)(p->local[p->laxes[i]] * p->group[p->laxes[i]]);
-	plan_name(p);
 }
 
 typedef struct lower_state {
