@@ -390,8 +390,8 @@ static void sum_run(tg_uop *sink, const tg_opt *o, size_t no,
 {
 	tg_ksrc ks;
 
-	ck_assert_msg(tg_codegen_opts(sink, kt_cpu_caps(), o, no, &ks) ==
-	              TG_OK, "%s", tg_last_error());
+	ck_assert_msg(tg_codegen_opts(sink, kt_cpu_caps(), kt_set(), o, no,
+	                              &ks) == TG_OK, "%s", tg_last_error());
 	kt_launch(&ks, bufs, 2);
 	tg_ksrc_free(&ks);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof *out), TG_OK);
