@@ -114,6 +114,22 @@ int tg_parse_bool(const char *s, int *out);
 /* Case-insensitive string equality. */
 int tg_streq_ci(const char *a, const char *b);
 
+/* ----------------------------------------------------------- util/arena.c */
+
+/* Memory that is freed all at once (QBE's alloc/freeall).  Allocations
+ * are 16-byte aligned and never move. */
+typedef struct tg_arena {
+	struct tg_arena_chunk *head;
+	size_t used, size;   /* in the head chunk */
+	size_t total;        /* bytes handed out, for statistics */
+} tg_arena;
+
+void tg_arena_init(tg_arena *a);
+/* NULL on OOM (no message: the caller names the operation). */
+void *tg_arena_alloc(tg_arena *a, size_t n);
+char *tg_arena_strdup(tg_arena *a, const char *s);
+void tg_arena_free(tg_arena *a);
+
 /* ------------------------------------------------------------ util/log.c */
 
 /* The DEBUG level, set at start-up and by tg_config_set("DEBUG"); any

@@ -3,8 +3,9 @@
  * (codegen/reduce.c): each rule on IR built by hand, pointers compared
  * (nodes are interned), with a near miss; the grouped reduce's shared
  * array and barrier on a kernel lowered for a device with work groups;
- * and an unrolled float sum whose order matters, run on the CPU plugin
- * against NOOPT and a C loop bit for bit.
+ * an unrolled float sum whose order matters, run on the CPU plugin
+ * against NOOPT and a C loop bit for bit; and a value broadcast along
+ * an upcast axis, whose lanes share one accumulator.
  */
 #include "config.h"
 
@@ -428,6 +429,43 @@ START_TEST(unrolled_sum_keeps_order)
 }
 END_TEST
 
+/* out(4,4) = x(4,1,8) expanded to (4,4,8), summed over axis 2, with
+ * axis 1 upcast by 4: the value does not depend on that axis's digit,
+ * so its four lanes share one accumulator (one sum, stored four
+ * times), and the outputs equal NOOPT's. */
+START_TEST(broadcast_lanes_share_an_accumulator)
+{
+	static const tg_opt o[] = { { TG_OPT_UPCAST, 1, 4 } };
+	tg_st *sx = kt_expand3(kt_st(3, 4, 1, 8), 4, 4, 8);
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, sx);
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, x, 4u),
+	                         kt_st(3, 4, 4, 1));
+	float a[32], got[16], ref[16];
+	tg_buffer *bufs[2];
+	tg_ksrc ks;
+
+	s = tg_ast_sink(k, &s, 1);
+	ck_assert_int_eq(tg_codegen_opts(s, kt_cpu_caps(), kt_set(), o, 1,
+	                                 &ks), TG_OK);
+	ck_assert_ptr_nonnull(strstr(ks.linear_text, "DEFINE_ACC"));
+	ck_assert_ptr_null(strstr(strstr(ks.linear_text, "DEFINE_ACC") + 1,
+	                          "DEFINE_ACC"));
+	kt_fill(a, 32, 0.375f, 0.125f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 16, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 32, a);
+	kt_launch(&ks, bufs, 2);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], got, sizeof got), TG_OK);
+	ck_assert_int_eq(tg_codegen_opts(s, kt_cpu_caps(), kt_set(), NULL, 0,
+	                                 &ks), TG_OK);
+	kt_launch(&ks, bufs, 2);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], ref, sizeof ref), TG_OK);
+	ck_assert(!memcmp(got, ref, sizeof got));
+	kt_unref(bufs, 2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("expand");
@@ -442,6 +480,7 @@ static Suite *suite(void)
 	tcase_add_test(t, grouped_one_temp_one_barrier);
 	tcase_add_test(t, grouped_near_misses);
 	tcase_add_test(t, unrolled_sum_keeps_order);
+	tcase_add_test(t, broadcast_lanes_share_an_accumulator);
 	suite_add_tcase(s, t);
 	return s;
 }

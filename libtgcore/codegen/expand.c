@@ -7,14 +7,14 @@
  * Digits occur only in index math: TG_INDEX nodes and the bool masks
  * built from them.  Here each value that depends on digits becomes a
  * lane set, EXPAND(lanes) with arg.a the axes they vary over, lane l
- * holding the digits of those axes, the last axis fastest (the order of
- * lowering's old body copies).  Index math is not expanded node by
+ * holding the digits of those axes, the last axis fastest (the order
+ * of the loop an upcast replaces).  Index math is not expanded node by
  * node: a LOAD, STORE or masked WHERE whose index holds digits gets per
- * lane its index with the digits made constants and simplified by the
- * symbolic rules, as lowering simplified each copy's index; a mask
- * that becomes constant decides the lane as lowering decided a copy.
- * Values are rebuilt lane by lane and never folded, since folding
- * could change a float's bits.
+ * lane its index with the digits made constants and simplified whole
+ * by the symbolic rules, so that it stays base + c (vectorize.c folds
+ * runs of those); a mask that becomes constant in a lane decides it,
+ * as lowering decides a constant mask.  Values are rebuilt lane by lane
+ * and never folded, since folding could change a float's bits.
  *
  * A REDUCE contracts its unrolled axes: per lane of the value's other
  * axes, the lanes over the unrolled axes in loop order become the
@@ -98,8 +98,9 @@ static int bad_lanes(const ex_ctx *c, const tg_uop *u)
 {
 	for (uint32_t i = 0; i < u->nsrc; i++) {
 		const tg_uop *s = u->src[i];
-		if (lanes_of(s) && ((uint64_t)lanes_of(s) >> c->p->ndim ||
-		                    s->nsrc != nlanes(c, lanes_of(s)))) {
+		if (TG_NEVER(lanes_of(s) &&
+		             ((uint64_t)lanes_of(s) >> c->p->ndim ||
+		              s->nsrc != nlanes(c, lanes_of(s))))) {
 			tg_ir_fail(c->ir, TG_EINTERNAL, "expand: %%%u has %u "
 			           "lanes, not those of its axes",
 			           (unsigned)s->id, (unsigned)s->nsrc);
@@ -294,7 +295,7 @@ static tg_uop *where_lane(ex_ctx *c, tg_uop *u)
 static tg_uop *expand_where(tg_rw *rw, tg_uop **cap)
 {
 	tg_uop *w = cap[0];
-	uint32_t m = digits(rw->ctx, w->src[0]);
+	uint32_t m = w->nsrc == 3 ? digits(rw->ctx, w->src[0]) : 0;
 
 	if (!m)
 		return NULL;  /* a value condition: any other op */
@@ -462,29 +463,37 @@ static tg_uop *reduce_grouped(tg_rw *rw, tg_uop **cap)
 
 /* --------------------------------------------------------------- sink */
 
+/* Appends x to v[0..*n) unless it is there. */
+static void add_once(tg_uop **v, size_t *n, tg_uop *x)
+{
+	size_t k;
+
+	for (k = 0; k < *n && v[k] != x; k++)
+		;
+	if (k == *n)
+		v[(*n)++] = x;
+}
+
 /* SINK(.., lanes of STOREs, ..) -> SINK of every lane, store by store,
  * each distinct STORE once. */
 static tg_uop *flatten_sink(tg_rw *rw, tg_uop **cap)
 {
 	tg_uop *sink = cap[0], **src, *r;
-	size_t n = 0, max = 0, k;
+	size_t n = 0, max = sink->nsrc;
 
 	for (uint32_t i = 0; i < sink->nsrc; i++)
 		max += lanes_of(sink->src[i]) ? sink->src[i]->nsrc : 0;
-	if (!max)
+	if (max == sink->nsrc)
 		return NULL;
-	if (!(src = malloc((max + sink->nsrc) * sizeof *src)))
+	if (!(src = malloc(max * sizeof *src)))
 		return tg_ir_fail(rw->ir, TG_ENOMEM,
 		                  "expand: out of host memory");
 	for (uint32_t i = 0; i < sink->nsrc; i++) {
 		tg_uop *s = sink->src[i];
-		for (uint32_t l = 0; l < (lanes_of(s) ? s->nsrc : 1); l++) {
-			tg_uop *x = lanes_of(s) ? s->src[l] : s;
-			for (k = 0; k < n && src[k] != x; k++)
-				;
-			if (k == n)
-				src[n++] = x;
-		}
+		if (!lanes_of(s))
+			add_once(src, &n, s);
+		for (uint32_t l = 0; lanes_of(s) && l < s->nsrc; l++)
+			add_once(src, &n, s->src[l]);
 	}
 	r = tg_uop_new(rw->ir, TG_SINK, TG_VOID, src, n, NULL);
 	free(src);

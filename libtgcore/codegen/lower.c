@@ -305,28 +305,21 @@ static void set_locals(lower_state *ls)
 	}
 }
 
-/* The outer index of every axis: global axes become launch indices,
- * reduce axes loops, the rest 0. */
-static void set_bases(lower_state *ls)
+/* Launch indices for the global axes: the last two are gidx0 and
+ * gidx1; the rest come out of gidx2 by div/mod, last fastest. */
+static void set_globals(lower_state *ls)
 {
 	static const char *const gname[3] = { "gidx0", "gidx1", "gidx2" };
 	const tg_kplan *p = ls->p;
 	tg_ir *ir = ls->ir;
-	size_t ng = p->nglobal < 3 ? p->nglobal : 3, i;
+	size_t ng = p->nglobal < 3 ? p->nglobal : 3;
 	tg_uop *sp[3];
 	int64_t div = 1;
 
-	for (i = 0; i < p->ndim; i++)
-		ls->base[i] = ls->zero;
 	for (size_t g = 0; g < ng; g++) {
-		tg_arg a;
-		memset(&a, 0, sizeof a);
-		a.name = gname[g];
-		a.a = (int64_t)p->global[g];
+		tg_arg a = { .a = (int64_t)p->global[g], .name = gname[g] };
 		sp[g] = tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
 	}
-	/* the last two global axes are gidx0 and gidx1; the rest come
-	 * out of gidx2 by div/mod, last fastest */
 	for (size_t k = 0; k < p->nglobal; k++) {
 		size_t ax_i = p->nglobal - 1 - k;
 		uint32_t ax = p->gaxes[ax_i];
@@ -339,24 +332,40 @@ static void set_bases(lower_state *ls)
 		ls->base[ax] = ax_i == 0 ? q : tg_sym_modi(ir, q, ext);
 		div *= ext;
 	}
-	/* reduce axes: loops numbered outermost first */
-	for (i = 0; i < p->nred; i++) {
+}
+
+/* Loops for the reduce axes, numbered outermost first. */
+static void set_loops(lower_state *ls)
+{
+	const tg_kplan *p = ls->p;
+	tg_ir *ir = ls->ir;
+
+	for (size_t i = 0; i < p->nred; i++) {
 		uint32_t ax = p->raxes[i];
-		tg_arg a;
-		memset(&a, 0, sizeof a);
-		a.v.i = (int64_t)i;
-		a.a = 1;
+		tg_arg a = { .v.i = (int64_t)i, .a = 1 };
 		tg_uop *src[2] = { tg_sym_int(ir, 0),
 		                   tg_sym_int(ir, outer(p, ax)) };
 		ls->ranges[ls->nranges++] = ls->base[ax] =
 			tg_uop_new(ir, TG_RANGE, TG_INDEX, src, 2, &a);
 	}
+}
+
+/* The outer index of every axis: global axes become launch indices,
+ * reduce axes loops, the rest 0; then the local parts. */
+static void set_bases(lower_state *ls)
+{
+	for (size_t i = 0; i < ls->p->ndim; i++)
+		ls->base[i] = ls->zero;
+	set_globals(ls);
+	set_loops(ls);
 	set_locals(ls);
 }
 
-/* Upcasts the lowering can expand: each divides its axis, and their
- * product stays within TG_MAX_EXPAND lanes. */
-static int check_upcasts(const tg_kplan *p)
+/* A plan lowering can take: each upcast divides its axis and their
+ * product stays within TG_MAX_EXPAND lanes; no axis is empty (the plan
+ * dropped it, so the kernel is refused rather than run out of
+ * bounds). */
+static int check_plan(const tg_kplan *p)
 {
 	size_t lanes = 1;
 
@@ -367,37 +376,30 @@ static int check_upcasts(const tg_kplan *p)
 			                "axis %zu", (long long)p->upcast[i], i);
 		lanes *= (size_t)p->upcast[i];
 	}
+	for (size_t i = 0; i < p->ndim; i++)
+		if (p->full[i] == 0)
+			return tg_error(TG_EUNSUPPORTED,
+			                "lower: empty kernel (0-size axis %zu)", i);
 	return TG_OK;
 }
 
 int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 {
 	tg_ir *ir = k->ir;
-	lower_state ls;
-	size_t i;
+	lower_state ls = { .ir = ir, .k = k, .p = p };
 	int rc;
 
-	memset(&ls, 0, sizeof ls);
-	ls.ir = ir;
-	ls.k = k;
-	ls.p = p;
-	ls.zero = tg_sym_int(ir, 0);
-	if ((rc = check_upcasts(p)))
+	if ((rc = check_plan(p)))
 		return rc;
+	ls.zero = tg_sym_int(ir, 0);
 	set_bases(&ls);
+	set_axes(&ls);
 	if (tg_ir_status(ir))
 		return tg_ir_status(ir);
-	/* a 0-size axis: nothing to compute; the plan dropped it, so the
-	 * kernel is refused rather than run out of bounds */
-	for (i = 0; i < p->ndim; i++)
-		if (p->full[i] == 0)
-			return tg_error(TG_EUNSUPPORTED,
-			                "lower: empty kernel (0-size axis %zu)", i);
-	set_axes(&ls);
 	/* sources have smaller ids than the sink */
 	if (!(ls.val = calloc((size_t)k->sink->id + 1, sizeof *ls.val)))
 		return tg_error_oom("lower");
-	for (i = 0; i < k->n && rc == TG_OK; i++)
+	for (size_t i = 0; i < k->n && rc == TG_OK; i++)
 		rc = lower_node(&ls, k->order[i], &ls.val[k->order[i]->id]);
 	if (rc == TG_OK)
 		*out = ls.val[k->sink->id];

@@ -462,7 +462,7 @@ static tg_uop *lower_reduce(lower *L, tg_lazy *b, tg_st *st)
 	tg_st *in;
 
 	tg_st_free(st);
-	if (b != L->r) {
+	if (TG_NEVER(b != L->r)) {  /* group_reduces keeps one a kernel */
 		tg_error(TG_EINTERNAL, "schedule: a second reduce in one kernel");
 		return NULL;
 	}
@@ -749,7 +749,7 @@ static int order_items(tg_schedule *out)
 				queue[tail++] = j;
 	}
 	free(indeg), free(queue);
-	if (tail != n) {
+	if (TG_NEVER(tail != n)) {  /* items only read earlier outputs */
 		free(sorted);
 		return tg_error(TG_EINTERNAL, "schedule: the kernels depend on "
 		                "each other in a cycle");

@@ -137,7 +137,7 @@ int tg_exec_cast(tg_scalar v, unsigned from, unsigned to, tg_scalar *out);
 int tg_exec_bitcast(tg_scalar v, unsigned from, unsigned to,
                     tg_scalar *out);
 
-/* --------------------------------------------------------------- ir/ops.h */
+/* ------------------------------------------- the ops (ir/alu.c, ir/uop.c) */
 
 /* Every IR op: name, ALU arity (0 for non-ALU ops), flags.  The order
  * decides nothing semantic; tinygrad's enum order is kept for dumps. */
@@ -197,22 +197,6 @@ unsigned tg_op_flags(unsigned op);
  * width, an op the kind does not have (IDIV on floats, SQRT on ints). */
 int tg_exec_alu(unsigned op, unsigned s, const tg_scalar *src,
                 tg_scalar *out);
-
-/* ----------------------------------------------------------- util/arena.c */
-
-/* Memory that is freed all at once (QBE's alloc/freeall).  Allocations
- * are 16-byte aligned and never move. */
-typedef struct tg_arena {
-	struct tg_arena_chunk *head;
-	size_t used, size;   /* in the head chunk */
-	size_t total;        /* bytes handed out, for statistics */
-} tg_arena;
-
-void tg_arena_init(tg_arena *a);
-/* NULL on OOM (no message: the caller names the operation). */
-void *tg_arena_alloc(tg_arena *a, size_t n);
-char *tg_arena_strdup(tg_arena *a, const char *s);
-void tg_arena_free(tg_arena *a);
 
 /* --------------------------------------------------------------- ir/uop.c */
 
