@@ -13,31 +13,10 @@
 #include "kasttest.h"
 #include "failalloc.h"
 #include "linearize_old.h"
-
-static tg_ir *ir;
-
-static void setup(void)
-{
-	ir = tg_ir_new();
-	ck_assert_ptr_nonnull(ir);
-}
-
-static void teardown(void)
-{
-	tg_ir_free(ir);
-}
+#include "irtest.h"  /* after the oracle: its parameter is named ir */
 
 /* ------------------------------------------------- building IR */
 
-static tg_uop *ci(int64_t v)
-{
-	return tg_uop_const_int(ir, TG_INDEX, v);
-}
-
-static tg_uop *cf(double v)
-{
-	return tg_uop_const_float(ir, TG_FLOAT32, v);
-}
 
 static tg_uop *glob(int i)
 {

@@ -8,31 +8,8 @@
  */
 #include "config.h"
 
-#include "testlib.h"
+#include "irtest.h"
 #include "kasttest.h"
-
-static tg_ir *ir;
-
-static void setup(void)
-{
-	ir = tg_ir_new();
-	ck_assert_ptr_nonnull(ir);
-}
-
-static void teardown(void)
-{
-	tg_ir_free(ir);
-}
-
-static tg_uop *ci(int64_t v)
-{
-	return tg_uop_const_int(ir, TG_INDEX, v);
-}
-
-static tg_uop *cf(double v)
-{
-	return tg_uop_const_float(ir, TG_FLOAT32, v);
-}
 
 static tg_uop *buf(int n, tg_type t)
 {
