@@ -179,7 +179,6 @@ START_TEST(tensor_program_fails_cleanly)
 }
 END_TEST
 
-#endif /* TL_INTERPOSED */
 
 /* One case per test, so CK_RUN_CASE picks one (valgrind is slow). */
 static void add_case(Suite *s, const char *name, const TTest *test)
@@ -190,6 +189,7 @@ static void add_case(Suite *s, const char *name, const TTest *test)
 	tcase_add_test(t, test);
 	suite_add_tcase(s, t);
 }
+#endif /* TL_INTERPOSED */
 
 int main(void)
 {

@@ -159,7 +159,8 @@ tg_lazy *tg_lazy_ref(tg_lazy *lb)
 	return lb;
 }
 
-/* Frees one node whose count reached 0; its references go to `work`. */
+/* Frees one node whose count reached 0; the references it held go to
+ * work[] (at most 4: three sources and a base) for the caller to drop. */
 static void lazy_destroy(tg_lazy *lb, tg_lazy **work, size_t *nwork)
 {
 	uint32_t i;
@@ -180,33 +181,42 @@ static void lazy_destroy(tg_lazy *lb, tg_lazy **work, size_t *nwork)
 	free(lb);
 }
 
+/* Drops one reference; 1 when it was the last (lb left the cache). */
+static int release(tg_lazy *lb)
+{
+	int dead;
+
+	pthread_mutex_lock(&lz_lock);
+	dead = __atomic_sub_fetch(&lb->refs, 1, __ATOMIC_RELAXED) == 0;
+	if (dead)
+		cache_remove(lb);
+	pthread_mutex_unlock(&lz_lock);
+	return dead;
+}
+
 void tg_lazy_unref(tg_lazy *lb)
 {
-	/* Iterative: dropping the head of a long chain must not recurse. */
-	TG_VEC(tg_lazy *) work = { 0 };
-	tg_lazy *local[4];
-	size_t nlocal;
+	/* Iterative, and allocation-free so it cannot fail: the dying
+	 * nodes are out of the cache, so their cache_next links them. */
+	tg_lazy *dying, *local[4];
+	size_t nlocal, i;
 
-	while (lb) {
-		int dead;
+	if (!lb || !release(lb))
+		return;
+	lb->cache_next = NULL;
+	dying = lb;
+	while (dying) {
+		tg_lazy *d = dying;
 
-		pthread_mutex_lock(&lz_lock);
-		dead = __atomic_sub_fetch(&lb->refs, 1, __ATOMIC_RELAXED) == 0;
-		if (dead)
-			cache_remove(lb);
-		pthread_mutex_unlock(&lz_lock);
-		if (dead) {
-			size_t i;
-
-			nlocal = 0;
-			lazy_destroy(lb, local, &nlocal);
-			for (i = 0; i < nlocal; i++)
-				if (TG_VEC_PUSH(&work, local[i]))
-					break; /* OOM: leak rather than crash */
-		}
-		lb = work.n ? work.v[--work.n] : NULL;
+		dying = d->cache_next;
+		nlocal = 0;
+		lazy_destroy(d, local, &nlocal);
+		for (i = 0; i < nlocal; i++)
+			if (release(local[i])) {
+				local[i]->cache_next = dying;
+				dying = local[i];
+			}
 	}
-	TG_VEC_FREE(&work);
 }
 
 int64_t tg_lazy_numel(const tg_lazy *lb)
