@@ -5,12 +5,11 @@
  * their constants through the lazy cache.  Values are checked against
  * C loops.
  *
- * NOT in TESTS yet: the lazy layer races here (ThreadSanitizer reports
- * unlocked reads and writes of tg_lazy fields in schedule.c, memplan.c
- * and lazy_ops.c against realize and the lazy cache; the plain build
- * sometimes reads a buffer another thread's schedule made but has not
- * filled).  `make check TESTS=tests/test_threads_shared` runs it; add
- * it to TESTS once the lazy layer locks what realize shares.
+ * It found the lazy layer's races before realizes were serialized
+ * (engine/realize.c's realize_lock) and the fields the scheduler and
+ * planner read unlocked became atomic: ThreadSanitizer reported them,
+ * and the plain build sometimes read a buffer another thread's schedule
+ * had made but not filled.
  */
 #include "config.h"
 
