@@ -22,7 +22,6 @@ typedef struct method {
 	const tg_uop *ast;  /* the SINK, in the kernel context */
 	tg_dev *dev;
 	int noopt;          /* NOOPT changes the kernel */
-	uint64_t hash;
 	tg_program *prog;
 	tg_ksrc ks;
 	struct method *next; /* in its bucket */
@@ -93,7 +92,7 @@ static void debug_compiled(const tg_ksrc *ks, int debug)
 
 /* Renders, compiles and loads the kernel (a cache miss). */
 static method *method_build(tg_dev *dev, const tg_uop *ast,
-                            const tg_settings *set, uint64_t h)
+                            const tg_settings *set)
 {
 	method *m = calloc(1, sizeof *m);
 	int rc;
@@ -102,8 +101,7 @@ static method *method_build(tg_dev *dev, const tg_uop *ast,
 		tg_error_oom("method cache");
 		return NULL;
 	}
-	*m = (method){ .ast = ast, .dev = dev, .noopt = set->noopt,
-	               .hash = h };
+	*m = (method){ .ast = ast, .dev = dev, .noopt = set->noopt };
 	rc = tg_codegen(ast, tg_dev_caps(dev), set, &m->ks);
 	if (rc && set->debug >= 3) {  /* what failed */
 		char *text = tg_ast_format(ast);
@@ -133,7 +131,7 @@ static method *method_get(tg_dev *dev, const tg_uop *ast,
 	pthread_mutex_lock(&mc_lock);
 	m = mc_find(ast, dev, set->noopt, h);
 	pthread_mutex_unlock(&mc_lock);
-	if (m || !(m = method_build(dev, ast, set, h)))
+	if (m || !(m = method_build(dev, ast, set)))
 		return m;
 	pthread_mutex_lock(&mc_lock);
 	if ((dup = mc_find(ast, dev, set->noopt, h))) {
