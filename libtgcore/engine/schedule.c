@@ -159,7 +159,7 @@ static int walk(sched *s, tg_lazy *const *outs, size_t n)
 		put(s, &s->all, x, NULL);
 		if (TG_VEC_PUSH(&s->order, x))
 			s->status = tg_error_oom("schedule");
-		if (__atomic_load_n(&x->forced_realize, __ATOMIC_RELAXED) ||
+		if (atomic_load_explicit(&x->forced_realize, memory_order_relaxed) ||
 		    x->kind == TG_LZ_COPY ||
 		    x->kind == TG_LZ_CONTIGUOUS)
 			realize(s, x);

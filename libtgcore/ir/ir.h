@@ -421,7 +421,7 @@ typedef struct tg_ruleset {
 	size_t n;
 	const struct tg_ruleset *next;
 	/* built on first use */
-	int built;
+	_Atomic int built;
 	uint32_t start[TG_NOPS + 1];  /* rules for op k: order[start[k]..] */
 	uint16_t *order;
 } tg_ruleset;

@@ -161,12 +161,12 @@ static void ensure_index(const tg_ruleset *crs)
 {
 	tg_ruleset *rs = (tg_ruleset *)crs;  /* the index is a cache */
 
-	if (__atomic_load_n(&rs->built, __ATOMIC_ACQUIRE))
+	if (atomic_load_explicit(&rs->built, memory_order_acquire))
 		return;
 	pthread_mutex_lock(&index_lock);
-	if (!rs->built) {
+	if (!atomic_load_explicit(&rs->built, memory_order_relaxed)) {
 		build_index(rs);
-		__atomic_store_n(&rs->built, 1, __ATOMIC_RELEASE);
+		atomic_store_explicit(&rs->built, 1, memory_order_release);
 	}
 	pthread_mutex_unlock(&index_lock);
 }

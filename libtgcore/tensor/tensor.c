@@ -107,13 +107,13 @@ int tg_t_keep_all(tg_tensor **ts, size_t n)
 tg_tensor *tg_tensor_ref(tg_tensor *t)
 {
 	if (t)
-		__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
 	return t;
 }
 
 void tg_tensor_unref(tg_tensor *t)
 {
-	if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+	if (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
 		tg_t_grad_release(t);
 		tg_lazy_unref(t->lazy);
 		free(t);

@@ -36,7 +36,7 @@
 typedef struct tg_fn tg_fn;
 
 struct tg_tensor {
-	uint32_t refs;   /* caller- and scope-held references */
+	_Atomic uint32_t refs;  /* caller- and scope-held references */
 	tg_lazy *lazy;   /* owned reference */
 	size_t ndim;     /* the lazy buffer's shape as integers */
 	int64_t shape[TG_MAX_DIMS];
