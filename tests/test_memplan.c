@@ -111,6 +111,35 @@ START_TEST(intermediates_share_buffers)
 }
 END_TEST
 
+/* Another thread may build the same expression as an intermediate
+ * after the plan gave that intermediate shared memory and before the
+ * schedule ran (here: between create and run, on one thread).  It must
+ * get a node of its own, not the planned one whose buffer y3
+ * overwrites. */
+START_TEST(planned_intermediates_cannot_be_found_again)
+{
+	tg_tensor *x = input(), *y[4], *out, *again;
+	tg_schedule s;
+	tg_settings set;
+	tg_lazy *l;
+
+	tg_scope_begin();
+	chain(x, y);
+	out = tg_keep(y[3]);
+	tg_scope_end();
+	l = out->lazy;
+	ck_assert_int_eq(tg_schedule_create(&l, 1, &s), 0);
+	again = tg_contiguous(tg_mul_s(x, 2));   /* y1's expression */
+	ck_assert_ptr_nonnull(again);
+	ck_assert_ptr_ne(tg_lazy_base(again->lazy), s.items.v[0].outs[0]);
+	ck_assert_int_eq(tg_settings_read(&set), 0);
+	ck_assert_int_eq(tg_schedule_run(&s, &set), 0);
+	tg_schedule_free(&s);
+	expect(out, f4);
+	expect(again, f1);
+}
+END_TEST
+
 START_TEST(held_intermediates_keep_their_buffers)
 {
 	tg_tensor *x = input(), *y[4];
@@ -217,6 +246,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, intermediates_share_buffers);
+	tcase_add_test(tc, planned_intermediates_cannot_be_found_again);
 	tcase_add_test(tc, held_intermediates_keep_their_buffers);
 	tcase_add_test(tc, later_readers_keep_their_inputs);
 	tcase_add_test(tc, outputs_never_share);

@@ -15,6 +15,11 @@
  * and gives its own back after its last reader.  A buffer is never
  * written by the kernel that reads it last: outputs are placed before
  * the item's inputs are released.
+ *
+ * Other threads build tensors meanwhile.  The counts are read under
+ * the lazy lock, and what is not kept is hidden in the same step (out
+ * of the lazy cache, no contiguous child), so no thread can take a
+ * reference to an internal node after it was judged internal.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +115,7 @@ static void mark_kept(plan *p, tg_lazy *const *outs, size_t n)
 	for (i = 0; i < p->nodes.n; i++) {
 		tg_lazy *x = p->nodes.v[i];
 
-		if (__atomic_load_n(&x->refs, __ATOMIC_RELAXED) >
+		if (atomic_load_explicit(&x->refs, memory_order_relaxed) >
 		    count_of(&p->inrefs, x))
 			push(p, &stack, x);
 	}
@@ -129,6 +134,29 @@ static void mark_kept(plan *p, tg_lazy *const *outs, size_t n)
 			push(p, &stack, e[i]);
 	}
 	TG_VEC_FREE(&stack);
+}
+
+typedef struct kept_ctx {
+	plan *p;
+	tg_lazy *const *outs;
+	size_t n;
+} kept_ctx;
+
+/* Under the lazy lock, so no count changes between the reading and
+ * the hiding: marks what is kept, then hides the rest, which only this
+ * graph can reach from now on. */
+static int mark_and_hide(void *ctx)
+{
+	kept_ctx *c = ctx;
+	size_t i;
+
+	mark_kept(c->p, c->outs, c->n);
+	if (c->p->status)
+		return c->p->status;
+	for (i = 0; i < c->p->nodes.n; i++)
+		if (!tg_ptrmap_has(&c->p->keep, c->p->nodes.v[i]))
+			tg_lazy_hide_locked(c->p->nodes.v[i]);
+	return 0;
 }
 
 static int plannable(const plan *p, const tg_lazy *b)
@@ -239,8 +267,11 @@ int tg_memory_plan(tg_schedule *s, tg_lazy *const *outs, size_t n)
 			bump(&p, &p.inrefs, b, 1);
 		}
 	collect(&p, outs, n);
-	if (!p.status)
-		mark_kept(&p, outs, n);
+	if (!p.status) {
+		kept_ctx c = { &p, outs, n };
+
+		tg_lazy_locked(mark_and_hide, &c);
+	}
 	if (!p.status)
 		assign(&p, s);
 	TG_VEC_FREE(&p.nodes);

@@ -133,7 +133,7 @@ static tg_lazy *cache_intern(tg_lazy *proto)
 		for (e = lz_bucket[proto->hash & (lz_nbucket - 1)]; e;
 		     e = e->cache_next)
 			if (lazy_same(e, proto)) {
-				__atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+				atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
 				goto out;
 			}
 	if ((lz_count + 1) * 2 > lz_nbucket && cache_grow())
@@ -153,7 +153,7 @@ tg_lazy *tg_lazy_ref(tg_lazy *lb)
 	if (lb) {
 		pthread_mutex_lock(&lz_lock);
 		/* atomic too: the memory planner reads counts unlocked */
-		__atomic_add_fetch(&lb->refs, 1, __ATOMIC_RELAXED);
+		atomic_fetch_add_explicit(&lb->refs, 1, memory_order_relaxed);
 		pthread_mutex_unlock(&lz_lock);
 	}
 	return lb;
@@ -165,14 +165,8 @@ static void lazy_destroy(tg_lazy *lb, tg_lazy **work, size_t *nwork)
 {
 	uint32_t i;
 
-	for (i = 0; i < lb->nsrc; i++) {
-		tg_lazy *s = lb->src[i];
-
-		if (lb->kind == TG_LZ_CONTIGUOUS &&
-		    tg_lazy_base(s)->cchild == lb)
-			tg_lazy_base(s)->cchild = NULL;
-		work[(*nwork)++] = s;
-	}
+	for (i = 0; i < lb->nsrc; i++)
+		work[(*nwork)++] = lb->src[i];
 	if (lb->base)
 		work[(*nwork)++] = lb->base;
 	tg_buffer_unref(lb->buf);
@@ -181,17 +175,78 @@ static void lazy_destroy(tg_lazy *lb, tg_lazy **work, size_t *nwork)
 	free(lb);
 }
 
-/* Drops one reference; 1 when it was the last (lb left the cache). */
+/* Called with lz_lock held: no thread can find lb again, through the
+ * cache or as its source's contiguous child. */
+static void hide(tg_lazy *lb)
+{
+	uint32_t i;
+
+	cache_remove(lb);
+	for (i = 0; i < lb->nsrc; i++)
+		if (tg_lazy_base(lb->src[i])->cchild == lb)
+			tg_lazy_base(lb->src[i])->cchild = NULL;
+}
+
+/* Drops one reference; 1 when it was the last (lb is hidden). */
 static int release(tg_lazy *lb)
 {
 	int dead;
 
 	pthread_mutex_lock(&lz_lock);
-	dead = __atomic_sub_fetch(&lb->refs, 1, __ATOMIC_RELAXED) == 0;
+	dead = atomic_fetch_sub_explicit(&lb->refs, 1,
+	                                 memory_order_relaxed) == 1;
 	if (dead)
-		cache_remove(lb);
+		hide(lb);
 	pthread_mutex_unlock(&lz_lock);
 	return dead;
+}
+
+int tg_lazy_locked(int (*fn)(void *ctx), void *ctx)
+{
+	int r;
+
+	pthread_mutex_lock(&lz_lock);
+	r = fn(ctx);
+	pthread_mutex_unlock(&lz_lock);
+	return r;
+}
+
+void tg_lazy_hide_locked(tg_lazy *lb)
+{
+	hide(lb);
+}
+
+int tg_lazy_child(tg_lazy *base, tg_lazy **child, tg_st **st)
+{
+	int r = 0;
+
+	*child = NULL;
+	*st = NULL;
+	pthread_mutex_lock(&lz_lock);
+	if (base->cchild) {
+		if ((*st = tg_st_copy(base->cchild_st))) {
+			*child = base->cchild;
+			atomic_fetch_add_explicit(&(*child)->refs, 1,
+			                          memory_order_relaxed);
+		} else {
+			r = TG_ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&lz_lock);
+	return r;
+}
+
+void tg_lazy_set_child(tg_lazy *base, tg_lazy *child, tg_st *st)
+{
+	pthread_mutex_lock(&lz_lock);
+	if (!base->cchild) {
+		base->cchild = child;
+		tg_st_free(base->cchild_st);
+		base->cchild_st = st;
+		st = NULL;
+	}
+	pthread_mutex_unlock(&lz_lock);
+	tg_st_free(st);
 }
 
 void tg_lazy_unref(tg_lazy *lb)
@@ -529,7 +584,7 @@ void tg_lazy_mark_realized(tg_lazy *b)
 	uint32_t i, n;
 
 	pthread_mutex_lock(&lz_lock);
-	cache_remove(b);
+	hide(b);
 	b->kind = TG_LZ_BUFFER;
 	n = b->nsrc;
 	memcpy(src, b->src, sizeof src);
@@ -538,9 +593,6 @@ void tg_lazy_mark_realized(tg_lazy *b)
 	b->op = 0;
 	b->axes = 0;
 	pthread_mutex_unlock(&lz_lock);
-	for (i = 0; i < n; i++) {
-		if (tg_lazy_base(src[i])->cchild == b)
-			tg_lazy_base(src[i])->cchild = NULL;
+	for (i = 0; i < n; i++)
 		tg_lazy_unref(src[i]);
-	}
 }

@@ -40,9 +40,9 @@ enum tg_lazy_kind {
 
 typedef struct tg_lazy tg_lazy;
 struct tg_lazy {
-	uint32_t refs;
+	_Atomic uint32_t refs;
 	uint8_t kind;        /* enum tg_lazy_kind */
-	uint8_t forced_realize;
+	_Atomic uint8_t forced_realize;  /* read by other threads' schedules */
 	uint16_t op;         /* ALU: tg_op; REDUCE: TG_ADD/TG_MAX */
 	tg_dtype dtype;
 	tg_dev *dev;
@@ -122,6 +122,24 @@ int tg_lazy_is_unmasked_const(const tg_lazy *lb, tg_scalar *v);
  * behind it can be freed) and leaves the lazy cache.  The engine calls
  * it when the kernel computing b has run. */
 void tg_lazy_mark_realized(tg_lazy *b);
+
+/* Runs fn(ctx) with the lazy graph locked and returns its result:
+ * meanwhile no thread takes or drops a reference, so counts are
+ * exact.  fn must not call other tg_lazy_ functions but this one: */
+int tg_lazy_locked(int (*fn)(void *ctx), void *ctx);
+/* Inside tg_lazy_locked: no thread can find lb again (it leaves the
+ * lazy cache and stops being a contiguous child).  The memory planner
+ * hides what it gives shared memory, so nobody takes a reference to an
+ * intermediate whose buffer a later kernel overwrites. */
+void tg_lazy_hide_locked(tg_lazy *lb);
+
+/* tinygrad's contiguous_child of a base: the CONTIGUOUS made from a
+ * view of it (a new reference, or NULL when there is none) and the
+ * tracker that reads the base through it (owned).  The link is weak:
+ * it goes when the child dies or is hidden.  Negative on OOM. */
+int tg_lazy_child(tg_lazy *base, tg_lazy **child, tg_st **st);
+/* Records child as base's contiguous child unless it has one; takes st. */
+void tg_lazy_set_child(tg_lazy *base, tg_lazy *child, tg_st *st);
 
 /* -- shared by the files of lazy/ only -- */
 /* A new base (not yet interned) of kind/op over src (references

@@ -122,13 +122,20 @@ static tg_lazy *fold_identity(unsigned op, tg_lazy *const *s, size_t n)
  * child's memory instead (tinygrad's contiguous_child). */
 static tg_lazy *through_child(tg_lazy *s)
 {
+	tg_lazy *child, *v;
 	tg_st *st;
 
-	if (s->base || !s->cchild)
+	if (s->base)
 		return tg_lazy_ref(s);
-	if (!(st = tg_st_copy(s->cchild_st)))
+	if (tg_lazy_child(s, &child, &st) < 0) {
+		tg_error_oom("lazy: contiguous child");
 		return NULL;
-	return tg_lazy_view_(s->cchild, st);
+	}
+	if (!child)
+		return tg_lazy_ref(s);
+	v = tg_lazy_view_(child, st);
+	tg_lazy_unref(child);
+	return v;
 }
 
 tg_lazy *tg_lazy_alu(unsigned op, tg_lazy *a, tg_lazy *b, tg_lazy *c)
@@ -373,20 +380,17 @@ tg_lazy *tg_lazy_contiguous(tg_lazy *a)
 	if (tg_st_contiguous(a->st) &&
 	    tg_lazy_numel(a) == tg_lazy_numel(base) &&
 	    !tg_lazy_is_unmasked_const(a, NULL) && base->kind != TG_LZ_CONST) {
-		__atomic_store_n(&base->forced_realize, 1, __ATOMIC_RELAXED);
+		atomic_store_explicit(&base->forced_realize, 1, memory_order_relaxed);
 		return tg_lazy_ref(a);
 	}
 	r = tg_lazy_new_base_(TG_LZ_CONTIGUOUS, 0, a->dtype, a->dev,
 	                      tg_lazy_ndim(a), tg_lazy_shape(a), &a, 1);
 	if (!r || !(r = tg_lazy_finish_(r)))
 		return NULL;
-	if (a->base && !base->cchild &&
+	if (a->base &&
 	    tg_st_invert(NULL, a->st, tg_lazy_ndim(base), tg_lazy_shape(base),
-	                 &inv) == 0 && inv) {
-		base->cchild = r;
-		tg_st_free(base->cchild_st);
-		base->cchild_st = inv;
-	}
+	                 &inv) == 0 && inv)
+		tg_lazy_set_child(base, r, inv);
 	return r;
 }
 
