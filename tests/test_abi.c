@@ -46,7 +46,9 @@ static const struct field {
 
 	F(tg_runtime_iface, struct_size), F(tg_runtime_iface, load),
 	F(tg_runtime_iface, launch), F(tg_runtime_iface, synchronize),
-	F(tg_runtime_iface, program_free), S(tg_runtime_iface),
+	F(tg_runtime_iface, program_free), F(tg_runtime_iface, graph_new),
+	F(tg_runtime_iface, graph_run), F(tg_runtime_iface, graph_free),
+	S(tg_runtime_iface),
 
 	F(tg_device_info, struct_size), F(tg_device_info, name),
 	F(tg_device_info, description), F(tg_device_info, type),

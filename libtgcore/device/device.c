@@ -36,6 +36,21 @@ static const struct required {
 	REQ(runtime, struct tg_runtime_iface, program_free),
 };
 
+/* The optional graph entries come as a group. */
+static int graph_group_ok(const struct tg_runtime_iface *rt)
+{
+	int n = 0;
+
+	if (TG_HAS(rt, struct tg_runtime_iface, graph_new) && rt->graph_new)
+		n++;
+	if (TG_HAS(rt, struct tg_runtime_iface, graph_run) && rt->graph_run)
+		n++;
+	if (TG_HAS(rt, struct tg_runtime_iface, graph_free) &&
+	    rt->graph_free)
+		n++;
+	return n == 0 || n == 3;
+}
+
 /* NULL when `d` is usable, else the name of what is missing. */
 static const char *check_tables(const struct tg_device *d)
 {
@@ -58,6 +73,9 @@ static const char *check_tables(const struct tg_device *d)
 		    !*(void *const *)(tab + r->entry))
 			return r->name;
 	}
+	if (!graph_group_ok(d->runtime))
+		return "runtime.graph_new, graph_run and graph_free (all "
+		       "three or none)";
 	return NULL;
 }
 

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 1
+#define TG_PLUGIN_ABI_MINOR 2
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -225,6 +225,30 @@ struct tg_runtime_iface {
 	int (*synchronize)(struct tg_device *dev);
 	/* Releases a program from load.  Required, since 0.1. */
 	void (*program_free)(struct tg_device *dev, void *prog);
+
+	/* A graph: launches recorded once and run many times (the JIT's
+	 * replays), with less overhead than one launch call per kernel.
+	 * Optional, since 0.2: give all three or none; without them the
+	 * core calls launch once per kernel.
+	 *
+	 * Records n launches to run in order, each seeing the writes of
+	 * the ones before (as n calls of launch would).  progs[i] comes
+	 * from load; launches[i] is as for launch, with wait 0.  The
+	 * plugin copies what it keeps: the arrays are borrowed for the
+	 * call.  Since 0.2. */
+	int (*graph_new)(struct tg_device *dev, void *const *progs,
+	                 struct tg_launch *const *launches, size_t n,
+	                 void **graph);
+	/* Queues (or runs) the recorded launches with the buffers and
+	 * variable values of `launches`: the same count, programs and
+	 * geometry as recorded, but any buffer handle or value may have
+	 * changed since the last run.  Returns when queued, like launch;
+	 * synchronize waits.  A graph runs on one thread at a time.
+	 * Since 0.2. */
+	int (*graph_run)(struct tg_device *dev, void *graph,
+	                 struct tg_launch *const *launches, size_t n);
+	/* Frees a graph (after its queued runs finished).  Since 0.2. */
+	void (*graph_free)(struct tg_device *dev, void *graph);
 };
 
 /* Static facts about one opened device. */
@@ -330,7 +354,7 @@ TG_ASSERT_LAST(struct tg_allocator_iface, mem_info);
 TG_ASSERT_LAST(struct tg_compiler_iface, compile);
 TG_ASSERT_LAST(struct tg_renderer_caps, tensor_cores);
 TG_ASSERT_LAST(struct tg_launch, elapsed_s);
-TG_ASSERT_LAST(struct tg_runtime_iface, program_free);
+TG_ASSERT_LAST(struct tg_runtime_iface, graph_free);
 TG_ASSERT_LAST(struct tg_device_info, total_memory);
 TG_ASSERT_LAST(struct tg_device, close);
 TG_ASSERT_LAST(struct tg_probe, reason);
