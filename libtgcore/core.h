@@ -390,6 +390,43 @@ int tg_select_default(struct tg_dev **out, const char **why);
 /* Forgets the default (tg_shutdown). */
 void tg_select_reset(void);
 
+/* ------------------------------------------------------ device/program.c */
+/* (public: tg_program_*) */
+
+/* Checks a launch (geometry against the device's limits, buffers on
+ * the program's device, allocating them) and fills *out for the
+ * plugin: handles (a.nbufs of them, the caller's array) get the
+ * buffers' device handles; vals are borrowed from a. */
+int tg_program_prepare(tg_program *p, const tg_launch_args *a,
+                       void **handles, struct tg_launch *out);
+/* The plugin's program, the kernel's name, the device.  Borrowed. */
+void *tg_program_impl(const tg_program *p);
+const char *tg_program_name(const tg_program *p);
+struct tg_dev *tg_program_dev(const tg_program *p);
+
+/* -------------------------------------------------------- device/graph.c */
+
+/* Launches on one device recorded once and run many times (the JIT's
+ * replays) through the plugin's graph entries, or one launch call per
+ * kernel where the plugin has none.  The launch structs and device
+ * handles are built once; a replay patches what changed.  A graph is
+ * used by one thread at a time; its programs must outlive it. */
+typedef struct tg_graph tg_graph;
+
+/* Records launches args[0..n-1] of progs[0..n-1] (all on one device).
+ * NULL on an error (the message names the launch). */
+tg_graph *tg_graph_new(tg_program *const *progs, const tg_launch_args *args,
+                       size_t n);
+void tg_graph_free(tg_graph *g);
+/* Sets buffer argument k of launch i (allocating the buffer). */
+int tg_graph_set_buffer(tg_graph *g, size_t i, size_t k, tg_buffer *b);
+/* Sets variable value k of launch i. */
+void tg_graph_set_val(tg_graph *g, size_t i, size_t k, int64_t v);
+/* Queues every launch in order (the device's synchronize waits). */
+int tg_graph_run(tg_graph *g);
+/* Whether the plugin's graph entries run it (else launch by launch). */
+int tg_graph_native(const tg_graph *g);
+
 /* ------------------------------------------------------- device/buffer.c */
 /* (public: tg_buffer_*) */
 

@@ -145,11 +145,9 @@ static int check_geometry(tg_program *p, const tg_launch_args *a)
 	return 0;
 }
 
-int tg_program_launch(tg_program *p, const tg_launch_args *a,
-                      double *elapsed_s)
+int tg_program_prepare(tg_program *p, const tg_launch_args *a,
+                       void **handles, struct tg_launch *out)
 {
-	struct tg_launch l;
-	void **h;
 	int rc;
 
 	if (!p || !a)
@@ -159,19 +157,44 @@ int tg_program_launch(tg_program *p, const tg_launch_args *a,
 		return tg_error(TG_EINVAL, "program_launch '%s': %zu buffers/"
 		                "%zu values but no array", p->name, a->nbufs,
 		                a->nvals);
-	if ((rc = check_geometry(p, a)))
+	if ((rc = check_geometry(p, a)) || (rc = gather(p, a, handles)))
 		return rc;
-	if (!(h = calloc(a->nbufs + 1, sizeof *h)))
+	*out = (struct tg_launch){
+		.struct_size = TG_STRUCT_SIZE(struct tg_launch, elapsed_s),
+		.bufs = handles, .nbufs = a->nbufs,
+		.vals = a->vals, .nvals = a->nvals,
+		.global = { a->global[0], a->global[1], a->global[2] },
+		.local = { a->local[0], a->local[1], a->local[2] },
+	};
+	return 0;
+}
+
+void *tg_program_impl(const tg_program *p)
+{
+	return p->impl;
+}
+
+const char *tg_program_name(const tg_program *p)
+{
+	return p->name;
+}
+
+struct tg_dev *tg_program_dev(const tg_program *p)
+{
+	return p->dev;
+}
+
+int tg_program_launch(tg_program *p, const tg_launch_args *a,
+                      double *elapsed_s)
+{
+	struct tg_launch l;
+	void **h;
+	int rc;
+
+	if (!(h = calloc(a && a->nbufs ? a->nbufs : 1, sizeof *h)))
 		return tg_error_oom("program_launch");
-	if (!(rc = gather(p, a, h))) {
-		l = (struct tg_launch){
-			.struct_size = TG_STRUCT_SIZE(struct tg_launch, elapsed_s),
-			.bufs = h, .nbufs = a->nbufs,
-			.vals = a->vals, .nvals = a->nvals,
-			.global = { a->global[0], a->global[1], a->global[2] },
-			.local = { a->local[0], a->local[1], a->local[2] },
-			.wait = elapsed_s != NULL,
-		};
+	if (!(rc = tg_program_prepare(p, a, h, &l))) {
+		l.wait = elapsed_s != NULL;
 		rc = p->dev->rt.launch(p->dev->impl, p->impl, &l);
 		if (rc < 0)
 			tg_error_prefix("program_launch '%s' on %s", p->name,
