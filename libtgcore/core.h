@@ -179,7 +179,8 @@ enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
 	X(SPLIT_REDUCEOP, "SPLIT_REDUCEOP", "SPLIT_REDUCEOP", BOOL,     \
 	  0, 1, 1)                                                      \
 	X(REDUCEOP_SPLIT_THRESHOLD, "REDUCEOP_SPLIT_THRESHOLD",         \
-	  "REDUCEOP_SPLIT_THRESHOLD", INT, 1, LONG_MAX, 32768)
+	  "REDUCEOP_SPLIT_THRESHOLD", INT, 1, LONG_MAX, 32768)          \
+	X(JIT, "JIT", "JIT", INT, 0, 2, 1)
 
 enum tg_key {
 #define TG_KEY_ENUM_(id, ...) TG_KEY_##id,
@@ -413,10 +414,11 @@ struct tg_dev *tg_program_dev(const tg_program *p);
  * used by one thread at a time; its programs must outlive it. */
 typedef struct tg_graph tg_graph;
 
-/* Records launches args[0..n-1] of progs[0..n-1] (all on one device).
- * NULL on an error (the message names the launch). */
+/* Records launches args[0..n-1] of progs[0..n-1] (all on one device),
+ * for the plugin's graph when it has one and native is 1.  NULL on an
+ * error (the message names the launch). */
 tg_graph *tg_graph_new(tg_program *const *progs, const tg_launch_args *args,
-                       size_t n);
+                       size_t n, int native);
 void tg_graph_free(tg_graph *g);
 /* Sets buffer argument k of launch i (allocating the buffer). */
 int tg_graph_set_buffer(tg_graph *g, size_t i, size_t k, tg_buffer *b);
@@ -432,6 +434,11 @@ int tg_graph_native(const tg_graph *g);
 
 /* Device handle of the buffer, allocating it first.  Borrowed. */
 int tg_buffer_handle(tg_buffer *buf, void **out);
+/* References held on buf now (a snapshot). */
+int tg_buffer_refcount(const tg_buffer *buf);
+/* Copies src into dst (same size, any devices) through host memory:
+ * there is no device-to-device path yet. */
+int tg_buffer_transfer(tg_buffer *dst, tg_buffer *src);
 
 /* ----------------------------------------------------- cache/diskcache.c */
 

@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "testlib.h"
+#include "../libtgcore/tensor/tensor.h"
 
 static void setup(void)
 {
@@ -186,8 +187,81 @@ START_TEST(casts_and_bitcasts)
 }
 END_TEST
 
-/* assign keeps the object (and references to it) and takes the value;
- * views taken before keep the old value. */
+/* An assign to a realized tensor writes its memory; a kernel realized
+ * with it that reads the old value runs first, whichever order the
+ * outputs are given in. */
+START_TEST(assign_in_place)
+{
+	tg_tensor *x, *y, *outs[2];
+	tg_buffer *mem;
+	float got[6];
+	int order;
+
+	for (order = 0; order < 2; order++) {
+		tg_scope_begin();
+		x = t23();
+		ck_assert_int_eq(tg_realize(x), 0);
+		mem = tg_lazy_base(x->lazy)->buf;
+		y = tg_mul_s(x, 2);          /* reads the old x */
+		ck_assert_int_eq(tg_assign(x, tg_add_s(tg_mul_s(x, 3), 1)), 0);
+		outs[order] = x;
+		outs[1 - order] = y;
+		ck_assert_int_eq(tg_realize_many(outs, 2), 0);
+		ck_assert_ptr_eq(tg_lazy_base(x->lazy)->buf, mem);
+		read_f32(x, got, 6);
+		for (int i = 0; i < 6; i++)
+			ck_assert_float_eq(got[i], (float)i * 3 + 1);
+		read_f32(y, got, 6);
+		for (int i = 0; i < 6; i++)
+			ck_assert_float_eq(got[i], (float)i * 2);
+		/* a copy of another realized tensor, in place too */
+		ck_assert_int_eq(tg_assign(x, y), 0);
+		ck_assert_int_eq(tg_realize(x), 0);
+		ck_assert_ptr_eq(tg_lazy_base(x->lazy)->buf, mem);
+		read_f32(x, got, 6);
+		for (int i = 0; i < 6; i++)
+			ck_assert_float_eq(got[i], (float)i * 2);
+		ck_assert_int_eq(tg_assign(x, x), 0);  /* nothing to do */
+		tg_scope_end();
+	}
+}
+END_TEST
+
+/* The new value may read the target only where it writes it. */
+START_TEST(assign_reading_other_elements_fails)
+{
+	tg_tensor *x;
+	int axes[1] = { 1 };
+	float got[6];
+
+	tg_scope_begin();
+	x = t23();
+	ck_assert_int_eq(tg_realize(x), 0);
+	ck_assert_int_eq(tg_assign(x, tg_flip(x, axes, 1)), 0);
+	ck_assert_int_eq(tg_realize(x), TG_EUNSUPPORTED);
+	ck_assert_error("assign: the new value of a (2,3) tensor reads that "
+	                "tensor other than element by element (through a view "
+	                "or a reduce); realize the value before assigning it");
+	/* realized first, the same assign works */
+	x = t23();
+	ck_assert_int_eq(tg_realize(x), 0);
+	{
+		tg_tensor *v = tg_contiguous(tg_flip(x, axes, 1));
+
+		ck_assert_int_eq(tg_realize(v), 0);
+		ck_assert_int_eq(tg_assign(x, v), 0);
+	}
+	read_f32(x, got, 6);
+	for (int i = 0; i < 6; i++)
+		ck_assert_float_eq(got[i], (float)((i / 3) * 3 + 2 - i % 3));
+	tg_scope_end();
+}
+END_TEST
+
+/* assign keeps the object (and references to it) and takes the value.
+ * A realized tensor is written in place (tinygrad's assign), so views
+ * taken before see the new value once it is realized; an unrealized one
+ * just takes the new expression. */
 START_TEST(assign_replaces_the_value)
 {
 	tg_tensor *x, *held, *old_view, *v;
@@ -203,8 +277,8 @@ START_TEST(assign_replaces_the_value)
 	for (int i = 0; i < 6; i++)
 		ck_assert_float_eq(got[i], (float)i * 10 + 1);
 	ck_assert_int_eq(tg_tensor_data(old_view, got, sizeof got), 0);
-	for (int i = 0; i < 6; i++)
-		ck_assert_float_eq(got[i], (float)i);
+	for (int i = 0; i < 6; i++)  /* the first assign, in place */
+		ck_assert_float_eq(got[i], (float)i * 10);
 	v = tg_zeros(NULL, TG_FLOAT32, 1, (int64_t[]){ 6 });
 	ck_assert_int_eq(tg_assign(x, v), TG_EINVAL);
 	ck_assert_error("assign: shape (6,) to a tensor of (2,3)");
@@ -272,6 +346,8 @@ static Suite *tensor_suite(void)
 	tcase_add_test(t, reshape_infers_and_expand_prepends);
 	tcase_add_test(t, pad_with_value_and_negative_pad);
 	tcase_add_test(t, assign_replaces_the_value);
+	tcase_add_test(t, assign_in_place);
+	tcase_add_test(t, assign_reading_other_elements_fails);
 	tcase_add_test(t, casts_and_bitcasts);
 	tcase_add_test(t, bad_arguments_name_the_op);
 	suite_add_tcase(s, t);

@@ -104,6 +104,29 @@ void tg_buffer_unref(tg_buffer *buf)
 	free(buf);
 }
 
+int tg_buffer_refcount(const tg_buffer *buf)
+{
+	return atomic_load(&((tg_buffer *)buf)->refs);
+}
+
+int tg_buffer_transfer(tg_buffer *dst, tg_buffer *src)
+{
+	size_t n = src->nbytes;
+	void *tmp;
+	int rc;
+
+	if (dst->nbytes != n)
+		return tg_error(TG_EINVAL, "buffer_transfer: %zu bytes into a "
+		                "buffer of %zu", n, dst->nbytes);
+	if (!(tmp = malloc(n ? n : 1)))
+		return tg_error_oom("buffer_transfer");
+	rc = tg_buffer_copyout(src, tmp, n);
+	if (!rc)
+		rc = tg_buffer_copyin(dst, tmp, n);
+	free(tmp);
+	return rc;
+}
+
 size_t tg_buffer_nbytes(const tg_buffer *buf)
 {
 	return buf ? buf->nbytes : 0;

@@ -85,7 +85,7 @@ static int record(tg_graph *g, size_t i, tg_program *p,
 }
 
 tg_graph *tg_graph_new(tg_program *const *progs, const tg_launch_args *args,
-                       size_t n)
+                       size_t n, int native)
 {
 	tg_graph *g;
 	size_t i, h = 0, v = 0;
@@ -103,7 +103,7 @@ tg_graph *tg_graph_new(tg_program *const *progs, const tg_launch_args *args,
 		rc = progs[i] ? record(g, i, progs[i], &args[i], &h, &v)
 		              : tg_error(TG_EINVAL, "graph: launch %zu has "
 		                         "no program", i);
-	if (!rc && g->dev->rt.graph_new &&
+	if (!rc && native && g->dev->rt.graph_new &&
 	    g->dev->rt.graph_new(g->dev->impl, g->impls, g->lp, n,
 	                         &g->impl) < 0) {
 		g->impl = NULL;

@@ -63,5 +63,59 @@ int tg_schedule_run(tg_schedule *s, const tg_settings *set);
 int tg_lazy_realize(tg_lazy *const *outs, size_t n);
 /* Frees the in-memory method cache (tg_shutdown, before devices close). */
 void tg_method_cache_clear(void);
+/* The lock realize runs under: whatever runs kernels or marks bases
+ * realized holds it (a JIT replay too). */
+void tg_engine_lock(void);
+void tg_engine_unlock(void);
+
+/* ------------------------------------------------ engine/capture.c */
+
+/* Capture (the JIT's second call): while a capture is open on a thread,
+ * every kernel and copy that thread's realizes run is also recorded,
+ * with references to its buffers.  A plan made from the record replays
+ * it with other input buffers and no scheduling, lowering or lookup. */
+typedef struct tg_capture tg_capture;
+
+/* Opens a capture on the calling thread; TG_EINVAL when one is open. */
+int tg_capture_begin(void);
+/* Closes it and returns the record (NULL with the error set when
+ * recording ran out of memory). */
+tg_capture *tg_capture_end(void);
+void tg_capture_free(tg_capture *c);
+/* Whether a capture is open on the calling thread. */
+int tg_capturing(void);
+/* Called by realize after each kernel and copy it ran. */
+void tg_capture_kernel(tg_program *prog, const tg_launch_args *args,
+                       size_t nouts);
+void tg_capture_copy(tg_buffer *dst, tg_buffer *src);
+/* Kernels and copies recorded so far. */
+size_t tg_capture_count(const tg_capture *c);
+
+typedef struct tg_plan tg_plan;
+
+typedef struct tg_plan_info {
+	size_t kernels, copies;   /* launches and transfers per replay */
+	size_t graphs;            /* runs of kernels on one device */
+	size_t native_graphs;     /* ... that the plugin's graph runs */
+	size_t buffers;           /* buffers the plan holds */
+	size_t bytes;             /* ... and their size */
+} tg_plan_info;
+
+/* Makes a plan of a capture (consumed, also on failure).  ins: the
+ * buffers the step read as inputs, substituted at each replay; outs:
+ * the buffers of its outputs, the caller holding one reference per
+ * entry.  native 0 replays launch by launch even where the plugin has
+ * graph entries (JIT=2). */
+tg_plan *tg_plan_new(tg_capture *c, tg_buffer *const *ins, size_t nin,
+                     tg_buffer *const *outs, size_t nout, int native);
+void tg_plan_free(tg_plan *p);
+/* Replays with these input buffers (same devices, dtypes and sizes as
+ * captured, checked by the caller) and stores each output's buffer in
+ * outs[] (borrowed from the plan or an input).  An output buffer the
+ * plan writes and that is still referenced from outside (the previous
+ * call's outputs are alive) is replaced by a new one first, so a
+ * replay never overwrites what a caller holds. */
+int tg_plan_run(tg_plan *p, tg_buffer *const *ins, tg_buffer **outs);
+void tg_plan_get_info(const tg_plan *p, tg_plan_info *out);
 
 #endif /* TG_ENGINE_H */

@@ -161,7 +161,9 @@ static int mark_and_hide(void *ctx)
 
 static int plannable(const plan *p, const tg_lazy *b)
 {
-	return tg_ptrmap_has(&p->computed, b) && !tg_ptrmap_has(&p->keep, b);
+	/* an assign writes its target's memory, never another's */
+	return tg_ptrmap_has(&p->computed, b) && !tg_ptrmap_has(&p->keep, b) &&
+	       b->kind != TG_LZ_ASSIGN;
 }
 
 /* Replaces buffer `old` by `nb` in items from `from` on and in b. */

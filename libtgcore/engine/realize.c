@@ -165,6 +165,7 @@ static int run_kernel(tg_sched_item *it, const tg_settings *set)
 	                       set->debug >= 2 ? &t : NULL);
 	if (rc)
 		return tg_error_prefix("realize: %s", m->ks.name);
+	tg_capture_kernel(m->prog, &args, it->nouts);
 	if (set->debug >= 2)
 		fprintf(stderr, "*** %-6s %4zu %-24s arg %2zu mem %8.2f MB "
 		        "tm %9.2fus %8.2f GFLOPS %7.2f GB/s\n",
@@ -176,19 +177,13 @@ static int run_kernel(tg_sched_item *it, const tg_settings *set)
 	return 0;
 }
 
-/* Copies go through host memory (no device-to-device path yet). */
 static int run_copy(tg_sched_item *it, const tg_settings *set)
 {
 	size_t n = tg_buffer_nbytes(it->bufs[1]);
-	void *tmp = malloc(n ? n : 1);
-	int rc;
+	int rc = tg_buffer_transfer(it->bufs[0], it->bufs[1]);
 
-	if (!tmp)
-		return tg_error_oom("copy");
-	rc = tg_buffer_copyout(it->bufs[1], tmp, n);
 	if (!rc)
-		rc = tg_buffer_copyin(it->bufs[0], tmp, n);
-	free(tmp);
+		tg_capture_copy(it->bufs[0], it->bufs[1]);
 	if (!rc && set->debug >= 2)
 		fprintf(stderr, "*** copy %zu bytes %s -> %s\n", n,
 		        tg_dev_name(tg_buffer_dev(it->bufs[1])),
@@ -219,6 +214,16 @@ int tg_schedule_run(tg_schedule *s, const tg_settings *set)
  * Building tensors and reading realized ones stay concurrent. */
 static pthread_mutex_t realize_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void tg_engine_lock(void)
+{
+	pthread_mutex_lock(&realize_lock);
+}
+
+void tg_engine_unlock(void)
+{
+	pthread_mutex_unlock(&realize_lock);
+}
+
 int tg_lazy_realize(tg_lazy *const *outs, size_t n)
 {
 	tg_settings set;
@@ -227,11 +232,11 @@ int tg_lazy_realize(tg_lazy *const *outs, size_t n)
 
 	if ((rc = tg_settings_read(&set)))
 		return rc;
-	pthread_mutex_lock(&realize_lock);
+	tg_engine_lock();
 	if ((rc = tg_schedule_create(outs, n, &s)) == TG_OK) {
 		rc = tg_schedule_run(&s, &set);
 		tg_schedule_free(&s);
 	}
-	pthread_mutex_unlock(&realize_lock);
+	tg_engine_unlock();
 	return rc;
 }

@@ -10,6 +10,10 @@
  *    would repeat per copy), unless the view is a pad of the same size;
  *  - a padded base is realized when its graph has an op for which
  *    f(0) != 0 (the padding would read garbage), else it fuses;
+ *  - an assign to a realized tensor (tinygrad's ASSIGN) is a kernel
+ *    that stores into the target's memory, reading the target only
+ *    element by element (as its own output); kernels that read the
+ *    target's old value run before it;
  *  - a reduce fuses with its elementwise inputs and with the elementwise
  *    chain to the buffers it feeds when every path there is a contiguous
  *    view of its size and no other reduce is on it; outputs sharing a
@@ -160,7 +164,7 @@ static int walk(sched *s, tg_lazy *const *outs, size_t n)
 		if (TG_VEC_PUSH(&s->order, x))
 			s->status = tg_error_oom("schedule");
 		if (atomic_load_explicit(&x->forced_realize, memory_order_relaxed) ||
-		    x->kind == TG_LZ_COPY ||
+		    x->kind == TG_LZ_COPY || x->kind == TG_LZ_ASSIGN ||
 		    x->kind == TG_LZ_CONTIGUOUS)
 			realize(s, x);
 		if (x->kind == TG_LZ_COPY)
@@ -441,10 +445,48 @@ static int index_of(const lz_vec *v, const tg_lazy *b)
 	return -1;
 }
 
+/* The output an assign in this kernel stores into b's memory, or -1. */
+static int assigned_output(const lower *L, const tg_lazy *b)
+{
+	size_t i;
+
+	for (i = 0; i < L->outs.n; i++)
+		if (L->outs.v[i]->kind == TG_LZ_ASSIGN &&
+		    L->outs.v[i]->src[1] == b)
+			return (int)i;
+	return -1;
+}
+
+/* A read of the target of an assign in this kernel reads the output
+ * itself, at the element being written: anything else would race with
+ * the stores. */
+static tg_uop *load_assigned(lower *L, int o, tg_lazy *b, tg_st *st)
+{
+	const tg_lazy *shape_of = L->r ? L->r : L->outs.v[o];
+	tg_st *own = tg_st_from_shape(NULL, tg_lazy_ndim(shape_of),
+	                              tg_lazy_shape(shape_of));
+	int same = own && tg_st_eq(own, st);
+	char buf[160];
+
+	tg_st_free(own);
+	if (!same) {
+		tg_st_free(st);
+		tg_error(TG_EUNSUPPORTED, "assign: the new value of a %s tensor "
+		         "reads that tensor other than element by element (through "
+		         "a view or a reduce); realize the value before assigning "
+		         "it", tg_sints_format(tg_lazy_shape(b), tg_lazy_ndim(b),
+		                               buf, sizeof buf));
+		return NULL;
+	}
+	return tg_ast_load(L->k, o, b->dtype, st);
+}
+
 static tg_uop *lower_load(lower *L, tg_lazy *b, tg_st *st)
 {
-	int i = index_of(&L->inputs, b);
+	int i = index_of(&L->inputs, b), o;
 
+	if (is_realized(b) && (o = assigned_output(L, b)) >= 0)
+		return load_assigned(L, o, b, st);
 	if (i < 0) {
 		if (TG_VEC_PUSH(&L->inputs, b)) {
 			tg_st_free(st);
@@ -483,6 +525,8 @@ static tg_uop *lower_base(lower *L, tg_lazy *b, tg_st *st)
 		return lower_load(L, b, st);
 	if (b->kind == TG_LZ_REDUCE)
 		return lower_reduce(L, b, st);
+	if (b->kind == TG_LZ_ASSIGN)  /* its value, stored in place */
+		return lower_buf(L, b->src[0], st);
 	for (k = 0; k < b->nsrc; k++) {
 		tg_st *c = tg_st_copy(st);
 
@@ -601,9 +645,10 @@ static int fill_item(tg_sched_item *it, const lz_vec *outs,
 	return 0;
 }
 
-/* The kernel computing the bases in `outs` (all in one group). */
+/* The kernel computing the bases in `outs` (all in one group); the
+ * bases it loads go to *reads. */
 static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
-                       tg_sched_item *it)
+                       tg_sched_item *it, lz_vec *reads)
 {
 	lower L = { .s = s };
 	tg_uop *stores[64];
@@ -639,28 +684,39 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 		tg_st_free(L.memo.v[i].st);
 	TG_VEC_FREE(&L.memo);
 	TG_VEC_FREE(&L.outs);
-	TG_VEC_FREE(&L.inputs);
+	*reads = L.inputs;
 	return rc;
 }
 
-static int make_copy(tg_lazy *b, tg_sched_item *it)
+static int make_copy(tg_lazy *b, tg_sched_item *it, lz_vec *reads)
 {
-	lz_vec outs = { 0 }, ins = { 0 };
+	lz_vec outs = { 0 };
 	int rc;
 
 	if (TG_VEC_PUSH(&outs, b) ||
-	    TG_VEC_PUSH(&ins, tg_lazy_base(b->src[0])))
+	    TG_VEC_PUSH(reads, tg_lazy_base(b->src[0])))
 		rc = tg_error_oom("schedule");
 	else
-		rc = fill_item(it, &outs, &ins);
+		rc = fill_item(it, &outs, reads);
 	TG_VEC_FREE(&outs);
-	TG_VEC_FREE(&ins);
 	return rc;
+}
+
+/* What each item loads, in item order (for order_items). */
+typedef TG_VEC(lz_vec) reads_vec;
+
+static void reads_free(reads_vec *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		TG_VEC_FREE(&r->v[i]);
+	TG_VEC_FREE(r);
 }
 
 /* Output groups: bases sharing a reduce form one kernel (tinygrad's
  * MULTIOUTPUT), the rest one each, in the order they were realized. */
-static int build_items(sched *s, tg_schedule *out)
+static int build_items(sched *s, tg_schedule *out, reads_vec *reads)
 {
 	lz_map done = { 0 };
 	size_t i, j;
@@ -668,7 +724,7 @@ static int build_items(sched *s, tg_schedule *out)
 
 	for (i = 0; i < s->realize_order.n && !rc; i++) {
 		tg_lazy *b = s->realize_order.v[i], *key;
-		lz_vec grp = { 0 };
+		lz_vec grp = { 0 }, rd = { 0 };
 		tg_sched_item it = { 0 };
 
 		if (map_has(&done, b))
@@ -690,13 +746,17 @@ static int build_items(sched *s, tg_schedule *out)
 		if (b->kind == TG_LZ_COPY) {
 			if (put(s, &done, b, NULL) < 0)
 				rc = s->status;
-			rc = rc ? rc : make_copy(b, &it);
+			rc = rc ? rc : make_copy(b, &it, &rd);
 		} else if (!rc) {
-			rc = make_kernel(s, key, &grp, &it);
+			rc = make_kernel(s, key, &grp, &it, &rd);
 		}
 		if (TG_VEC_PUSH(&out->items, it)) {
 			item_free(&it);
 			rc = tg_error_oom("schedule");
+		}
+		if (TG_VEC_PUSH(reads, rd)) {
+			TG_VEC_FREE(&rd);
+			rc = rc ? rc : tg_error_oom("schedule");
 		}
 		TG_VEC_FREE(&grp);
 	}
@@ -704,20 +764,28 @@ static int build_items(sched *s, tg_schedule *out)
 	return rc;
 }
 
-/* Whether item a writes a buffer item b reads. */
-static int feeds(const tg_sched_item *a, const tg_sched_item *b)
+/* Whether item a must run before item b: b reads a base a computes,
+ * or a reads the old value of a tensor that b assigns in place. */
+static int before(const tg_sched_item *a, const lz_vec *ra,
+                  const tg_sched_item *b, const lz_vec *rb)
 {
 	size_t i, j;
 
 	for (i = 0; i < a->nouts; i++)
-		for (j = b->nouts; j < b->nbufs; j++)
-			if (a->bufs[i] == b->bufs[j])
+		for (j = 0; j < rb->n; j++)
+			if (a->outs[i] == rb->v[j])
 				return 1;
+	for (i = 0; i < b->nouts; i++)
+		if (b->outs[i]->kind == TG_LZ_ASSIGN)
+			for (j = 0; j < ra->n; j++)
+				if (is_realized(ra->v[j]) &&
+				    ra->v[j]->buf == b->outs[i]->buf)
+					return 1;
 	return 0;
 }
 
 /* Kahn's algorithm, ties in creation order: producers run first. */
-static int order_items(tg_schedule *out)
+static int order_items(tg_schedule *out, const reads_vec *reads)
 {
 	size_t n = out->items.n, i, j, head = 0, tail = 0;
 	size_t *indeg = calloc(n + 1, sizeof *indeg);
@@ -734,7 +802,8 @@ static int order_items(tg_schedule *out)
 	}
 	for (i = 0; i < n; i++)
 		for (j = 0; j < n; j++)
-			if (i != j && feeds(&out->items.v[j], &out->items.v[i]))
+			if (i != j && before(&out->items.v[j], &reads->v[j],
+			                     &out->items.v[i], &reads->v[i]))
 				indeg[i]++;
 	for (i = 0; i < n; i++)
 		if (!indeg[i])
@@ -744,15 +813,18 @@ static int order_items(tg_schedule *out)
 
 		sorted[head - 1] = out->items.v[k];
 		for (j = 0; j < n; j++)
-			if (j != k && feeds(&out->items.v[k], &out->items.v[j]) &&
+			if (j != k && before(&out->items.v[k], &reads->v[k],
+			                     &out->items.v[j], &reads->v[j]) &&
 			    --indeg[j] == 0)
 				queue[tail++] = j;
 	}
 	free(indeg), free(queue);
-	if (TG_NEVER(tail != n)) {  /* items only read earlier outputs */
+	if (tail != n) {
 		free(sorted);
-		return tg_error(TG_EINTERNAL, "schedule: the kernels depend on "
-		                "each other in a cycle");
+		return tg_error(TG_EUNSUPPORTED, "schedule: the kernels depend "
+		                "on each other in a cycle (a kernel reads a "
+		                "tensor's value from before and after an assign "
+		                "to it)");
 	}
 	memcpy(out->items.v, sorted, n * sizeof *sorted);
 	free(sorted);
@@ -782,6 +854,7 @@ static void sched_free(sched *s)
 int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 {
 	sched s = { 0 };
+	reads_vec reads = { 0 };
 	size_t i;
 	int rc;
 
@@ -799,9 +872,10 @@ int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 	if (!rc && !(rc = s.status))
 		group_reduces(&s);
 	if (!rc && !(rc = s.status))
-		rc = build_items(&s, out);
+		rc = build_items(&s, out, &reads);
 	if (!rc)
-		rc = order_items(out);
+		rc = order_items(out, &reads);
+	reads_free(&reads);
 	sched_free(&s);
 	if (!rc)
 		rc = tg_memory_plan(out, outs, n);

@@ -104,6 +104,15 @@ tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes);
 tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
                               int64_t threshold);
 tg_lazy *tg_lazy_contiguous(tg_lazy *a);
+/* Whether lb reads all of a base that has memory, in order (a realized
+ * buffer, or a view of one that is the same array). */
+int tg_lazy_is_plain(const tg_lazy *lb);
+/* tinygrad's LazyBuffer.assign: a base computing value (same shape,
+ * dtype and device) into the memory of target, which must be plain
+ * (tg_lazy_is_plain).  The kernel that computes it reads the target
+ * element by element only; kernels of the same schedule that read the
+ * target's old value run before it. */
+tg_lazy *tg_lazy_assign(tg_lazy *target, tg_lazy *value);
 tg_lazy *tg_lazy_copy(tg_lazy *a, tg_dev *dev);
 
 /* -- movement (arguments as for the tg_st_ ops) -- */

@@ -369,6 +369,36 @@ tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
 	return reduce_node(op, a, axes);
 }
 
+int tg_lazy_is_plain(const tg_lazy *lb)
+{
+	const tg_lazy *b = tg_lazy_base(lb);
+
+	return b->kind == TG_LZ_BUFFER && b->buf && tg_st_contiguous(lb->st) &&
+	       tg_lazy_numel(lb) == tg_lazy_numel(b);
+}
+
+tg_lazy *tg_lazy_assign(tg_lazy *target, tg_lazy *value)
+{
+	tg_lazy *b, *r;
+
+	if (!target || !value)
+		return NULL;
+	if (TG_NEVER(!tg_lazy_is_plain(target))) {
+		tg_error(TG_EINTERNAL, "assign: the target is not a realized "
+		         "buffer read in order");
+		return NULL;
+	}
+	b = tg_lazy_base(target);
+	r = tg_lazy_new_base_(TG_LZ_ASSIGN, 0, target->dtype, target->dev,
+	                      tg_lazy_ndim(target), tg_lazy_shape(target),
+	                      (tg_lazy *[]){ value, b }, 2);
+	if (!r)
+		return NULL;
+	/* the kernel writes the target's memory */
+	r->buf = tg_buffer_ref(b->buf);
+	return tg_lazy_finish_(r);
+}
+
 tg_lazy *tg_lazy_contiguous(tg_lazy *a)
 {
 	tg_lazy *base, *r;

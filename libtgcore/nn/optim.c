@@ -228,6 +228,10 @@ int tg_optim_set_lr(tg_optim *o, double lr)
 	tg_scope_begin();
 	v = tg_tensor_new(tg_tensor_dev(o->lr), TG_FLOAT32, 1, &one, &f);
 	rc = v ? tg_assign(o->lr, v) : tg_last_status();
+	/* now, in place: a JIT step reads the rate's memory, and must
+	 * not capture this copy of the new value */
+	if (!rc)
+		rc = tg_realize(o->lr);
 	tg_scope_end();
 	return rc;
 }

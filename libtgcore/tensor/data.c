@@ -44,6 +44,11 @@ int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes)
 
 	if (!t)
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (tg_capturing())
+		return tg_error(TG_EINVAL, "tensor_data: called while a jit "
+		                "captures its step; replays do not run the "
+		                "step's code, so the value would be stale "
+		                "(return the tensor as an output instead)");
 	need = (size_t)tg_tensor_numel(t) * tg_dtype_size(t->lazy->dtype);
 	if (nbytes < need)
 		return tg_error(TG_EINVAL, "tensor_data: %zu bytes of room for "

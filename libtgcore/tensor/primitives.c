@@ -240,8 +240,19 @@ int tg_assign(tg_tensor *t, const tg_tensor *value)
 		return tg_error(TG_EINVAL, "assign: a tensor on %s to one on %s",
 		                tg_dev_name(value->lazy->dev),
 		                tg_dev_name(t->lazy->dev));
+	if (t->lazy == value->lazy)
+		return 0;
 	old = t->lazy;
-	t->lazy = tg_lazy_ref(value->lazy);
+	if (tg_lazy_is_plain(old)) {
+		/* realized: write its memory, which the JIT and every view
+		 * of it read (tinygrad's assign) */
+		if (!(t->lazy = tg_lazy_assign(old, value->lazy))) {
+			t->lazy = old;
+			return tg_error_prefix("assign");
+		}
+	} else {
+		t->lazy = tg_lazy_ref(value->lazy);
+	}
 	tg_lazy_unref(old);
 	return 0;
 }

@@ -414,8 +414,13 @@ TG_API tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt);
 TG_API tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt);
 /* t takes value's value (same shape, dtype and device); the tensor
  * object, and every reference to it, stays.  Lazy like everything
- * else: realize t to compute it.  Views taken of t before keep the old
- * value. */
+ * else: realize t to compute it.  When t is realized (and not a view),
+ * the new value is computed into t's own memory (tinygrad's assign):
+ * views of t and other tensors over that memory see it once it is
+ * realized, and a JIT replay updates it in place.  The new value may
+ * read t only element by element (t * 0.9 + g, not a flip or a sum of
+ * t); else realize it first.  Kernels that read t's old value and are
+ * realized together with the assign run before it. */
 TG_API int tg_assign(tg_tensor *t, const tg_tensor *value);
 
 /* -- movement and indexing (views: no data is copied) -- */
@@ -1042,6 +1047,109 @@ TG_API tg_tensor *tg_layernorm(const tg_tensor *x, size_t axis_count,
  * zeroing about a fraction p of the elements.  p outside [0, 1) is an
  * error in either mode. */
 TG_API tg_tensor *tg_dropout(const tg_tensor *x, double p);
+
+/* ------------------------------------------------------------------ */
+/* JIT: capture a step once, replay it                                 */
+/* ------------------------------------------------------------------ */
+/*
+ * A step is a function from input tensors to output tensors, such as
+ * one training step or one decode step.  Wrapped in a tg_jit (tinygrad's
+ * TinyJit), its first call runs it as usual; its second call runs it
+ * too and records every kernel and copy it ran; later calls replay that
+ * record with the new inputs' memory: no graph is built, scheduled,
+ * lowered or looked up, and the device runs the kernels as one batch
+ * where its plugin can (a graph).
+ *
+ *     static int train_step(void *ctx, tg_tensor *const *in, size_t nin,
+ *                           tg_tensor **out, size_t nout)
+ *     {
+ *         model *m = ctx;
+ *         tg_tensor *loss = tg_sparse_categorical_crossentropy(
+ *             forward(m, in[0]), in[1], -1, 0);
+ *         if (tg_optim_zero_grad(m->opt) || tg_backward(loss, NULL) ||
+ *             tg_optim_step(m->opt, &loss, 1))
+ *             return tg_last_status();
+ *         out[0] = loss;
+ *         return 0;
+ *     }
+ *
+ *     tg_jit *jit = tg_jit_new(train_step, &m);
+ *     for (...) {
+ *         tg_tensor *in[2] = { x, y }, *loss;
+ *         if (tg_jit_call(jit, in, 2, &loss, 1) ||
+ *             tg_tensor_item(loss, &value))
+ *             ...;
+ *         tg_tensor_unref(loss);   // or let an open scope drop it
+ *     }
+ *     tg_jit_free(jit);
+ *
+ * What a replay does, and so what a step may do:
+ *  - Inputs are what changes between calls: their memory is put where
+ *    the record read the capture's inputs.  Each call's inputs must
+ *    have the capture's count, shapes, dtypes and devices; a mismatch
+ *    is an error naming the input and both values, and runs nothing.
+ *    An input that is not realized and contiguous is made so first.
+ *  - Everything else the step read is fixed at capture.  A realized
+ *    tensor it read but did not get as an input (a weight, a learning
+ *    rate) is read from the same memory at every replay: updates made
+ *    to it in place (tg_assign, an optimizer) are seen, but a tensor
+ *    the step or its caller later replaces with another is not.  A
+ *    value the step made from host memory (tg_tensor_new, a scalar) is
+ *    the capture's value.  So state carried from call to call must be
+ *    updated with tg_assign inside the step (as optimizers do), or be
+ *    passed in as an input and returned as an output.
+ *  - The step's C code does not run on replays: its control flow is
+ *    the capture's, and it may not read values to the host during the
+ *    capture (tg_tensor_data and tg_tensor_item fail then); return the
+ *    tensor as an output instead.
+ *  - Memory the step allocated belongs to the record and is reused on
+ *    every replay.
+ *  - Outputs are new tensors with no gradient history, in the caller's
+ *    open scope if any (else owned by the caller).  An output the step
+ *    computed gets the record's memory when the previous call's outputs
+ *    are gone, and new memory when the caller still holds them, so a
+ *    replay never overwrites a tensor the caller holds.  An output that
+ *    is an input, or a tensor the step did not compute (a weight),
+ *    shares that tensor's memory, as it would without the JIT.
+ *
+ * JIT=0 runs every call as the first (no capture); JIT=2 captures but
+ * replays kernel by kernel instead of through the plugin's graph.
+ * DEBUG=1 prints what a capture recorded.  A tg_jit may be called from
+ * several threads; its calls run one at a time. */
+
+typedef struct tg_jit tg_jit;
+
+/* A step: fills out[0..nout-1] from in[0..nin-1] (borrowed) and
+ * returns 0, or returns a negative status.  It runs inside a scope the
+ * JIT opens and closes: temporaries need no cleanup and the outputs no
+ * tg_keep. */
+typedef int (*tg_jit_fn)(void *ctx, tg_tensor *const *in, size_t nin,
+                         tg_tensor **out, size_t nout);
+
+/* A JIT for fn (ctx is passed to it).  New reference: tg_jit_free. */
+TG_API tg_jit *tg_jit_new(tg_jit_fn fn, void *ctx);
+TG_API void tg_jit_free(tg_jit *j);
+/* Runs the step (first call), captures it (second) or replays it
+ * (later); out[] gets nout new tensors.  0 or a negative status; on an
+ * error out[] holds NULLs.  Count, shape, dtype and device mismatches
+ * against the capture are TG_EINVAL. */
+TG_API int tg_jit_call(tg_jit *j, tg_tensor *const *in, size_t nin,
+                       tg_tensor **out, size_t nout);
+/* Forgets the capture: the next call runs eagerly again. */
+TG_API void tg_jit_reset(tg_jit *j);
+
+typedef struct tg_jit_info {
+	uint64_t calls;        /* successful calls so far */
+	int captured;          /* 1 once a capture exists */
+	size_t kernels;        /* kernel launches per replay */
+	size_t copies;         /* copies between devices per replay */
+	size_t graphs;         /* runs of kernels on one device */
+	size_t native_graphs;  /* ... that the plugin's graph runs */
+	size_t buffers;        /* buffers the capture holds */
+	size_t bytes;          /* ... and their size */
+} tg_jit_info;
+/* What the JIT holds; all zero but calls before the capture. */
+TG_API int tg_jit_get_info(const tg_jit *j, tg_jit_info *out);
 
 #ifdef __cplusplus
 }
