@@ -674,6 +674,29 @@ START_TEST(error_step_reads_data_during_capture)
 }
 END_TEST
 
+static int dropout_step(void *ctx, tg_tensor *const *in, size_t nin,
+                        tg_tensor **out, size_t nout)
+{
+	(void)ctx, (void)nin, (void)nout;
+	out[0] = tg_dropout(in[0], 0.5);
+	return out[0] ? 0 : tg_last_status();
+}
+
+/* Random numbers would repeat on every replay: refused at capture. */
+START_TEST(error_random_numbers_in_a_capture)
+{
+	tg_jit *j = tg_jit_new(dropout_step, NULL);
+	tg_tensor *x = ramp(2, 2, 1, 0), *out;
+
+	tg_set_training(1);
+	call_ok(j, &x, 1, &out, 1);
+	ck_assert_int_eq(tg_jit_call(j, &x, 1, &out, 1), TG_EUNSUPPORTED);
+	ck_assert_error("random numbers in a step the jit captures are not "
+	                "supported yet");
+	tg_jit_free(j);
+}
+END_TEST
+
 static int failing_step(void *ctx, tg_tensor *const *in, size_t nin,
                         tg_tensor **out, size_t nout)
 {
@@ -788,6 +811,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, error_bad_arguments);
 	tcase_add_test(tc, error_step_reads_data_during_capture);
 	tcase_add_test(tc, error_step_failures);
+	tcase_add_test(tc, error_random_numbers_in_a_capture);
 	tcase_add_test(tc, error_step_calls_its_own_jit);
 	tcase_add_test(tc, error_nested_capture);
 	suite_add_tcase(s, tc);
