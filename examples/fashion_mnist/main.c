@@ -31,9 +31,9 @@
 #include <tg/tg.h>
 
 #include "idx.h"
+#include "model.h"
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
-#define CLASSES 10
 #define SIDE 28
 
 typedef struct options {
@@ -42,12 +42,6 @@ typedef struct options {
 	double lr;
 	unsigned long seed;
 } options;
-
-typedef struct model {
-	tg_nn_conv2d c1, c2, c3, c4;
-	tg_nn_batchnorm bn1, bn2;
-	tg_nn_linear fc;
-} model;
 
 typedef struct dataset {
 	idx_array x, y;
@@ -206,71 +200,6 @@ static int batch(const dataset *d, const size_t *idx, size_t n,
 	return *x && *y ? 0 : -1;
 }
 
-/* -------------------------------------------------------------- model */
-
-static int model_init(model *m, int width)
-{
-	int64_t k5[2] = { 5, 5 }, k3[2] = { 3, 3 };
-	int64_t a = 8 * width, b = 16 * width;
-
-	memset(m, 0, sizeof *m);
-	if (tg_nn_conv2d_init(&m->c1, NULL, 1, a, k5, NULL, 1) ||
-	    tg_nn_conv2d_init(&m->c2, NULL, a, a, k5, NULL, 1) ||
-	    tg_nn_batchnorm_init(&m->bn1, NULL, a, 1e-5, 0.1, 1, 1) ||
-	    tg_nn_conv2d_init(&m->c3, NULL, a, b, k3, NULL, 1) ||
-	    tg_nn_conv2d_init(&m->c4, NULL, b, b, k3, NULL, 1) ||
-	    tg_nn_batchnorm_init(&m->bn2, NULL, b, 1e-5, 0.1, 1, 1) ||
-	    tg_nn_linear_init(&m->fc, NULL, b * 3 * 3, CLASSES, 1))
-		return -1;
-	return 0;
-}
-
-static void model_free(model *m)
-{
-	tg_nn_conv2d_free(&m->c1);
-	tg_nn_conv2d_free(&m->c2);
-	tg_nn_conv2d_free(&m->c3);
-	tg_nn_conv2d_free(&m->c4);
-	tg_nn_batchnorm_free(&m->bn1);
-	tg_nn_batchnorm_free(&m->bn2);
-	tg_nn_linear_free(&m->fc);
-}
-
-/* The parameters and statistics by name (tinygrad's layer names). */
-static tg_state *model_state(const model *m)
-{
-	tg_state *s = tg_state_new();
-
-	if (!s || tg_nn_conv2d_params(&m->c1, s, "layers.0") ||
-	    tg_nn_conv2d_params(&m->c2, s, "layers.2") ||
-	    tg_nn_batchnorm_params(&m->bn1, s, "layers.4") ||
-	    tg_nn_conv2d_params(&m->c3, s, "layers.6") ||
-	    tg_nn_conv2d_params(&m->c4, s, "layers.8") ||
-	    tg_nn_batchnorm_params(&m->bn2, s, "layers.10") ||
-	    tg_nn_linear_params(&m->fc, s, "layers.13")) {
-		tg_state_free(s);
-		return NULL;
-	}
-	return s;
-}
-
-static tg_tensor *forward(model *m, const tg_tensor *x)
-{
-	int64_t pool[2] = { 2, 2 };
-	tg_tensor *h;
-
-	tg_scope_begin();
-	h = tg_relu(tg_nn_conv2d_forward(&m->c1, x));
-	h = tg_relu(tg_nn_conv2d_forward(&m->c2, h));
-	h = tg_max_pool2d(tg_nn_batchnorm_forward(&m->bn1, h), pool, NULL);
-	h = tg_relu(tg_nn_conv2d_forward(&m->c3, h));
-	h = tg_relu(tg_nn_conv2d_forward(&m->c4, h));
-	h = tg_max_pool2d(tg_nn_batchnorm_forward(&m->bn2, h), pool, NULL);
-	h = tg_keep(tg_nn_linear_forward(&m->fc, tg_flatten(h, 1, -1)));
-	tg_scope_end();
-	return h;
-}
-
 /* ----------------------------------------------------------- progress */
 
 static void progress(int tty, int epoch, int epochs, size_t step,
@@ -309,8 +238,49 @@ static void shuffle(size_t *p, size_t n, unsigned long *seed)
 	}
 }
 
-/* Test accuracy in [0, 1], or a negative value on error. */
-static double evaluate(model *m, const dataset *test, size_t limit)
+/* ------------------------------------------------------------ steps */
+
+/* The steps run through tg_jit: the first call runs, the second is
+ * captured, and every later one replays the captured kernels with the
+ * new batch (no graph building, scheduling or lookups). */
+
+typedef struct trainer {
+	model *m;
+	tg_optim *opt;
+} trainer;
+
+/* One training step: in = { images, labels }, out = { loss }. */
+static int train_step(void *ctx, tg_tensor *const *in, size_t nin,
+                      tg_tensor **out, size_t nout)
+{
+	trainer *t = ctx;
+	tg_tensor *loss;
+
+	(void)nin, (void)nout;
+	loss = tg_sparse_categorical_crossentropy(model_forward(t->m, in[0]),
+	                                          in[1], -1, 0);
+	if (!loss || tg_optim_zero_grad(t->opt) || tg_backward(loss, NULL) ||
+	    tg_optim_step(t->opt, &loss, 1))
+		return tg_last_status();
+	out[0] = loss;
+	return 0;
+}
+
+/* in = { images }, out = { predicted classes } (eval mode, no grad). */
+static int eval_step(void *ctx, tg_tensor *const *in, size_t nin,
+                     tg_tensor **out, size_t nout)
+{
+	(void)nin, (void)nout;
+	out[0] = tg_argmax(model_forward(ctx, in[0]), 1, 0);
+	return out[0] ? 0 : tg_last_status();
+}
+
+#define EVAL_BATCH 1000
+
+/* Test accuracy in [0, 1], or a negative value on error.  Full batches
+ * go through jit; a last partial one (another shape) runs directly. */
+static double evaluate(model *m, tg_jit *jit, const dataset *test,
+                       size_t limit)
 {
 	size_t n = test->n < limit ? test->n : limit, i, b, correct = 0;
 	size_t *idx = malloc(n * sizeof *idx);
@@ -321,15 +291,16 @@ static double evaluate(model *m, const dataset *test, size_t limit)
 		goto out;
 	for (i = 0; i < n; i++)
 		idx[i] = i;
-	for (b = 0; b < n; b += 1000) {
-		size_t k = n - b < 1000 ? n - b : 1000;
-		int32_t pred[1000];
-		tg_tensor *x, *y;
+	for (b = 0; b < n; b += EVAL_BATCH) {
+		size_t k = n - b < EVAL_BATCH ? n - b : EVAL_BATCH;
+		int32_t pred[EVAL_BATCH];
+		tg_tensor *x, *y, *p;
 
 		tg_scope_begin();
 		if (batch(test, idx + b, k, &x, &y) ||
-		    tg_tensor_data(tg_argmax(forward(m, x), 1, 0), pred,
-		                   k * sizeof *pred)) {
+		    (k == EVAL_BATCH ? tg_jit_call(jit, &x, 1, &p, 1)
+		                     : eval_step(m, &x, 1, &p, 1)) ||
+		    tg_tensor_data(p, pred, k * sizeof *pred)) {
 			tg_scope_end();
 			goto out;
 		}
@@ -427,14 +398,19 @@ static int train(model *m, tg_state *st, const dataset *tr,
 	int tty = isatty(1), e, rc = 1;
 	tg_tensor **ts = NULL;
 	tg_optim *opt = NULL;
+	trainer tr_ctx = { m, NULL };
+	tg_jit *step_jit = tg_jit_new(train_step, &tr_ctx);
+	tg_jit *eval_jit = tg_jit_new(eval_step, m);
 	char path[1100];
 
-	if (!perm || !loss_e || !acc_e || all_tensors(st, &ts, &nt))
+	if (!perm || !loss_e || !acc_e || !step_jit || !eval_jit ||
+	    all_tensors(st, &ts, &nt))
 		goto out;
 	if (!(opt = tg_optim_adam(ts, nt, o->lr, 0.9, 0.999, 1e-8))) {
 		rc = die("adam");
 		goto out;
 	}
+	tr_ctx.opt = opt;
 	for (i = 0; i < n; i++)
 		perm[i] = i;
 	tg_set_training(1);
@@ -443,7 +419,7 @@ static int train(model *m, tg_state *st, const dataset *tr,
 
 		shuffle(perm, n, &seed);
 		for (s = 0; s < steps; s++) {
-			tg_tensor *x, *y, *loss;
+			tg_tensor *x, *y, *in[2], *loss;
 			double lv, el;
 
 			/* cosine decay over the whole run; the rate is a
@@ -457,11 +433,8 @@ static int train(model *m, tg_state *st, const dataset *tr,
 			tg_scope_begin();
 			if (batch(tr, perm + s * (size_t)o->batch,
 			          (size_t)o->batch, &x, &y) ||
-			    tg_optim_zero_grad(opt) ||
-			    !(loss = tg_sparse_categorical_crossentropy(
-			              forward(m, x), y, -1, 0)) ||
-			    tg_backward(loss, NULL) ||
-			    tg_optim_step(opt, &loss, 1) ||
+			    (in[0] = x, in[1] = y,
+			     tg_jit_call(step_jit, in, 2, &loss, 1)) ||
 			    tg_tensor_item(loss, &lv)) {
 				tg_scope_end();
 				rc = die("training step");
@@ -481,7 +454,7 @@ static int train(model *m, tg_state *st, const dataset *tr,
 		train_time += now() - te0;
 		if (tty)
 			putchar('\n');
-		acc = evaluate(m, te, o->smoke ? 1000 : te->n);
+		acc = evaluate(m, eval_jit, te, o->smoke ? 1000 : te->n);
 		if (acc < 0) {
 			rc = die("evaluation");
 			goto out;
@@ -513,6 +486,8 @@ static int train(model *m, tg_state *st, const dataset *tr,
 	       "(compilation included)\n", (double)seen / train_time, first);
 	rc = 0;
 out:
+	tg_jit_free(step_jit);
+	tg_jit_free(eval_jit);
 	tg_optim_free(opt);
 	free(ts);
 	free(perm);
@@ -534,7 +509,11 @@ static int eval_checkpoint(model *m, tg_state *st, const dataset *te,
 	tg_state_free(loaded);
 	if (rc)
 		return die("loading the checkpoint");
-	if ((acc = evaluate(m, te, te->n)) < 0)
+	tg_jit *jit = tg_jit_new(eval_step, m);
+
+	acc = jit ? evaluate(m, jit, te, te->n) : -1;
+	tg_jit_free(jit);
+	if (acc < 0)
 		return die("evaluation");
 	printf("%s: test accuracy %.2f%%\n", path, acc * 100);
 	return 0;
@@ -556,7 +535,7 @@ int main(int argc, char **argv)
 	    load_split(&o, "t10k", &te))
 		goto out;
 	tg_manual_seed(o.seed);
-	if (model_init(&m, o.width)) {
+	if (model_init(&m, NULL, o.width)) {
 		rc = die("model");
 		goto out;
 	}

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@
 #include <unistd.h>
 
 #include <tg/tg.h>
+
+#include "bench.h"
 
 #define FUSED_N (16 * 1024 * 1024)
 #define TINY_N 16
@@ -40,15 +43,9 @@ struct figures {
 	double matmul[MAX_SIZES];  /* GFLOP/s */
 	double fused;              /* GB/s */
 	double tiny;               /* microseconds per op */
+	struct jit_figures jit;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Prints the library's error for `what` and returns -1. */
 static int fail(const char *what)
@@ -209,10 +206,10 @@ static double op_time(struct op *op, double target)
 	int runs = 0;
 
 	while (runs < 2 || total < target) {
-		t0 = now();
+		t0 = bench_now();
 		if (op_run(op))
 			return -1;
-		total += now() - t0;
+		total += bench_now() - t0;
 		runs++;
 	}
 	return total / runs;
@@ -365,11 +362,11 @@ static int bench_tiny(int iters, double *us)
 	for (i = 0; i < 10; i++)
 		if (op_run(&op))
 			goto out;
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < iters; i++)
 		if (op_run(&op))
 			goto out;
-	t = now() - t0;
+	t = bench_now() - t0;
 	if (tg_tensor_data(op.out, got, sizeof got)) {
 		fail("tensor_data");
 		goto out;
@@ -494,6 +491,15 @@ static void cell(double v)
 		printf(" %10s", "-");
 }
 
+static void jit_row(const char *label, const struct figures *f, size_t nd,
+                    size_t field)
+{
+	printf("%-22s", label);
+	for (size_t d = 0; d < nd; d++)
+		cell(*(const double *)((const char *)&f[d].jit + field));
+	putchar('\n');
+}
+
 /* The table: a row per figure, a column per device, then numpy. */
 static void table(char names[][32], const struct figures *f, size_t nd,
                   const struct figures *np)
@@ -518,6 +524,16 @@ static void table(char names[][32], const struct figures *f, size_t nd,
 		cell(f[d].tiny);
 	cell(np->tiny);
 	putchar('\n');
+	jit_row("eager 32 k us/kernel", f, nd, offsetof(struct jit_figures,
+	                                                eager_chain));
+	jit_row("jit 1 k us/call", f, nd, offsetof(struct jit_figures,
+	                                           replay_one));
+	jit_row("jit 32 k us/kernel", f, nd, offsetof(struct jit_figures,
+	                                              replay_chain));
+	jit_row("fmnist b128 eager ms", f, nd, offsetof(struct jit_figures,
+	                                                step_eager));
+	jit_row("fmnist b128 jit ms", f, nd, offsetof(struct jit_figures,
+	                                              step_jit));
 }
 
 /* Every device the plugins offer ("CPU", "OPENCL", "OPENCL:1", ...). */
@@ -570,7 +586,8 @@ static int bench_device(const char *name, struct figures *f, double target,
 	for (size_t k = 0; k < f->nsizes; k++)
 		if (bench_matmul(all_sizes[k], target, &f->matmul[k]))
 			return 1;
-	if (bench_fused(target, &f->fused) || bench_tiny(iters, &f->tiny))
+	if (bench_fused(target, &f->fused) || bench_tiny(iters, &f->tiny) ||
+	    bench_jit(bench_dev, iters < 1000, &f->jit))
 		return 1;
 	return 0;
 }
