@@ -27,15 +27,16 @@ static void teardown(void)
 	tg_shutdown();
 }
 
-/* A realized (rows, cols) float32 tensor: value i*a + b at index i. */
+/* A realized (rows, cols) float32 tensor, or (rows) when cols is 0:
+ * value ((i*37) % 23) * a + b at index i. */
 static tg_tensor *ramp(int64_t rows, int64_t cols, float a, float b)
 {
-	int64_t shape[2] = { rows, cols }, i;
-	float *v = malloc((size_t)(rows * cols) * sizeof *v);
+	int64_t shape[2] = { rows, cols }, n = cols ? rows * cols : rows, i;
+	float *v = malloc((size_t)n * sizeof *v);
 	tg_tensor *t;
 
 	ck_assert_ptr_nonnull(v);
-	for (i = 0; i < rows * cols; i++)
+	for (i = 0; i < n; i++)
 		v[i] = (float)((i * 37) % 23) * a + b;
 	t = tg_tensor_new(NULL, TG_FLOAT32, cols ? 2 : 1, shape, v);
 	free(v);
