@@ -61,6 +61,58 @@ START_TEST(each_thread_its_own_graphs)
 }
 END_TEST
 
+/* JIT calls: every thread calls one shared tg_jit (its calls run one at
+ * a time: eager, capture, replays) and one of its own, with its own
+ * inputs, while the others do the same. */
+static int maxmul_step(void *ctx, tg_tensor *const *in, size_t nin,
+                       tg_tensor **out, size_t nout)
+{
+	(void)ctx, (void)nin, (void)nout;
+	out[0] = tg_mul(tg_maximum(in[0], in[1]), in[0]);
+	return out[0] ? 0 : tg_last_status();
+}
+
+static tg_jit *shared_jit;
+
+static void jit_calls(job *j, tg_jit *jit, int s)
+{
+	double want[24];
+	tg_tensor *in[2], *out;
+
+	for (int64_t i = 0; i < 24; i++)
+		want[i] = fmax(val(i, s), val(i, s + 1)) * val(i, s);
+	tg_scope_begin();
+	in[0] = input(4, 6, s);
+	in[1] = input(4, 6, s + 1);
+	if (tg_jit_call(jit, in, 2, &out, 1))
+		failf(j, "jit call: %s", tg_last_error());
+	else
+		check(j, out, want, 24, "jit");
+	tg_scope_end();
+}
+
+static void *jit_threads(void *arg)
+{
+	job *j = arg;
+	tg_jit *own = tg_jit_new(maxmul_step, NULL);
+
+	pthread_barrier_wait(j->start);
+	for (int r = 0; r < 6 && !j->err[0]; r++) {
+		jit_calls(j, shared_jit, j->id * 10 + r);
+		jit_calls(j, own, j->id * 10 + r + 100);
+	}
+	tg_jit_free(own);
+	return NULL;
+}
+
+START_TEST(jit_calls_from_several_threads)
+{
+	shared_jit = tg_jit_new(maxmul_step, NULL);
+	run_threads(jit_threads, NULL, NULL);
+	tg_jit_free(shared_jit);
+}
+END_TEST
+
 /* Shapes differ per thread and round: every kernel is new, so the
  * threads render and compile at the same time (through the disk
  * cache, which they share). */
@@ -336,6 +388,7 @@ int main(void)
 	tcase_add_test(tc, config_set_and_get_while_kernels_run);
 	tcase_add_test(tc, first_use_from_several_threads);
 	tcase_add_test(tc, renderer_runs_in_parallel);
+	tcase_add_test(tc, jit_calls_from_several_threads);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }
