@@ -340,6 +340,102 @@ START_TEST(outputs_that_are_inputs_or_weights)
 }
 END_TEST
 
+/* Random programs (a fixed seed): chains of elementwise, reduce and
+ * movement ops over two (4, 8) inputs with a stack of values, several
+ * outputs; replays equal eager runs bit for bit on fresh inputs. */
+#define PROG_LEN 12
+
+typedef struct program {
+	unsigned char op[PROG_LEN];
+} program;
+
+static tg_tensor *pick(tg_tensor **st, int n, unsigned k)
+{
+	return st[n - 1 - (int)(k % (unsigned)(n < 3 ? n : 3))];
+}
+
+static int program_step(void *ctx, tg_tensor *const *in, size_t nin,
+                        tg_tensor **out, size_t nout)
+{
+	const program *p = ctx;
+	tg_tensor *st[2 + PROG_LEN];
+	int n = 2, ax1 = 1, order[2] = { 1, 0 }, i;
+	int64_t flat = 32, pads[4] = { 0, 0, 1, 1 }, cut[4] = { 0, 4, 1, 9 };
+
+	(void)nin;
+	st[0] = in[0];
+	st[1] = in[1];
+	for (i = 0; i < PROG_LEN; i++) {
+		tg_tensor *a = pick(st, n, p->op[i] / 16u), *b = st[n - 1], *r;
+
+		switch (p->op[i] % 12) {
+		case 0: r = tg_add(a, b); break;
+		case 1: r = tg_mul(a, b); break;
+		case 2: r = tg_maximum(a, tg_neg(b)); break;
+		case 3: r = tg_exp2(tg_mul_s(a, 0.25)); break;
+		case 4: r = tg_relu(tg_sub_s(a, 1)); break;
+		case 5: r = tg_add(a, tg_sum(b, &ax1, 1, 1)); break;
+		case 6: r = tg_sub(a, tg_max(b, &ax1, 1, 1)); break;
+		case 7: r = tg_contiguous(tg_flip(a, &ax1, 1)); break;
+		case 8: r = tg_reshape(tg_contiguous(tg_permute(tg_reshape(
+		                a, 2, (int64_t[]){ 8, 4 }), 2, order)), 2,
+		                (int64_t[]){ 4, 8 });
+		        break;
+		case 9: r = tg_shrink(tg_pad(a, 2, pads, 0), 2, cut); break;
+		case 10: r = tg_reshape(tg_cumsum(tg_reshape(a, 1, &flat), 0),
+		                        2, (int64_t[]){ 4, 8 });
+		         break;
+		default: r = tg_sqrt(tg_add_s(tg_abs(a), 1)); break;
+		}
+		if (!r)
+			return tg_last_status();
+		st[n++] = r;
+	}
+	for (size_t k = 0; k < nout; k++)
+		out[k] = st[n - 1 - (int)k * 4];
+	return 0;
+}
+
+START_TEST(random_programs_replay_as_eager)
+{
+	unsigned seed = 12345;
+
+	for (int prog = 0; prog < 24; prog++) {
+		program p;
+		tg_jit *j;
+
+		for (int i = 0; i < PROG_LEN; i++) {
+			seed = seed * 1103515245u + 12345u;
+			p.op[i] = (unsigned char)(seed >> 16);
+		}
+		j = tg_jit_new(program_step, &p);
+		tg_scope_begin();
+		for (int call = 0; call < 5; call++) {
+			tg_tensor *in[2] = {
+				ramp(4, 8, 0.1f * (float)(call + 1), -1),
+				ramp(4, 8, -0.05f, 0.25f * (float)call) };
+			tg_tensor *out[3];
+			float want[3][32], got[32];
+
+			tg_scope_begin();
+			ck_assert_int_eq(program_step(&p, in, 2, out, 3), 0);
+			for (int k = 0; k < 3; k++)
+				read_floats(out[k], want[k], 32);
+			tg_scope_end();
+			call_ok(j, in, 2, out, 3);
+			for (int k = 0; k < 3; k++) {
+				read_floats(out[k], got, 32);
+				ck_assert_msg(!memcmp(got, want[k], sizeof got),
+				              "program %d call %d output %d", prog,
+				              call, k);
+			}
+		}
+		tg_scope_end();
+		tg_jit_free(j);
+	}
+}
+END_TEST
+
 /* ----------------------------------------------------------- training */
 
 typedef struct model {
@@ -800,6 +896,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, inputs_that_are_views);
 	tcase_add_test(tc, non_inputs_are_read_from_their_memory);
 	tcase_add_test(tc, outputs_that_are_inputs_or_weights);
+	tcase_add_test(tc, random_programs_replay_as_eager);
 	tcase_add_test(tc, training_equals_eager);
 	tcase_add_test(tc, jit_0_runs_every_call);
 	tcase_add_test(tc, jit_2_replays_without_graphs);
