@@ -244,28 +244,6 @@ static void shuffle(size_t *p, size_t n, unsigned long *seed)
  * captured, and every later one replays the captured kernels with the
  * new batch (no graph building, scheduling or lookups). */
 
-typedef struct trainer {
-	model *m;
-	tg_optim *opt;
-} trainer;
-
-/* One training step: in = { images, labels }, out = { loss }. */
-static int train_step(void *ctx, tg_tensor *const *in, size_t nin,
-                      tg_tensor **out, size_t nout)
-{
-	trainer *t = ctx;
-	tg_tensor *loss;
-
-	(void)nin, (void)nout;
-	loss = tg_sparse_categorical_crossentropy(model_forward(t->m, in[0]),
-	                                          in[1], -1, 0);
-	if (!loss || tg_optim_zero_grad(t->opt) || tg_backward(loss, NULL) ||
-	    tg_optim_step(t->opt, &loss, 1))
-		return tg_last_status();
-	out[0] = loss;
-	return 0;
-}
-
 /* in = { images }, out = { predicted classes } (eval mode, no grad). */
 static int eval_step(void *ctx, tg_tensor *const *in, size_t nin,
                      tg_tensor **out, size_t nout)
@@ -399,7 +377,7 @@ static int train(model *m, tg_state *st, const dataset *tr,
 	tg_tensor **ts = NULL;
 	tg_optim *opt = NULL;
 	trainer tr_ctx = { m, NULL };
-	tg_jit *step_jit = tg_jit_new(train_step, &tr_ctx);
+	tg_jit *step_jit = tg_jit_new(model_train_step, &tr_ctx);
 	tg_jit *eval_jit = tg_jit_new(eval_step, m);
 	char path[1100];
 

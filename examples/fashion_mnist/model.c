@@ -69,3 +69,19 @@ tg_tensor *model_forward(model *m, const tg_tensor *x)
 	return h;
 }
 
+
+int model_train_step(void *ctx, tg_tensor *const *in, size_t nin,
+                     tg_tensor **out, size_t nout)
+{
+	trainer *t = ctx;
+	tg_tensor *loss;
+
+	(void)nin, (void)nout;
+	loss = tg_sparse_categorical_crossentropy(model_forward(t->m, in[0]),
+	                                          in[1], -1, 0);
+	if (!loss || tg_optim_zero_grad(t->opt) || tg_backward(loss, NULL) ||
+	    tg_optim_step(t->opt, &loss, 1))
+		return tg_last_status();
+	out[0] = loss;
+	return 0;
+}

@@ -24,4 +24,14 @@ tg_state *model_state(const model *m);
 /* Logits (N, CLASSES) of x (N, 1, 28, 28). */
 tg_tensor *model_forward(model *m, const tg_tensor *x);
 
+/* What a training step needs: the model and its optimizer. */
+typedef struct trainer {
+	model *m;
+	tg_optim *opt;
+} trainer;
+/* One training step, as a tg_jit step (ctx: a trainer): in = { images,
+ * labels }, out = { loss }; backward and the optimizer's update. */
+int model_train_step(void *ctx, tg_tensor *const *in, size_t nin,
+                     tg_tensor **out, size_t nout);
+
 #endif

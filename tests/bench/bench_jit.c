@@ -128,52 +128,38 @@ out:
 
 /* ---------------------------------------------- a Fashion-MNIST step */
 
-typedef struct trainer {
-	model m;
-	tg_optim *opt;
+/* The example's model and its trainer (whose m points at model). */
+typedef struct bench_model {
+	model model;
+	trainer t;
 	tg_state *st;
 	tg_tensor **params;
-} trainer;
+} bench_model;
 
-static int train_step(void *ctx, tg_tensor *const *in, size_t nin,
-                      tg_tensor **out, size_t nout)
+static void bench_model_free(bench_model *t)
 {
-	trainer *t = ctx;
-	tg_tensor *loss;
-
-	(void)nin, (void)nout;
-	loss = tg_sparse_categorical_crossentropy(model_forward(&t->m, in[0]),
-	                                          in[1], -1, 0);
-	if (!loss || tg_optim_zero_grad(t->opt) || tg_backward(loss, NULL) ||
-	    tg_optim_step(t->opt, &loss, 1))
-		return tg_last_status();
-	out[0] = loss;
-	return 0;
-}
-
-static void trainer_free(trainer *t)
-{
-	tg_optim_free(t->opt);
+	tg_optim_free(t->t.opt);
 	free(t->params);
 	tg_state_free(t->st);
-	model_free(&t->m);
+	model_free(&t->model);
 }
 
 /* The example's model and optimizer, from seed 1 (so two are equal). */
-static int trainer_init(trainer *t)
+static int bench_model_init(bench_model *t)
 {
 	size_t i, n;
 
 	memset(t, 0, sizeof *t);
+	t->t.m = &t->model;
 	tg_manual_seed(1);
-	if (model_init(&t->m, dev, 1) || !(t->st = model_state(&t->m)))
+	if (model_init(&t->model, dev, 1) || !(t->st = model_state(&t->model)))
 		return fail("model");
 	n = tg_state_count(t->st);
 	if (!(t->params = malloc(n * sizeof *t->params)))
 		return fail("model");
 	for (i = 0; i < n; i++)
 		t->params[i] = tg_state_tensor(t->st, i);
-	if (!(t->opt = tg_optim_adam(t->params, n, 1e-3, 0.9, 0.999, 1e-8)))
+	if (!(t->t.opt = tg_optim_adam(t->params, n, 1e-3, 0.9, 0.999, 1e-8)))
 		return fail("adam");
 	return 0;
 }
@@ -197,7 +183,7 @@ static int batch(int s, tg_tensor **in)
 
 /* Runs `steps` training steps (through jit when not NULL), timing those
  * after the first `warm`; losses go to loss[]. */
-static double train(trainer *t, tg_jit *jit, int warm, int steps,
+static double train(bench_model *t, tg_jit *jit, int warm, int steps,
                     float *loss)
 {
 	double t0 = 0;
@@ -213,7 +199,7 @@ static double train(trainer *t, tg_jit *jit, int warm, int steps,
 		tg_scope_begin();
 		if (!(rc = batch(s, in))) {
 			rc = jit ? tg_jit_call(jit, in, 2, &out, 1)
-			         : train_step(t, in, 2, &out, 1);
+			         : model_train_step(&t->t, in, 2, &out, 1);
 			if (!rc)
 				rc = tg_tensor_item(out, &v);
 			loss[s] = (float)v;
@@ -228,16 +214,16 @@ static int bench_step(int quick, struct jit_figures *f)
 {
 	int steps = quick ? 4 : 8;
 	float le[8], lj[8];
-	trainer a, b;
+	bench_model a = { 0 }, b = { 0 };
 	tg_jit *jit = NULL;
 	double te = -1, tj = -1;
 
-	if (!trainer_init(&a) && (te = train(&a, NULL, 2, steps, le)) >= 0 &&
-	    !trainer_init(&b) && (jit = tg_jit_new(train_step, &b)))
+	if (!bench_model_init(&a) && (te = train(&a, NULL, 2, steps, le)) >= 0 &&
+	    !bench_model_init(&b) && (jit = tg_jit_new(model_train_step, &b.t)))
 		tj = train(&b, jit, 2, steps, lj);
 	tg_jit_free(jit);
-	trainer_free(&a);
-	trainer_free(&b);
+	bench_model_free(&a);
+	bench_model_free(&b);
 	if (te < 0 || tj < 0)
 		return -1;
 	if (memcmp(le, lj, (size_t)steps * sizeof *le)) {
