@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core.h"
-#include "engine/engine.h"
+#include "tensor/tensor.h"
 
 int tg_init(void)
 {
@@ -20,6 +20,7 @@ int tg_init(void)
 
 void tg_shutdown(void)
 {
+	tg_random_reset();  /* tensors: before the devices go */
 	pthread_mutex_lock(&tg_lock);
 	tg_method_cache_clear();
 	tg_schedule_context_free();

@@ -6,9 +6,13 @@
  * Each call consumes `numel` counter values: counters c..c+h-1 and
  * c+h..c+2h-1 (h = ceil(numel/2)) go through Threefry as the two words
  * of one block keyed by the seed; the first numel of the concatenated
- * output words are the random bits.  The counter reaches the kernel as
- * a one-element buffer, not a constant, so that every call of the same
- * shape reuses one compiled kernel.
+ * output words are the random bits.  The counter lives on each device
+ * as a one-element buffer (tinygrad's _rng_counter), not a constant, so
+ * that every call of the same shape reuses one compiled kernel.  A draw
+ * runs two tiny kernels at once: the counters of this draw (c..c+h-1,
+ * from the counter's current value) and the counter's advance, in
+ * place.  So a JIT capture records both, and every replay draws new
+ * numbers, exactly those the same calls would draw eagerly.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -21,13 +25,26 @@
 
 static _Atomic uint64_t rng_seed;
 static atomic_flag seeded = ATOMIC_FLAG_INIT;
-static _Atomic uint32_t rng_counter;
+
+/* The counter per device: realized uint32 (1,) tensors, owned here.
+ * rng_lock guards them and makes a draw and its advance one step. */
+static pthread_mutex_t rng_lock = PTHREAD_MUTEX_INITIALIZER;
+static TG_VEC(tg_tensor *) counters;
+
+void tg_random_reset(void)
+{
+	pthread_mutex_lock(&rng_lock);
+	for (size_t i = 0; i < counters.n; i++)
+		tg_tensor_unref(counters.v[i]);
+	TG_VEC_FREE(&counters);
+	pthread_mutex_unlock(&rng_lock);
+}
 
 void tg_manual_seed(uint64_t seed)
 {
 	atomic_flag_test_and_set(&seeded);
 	atomic_store(&rng_seed, seed);
-	atomic_store(&rng_counter, 0);
+	tg_random_reset();  /* the counters start again from 0 */
 }
 
 /* tinygrad seeds from the clock unless told otherwise. */
@@ -63,17 +80,61 @@ static int64_t numel_of(size_t ndim, const int64_t *shape)
 	return n;
 }
 
+/* dev's counter (borrowed; made at 0 on first use).  Under rng_lock. */
+static tg_tensor *counter_of(tg_dev *dev)
+{
+	uint32_t zero = 0;
+	int64_t one = 1;
+	tg_tensor *c;
+
+	for (size_t i = 0; i < counters.n; i++)
+		if (tg_tensor_dev(counters.v[i]) == dev)
+			return counters.v[i];
+	tg_scope_begin();  /* a reference of our own, in no scope */
+	c = tg_tensor_ref(tg_tensor_new(dev, TG_UINT32, 1, &one, &zero));
+	tg_scope_end();
+	if (!c || tg_realize(c)) {
+		tg_tensor_unref(c);
+		return NULL;
+	}
+	if (TG_VEC_PUSH(&counters, c)) {
+		tg_tensor_unref(c);
+		return tg_error_oom("rand: counter"), NULL;
+	}
+	return c;
+}
+
+/* The counters c..c+half-1 of a draw of num words, realized, and the
+ * device's counter advanced by num (one realize: the read runs
+ * first). */
+static tg_tensor *draw_counters(tg_dev *dev, int64_t num, int64_t half)
+{
+	tg_tensor *ctr, *c1 = NULL, *both[2];
+
+	pthread_mutex_lock(&rng_lock);
+	if ((ctr = counter_of(dev))) {
+		c1 = tg_add(tg_arange(dev, TG_UINT32, 0, (double)half, 1),
+		            tg_expand(ctr, 1, &half));
+		both[0] = c1;
+		both[1] = ctr;
+		if (!c1 || tg_assign(ctr, tg_add_s(ctr, (double)num)) ||
+		    tg_realize_many(both, 2))
+			c1 = NULL;
+	}
+	pthread_mutex_unlock(&rng_lock);
+	return c1;
+}
+
 /* numel uint32 random words, flat. */
 static tg_tensor *random_bits(tg_dev *dev, int64_t num)
 {
-	int64_t half = (num + 1) / 2, one = 1, cut[2] = { 0, num };
-	uint32_t start = atomic_fetch_add(&rng_counter, (uint32_t)num);
-	tg_tensor *c, *c1, *c2, *x, *key, *lo, *hi;
+	int64_t half = (num + 1) / 2, cut[2] = { 0, num };
+	tg_tensor *c1, *c2, *x, *key, *lo, *hi;
 	const tg_tensor *both[2];
 
-	c = tg_tensor_new(dev, TG_UINT32, 1, &one, &start);
-	c1 = tg_add(tg_arange(dev, TG_UINT32, 0, (double)half, 1),
-	            tg_expand(c, 1, &half));
+	if (!(dev = dev ? dev : tg_dev_get(NULL)) ||
+	    !(c1 = draw_counters(dev, num, half)))
+		return NULL;
 	c2 = tg_add_s(c1, (double)half);
 	x = tg_bitwise_or(tg_lshift_s(tg_cast(c2, TG_UINT64), 32),
 	                  tg_cast(c1, TG_UINT64));
@@ -99,12 +160,6 @@ static tg_tensor *rand_f32(const char *op, tg_dev *dev, size_t ndim,
 
 	if (num == 0)
 		return tg_zeros(dev, TG_FLOAT32, ndim, shape);
-	/* the counter is copied in from the host, which a replay does not
-	 * do: every replay would draw the capture's numbers */
-	if (tg_capturing())
-		return tg_t_fail(TG_EUNSUPPORTED, op, "random numbers in a "
-		                 "step the jit captures are not supported yet "
-		                 "(every replay would repeat them)");
 	if (num > INT32_MAX)
 		return tg_t_fail(TG_EINVAL, op, "%lld elements (at most %d)",
 		                 (long long)num, INT32_MAX);

@@ -92,6 +92,9 @@ tg_dtype tg_dtype_default_float(void);
  * all. */
 int tg_t_keep_all(tg_tensor **ts, size_t n);
 
+/* Frees the random counters of every device (tg_shutdown). */
+void tg_random_reset(void);
+
 /* ---- primitives (new references; NULL in, NULL out) ---- */
 
 /* The ALU op on same-shape, same-device operands: a, b, c as the op's

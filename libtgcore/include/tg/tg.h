@@ -1101,9 +1101,9 @@ TG_API tg_tensor *tg_dropout(const tg_tensor *x, double p);
  *  - The step's C code does not run on replays: its control flow is
  *    the capture's, and it may not read values to the host during the
  *    capture (tg_tensor_data and tg_tensor_item fail then); return the
- *    tensor as an output instead.  Random numbers (tg_rand, dropout in
- *    training) are refused during a capture for now, since every
- *    replay would repeat the capture's draw.
+ *    tensor as an output instead.  Random numbers (tg_rand, dropout)
+ *    are fine: their counter advances on the device, so replays draw
+ *    what the same calls would draw eagerly.
  *  - Memory the step allocated belongs to the record and is reused on
  *    every replay.
  *  - Outputs are new tensors with no gradient history, in the caller's
