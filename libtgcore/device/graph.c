@@ -119,6 +119,10 @@ tg_graph *tg_graph_new(tg_program *const *progs, const tg_launch_args *args,
 
 int tg_graph_set_buffer(tg_graph *g, size_t i, size_t k, tg_buffer *b)
 {
+	if (i >= g->n || k >= g->launches[i].nbufs || !b)
+		return tg_error(TG_EINVAL, "graph: buffer %zu of launch %zu: "
+		                "%s", k, i, i >= g->n ? "no such launch" :
+		                !b ? "the buffer is NULL" : "no such buffer");
 	if (tg_buffer_dev(b) != g->dev)
 		return tg_error(TG_EINVAL, "graph: buffer %zu of launch %zu "
 		                "('%s') is on %s, the graph on %s", k, i,
@@ -129,6 +133,8 @@ int tg_graph_set_buffer(tg_graph *g, size_t i, size_t k, tg_buffer *b)
 
 void tg_graph_set_val(tg_graph *g, size_t i, size_t k, int64_t v)
 {
+	if (TG_NEVER(i >= g->n || k >= g->launches[i].nvals))
+		return; /* no status to return: a caller's bug */
 	((int64_t *)g->launches[i].vals)[k] = v;
 }
 
