@@ -2,8 +2,8 @@
 /*
  * cpu.c - the CPU device: host memory, caps for the C renderer, and the
  * runtime that loads kernels (compile.c) and runs them on the thread pool
- * (pool.c).  The TG_PLUGIN_DEFINE block at the bottom is the table of
- * contents.
+ * (pool.c), one launch at a time or a recorded graph of them at once.
+ * The TG_PLUGIN_DEFINE block at the bottom is the table of contents.
  *
  * Config keys, section [cpu] (TG_CPU_* in the environment):
  *   cc      compiler command, split on blanks      default "cc"
@@ -183,26 +183,38 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The work-items of a launch (`what` names it in errors). */
+static int launch_total(const struct tg_host *host, const char *what,
+                        const struct tg_launch *args, size_t *total)
+{
+	if (!TG_HAS(args, struct tg_launch, elapsed_s))
+		return host->set_error(host, TG_EINVAL, "%s: struct "
+			"tg_launch of %zu bytes, need %zu", what,
+			args->struct_size,
+			TG_STRUCT_SIZE(struct tg_launch, elapsed_s));
+	if (total_items(args->global, total) != 0)
+		return host->set_error(host, TG_EINVAL, "%s: global size "
+			"%zu x %zu x %zu overflows size_t", what,
+			args->global[0], args->global[1], args->global[2]);
+	return 0;
+}
+
 /* Synchronous: returns when every chunk has run. */
 static int cpu_launch(struct tg_device *dev, void *prog,
                       struct tg_launch *args)
 {
 	struct cpu_ctx *ctx = dev->ctx;
-	const struct tg_host *host = ctx->host;
 	const struct cpu_program *p = prog;
 	struct cpu_job job;
+	size_t total;
 	double start;
+	int ret;
 
-	if (!TG_HAS(args, struct tg_launch, elapsed_s))
-		return host->set_error(host, TG_EINVAL, "cpu launch: struct "
-			"tg_launch of %zu bytes, need %zu", args->struct_size,
-			TG_STRUCT_SIZE(struct tg_launch, elapsed_s));
+	if ((ret = launch_total(ctx->host, "cpu launch", args, &total)))
+		return ret;
 	job = (struct cpu_job){ .fn = p->fn, .bufs = args->bufs,
-	                        .vals = args->vals, .global = args->global };
-	if (total_items(args->global, &job.total) != 0)
-		return host->set_error(host, TG_EINVAL, "cpu launch: global "
-			"size %zu x %zu x %zu overflows size_t",
-			args->global[0], args->global[1], args->global[2]);
+	                        .vals = args->vals, .global = args->global,
+	                        .total = total };
 	start = args->wait ? now_s() : 0.0;
 	cpu_pool_run(ctx->pool, &job);
 	if (args->wait)
@@ -221,6 +233,88 @@ static void cpu_program_release(struct tg_device *dev, void *prog)
 {
 	(void)dev;
 	cpu_program_free(prog);
+}
+
+/* ------------------------------------------------------------------ */
+/* Graphs: the launches as one list for the pool                       */
+/* ------------------------------------------------------------------ */
+
+/* One job per launch.  The geometry is recorded; the buffers and values
+ * are taken from the launches of each run. */
+struct cpu_graph {
+	size_t n;
+	struct cpu_job *jobs; /* owned, n of them */
+	size_t (*global)[3];  /* owned, n of them: jobs[i].global */
+};
+
+static void cpu_graph_free(struct tg_device *dev, void *graph)
+{
+	struct cpu_graph *g = graph;
+
+	(void)dev;
+	if (g == NULL)
+		return;
+	free(g->jobs);
+	free(g->global);
+	free(g);
+}
+
+/* Job i of g from launch i. */
+static int graph_job(const struct tg_host *host, struct cpu_graph *g,
+                     size_t i, const struct cpu_program *p,
+                     const struct tg_launch *a)
+{
+	char what[64];
+
+	snprintf(what, sizeof what, "cpu graph_new: launch %zu", i);
+	memcpy(g->global[i], a->global, sizeof g->global[i]);
+	g->jobs[i] = (struct cpu_job){ .fn = p->fn, .global = g->global[i] };
+	return launch_total(host, what, a, &g->jobs[i].total);
+}
+
+static int cpu_graph_new(struct tg_device *dev, void *const *progs,
+                         struct tg_launch *const *launches, size_t n,
+                         void **graph)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+	struct cpu_graph *g = calloc(1, sizeof(*g));
+	int ret = 0;
+
+	if (g != NULL) {
+		g->jobs = calloc(n > 0 ? n : 1, sizeof(*g->jobs));
+		g->global = calloc(n > 0 ? n : 1, sizeof(*g->global));
+	}
+	if (g == NULL || g->jobs == NULL || g->global == NULL)
+		ret = ctx->host->set_error(ctx->host, TG_ENOMEM, "cpu "
+			"graph_new: out of host memory for %zu launches", n);
+	for (size_t i = 0; i < n && ret == 0; i++)
+		ret = graph_job(ctx->host, g, i, progs[i], launches[i]);
+	if (ret != 0) {
+		cpu_graph_free(dev, g);
+		return ret;
+	}
+	g->n = n;
+	*graph = g;
+	return 0;
+}
+
+/* Synchronous, like launch: returns when every kernel has run. */
+static int cpu_graph_run(struct tg_device *dev, void *graph,
+                         struct tg_launch *const *launches, size_t n)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+	struct cpu_graph *g = graph;
+
+	if (n != g->n)
+		return ctx->host->set_error(ctx->host, TG_EINVAL, "cpu "
+			"graph_run: %zu launches, the graph recorded %zu", n,
+			g->n);
+	for (size_t i = 0; i < n; i++) {
+		g->jobs[i].bufs = launches[i]->bufs;
+		g->jobs[i].vals = launches[i]->vals;
+	}
+	cpu_pool_run_graph(ctx->pool, g->jobs, n);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -359,11 +453,14 @@ static const struct tg_renderer_caps cpu_renderer = {
 };
 
 static const struct tg_runtime_iface cpu_runtime = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
+	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, graph_free),
 	.load = cpu_load,
 	.launch = cpu_launch,
 	.synchronize = cpu_synchronize,
 	.program_free = cpu_program_release,
+	.graph_new = cpu_graph_new,
+	.graph_run = cpu_graph_run,
+	.graph_free = cpu_graph_free,
 };
 
 static const char *const cpu_aliases[] = { "CLANG", NULL };

@@ -4,7 +4,8 @@
  * The CPU device runs kernels rendered as C (TG_DIALECT_C): the system C
  * compiler turns them into shared objects (compile.c), which are loaded
  * from memory and run on a persistent thread pool (pool.c).  cpu.c holds
- * the device, its allocator and the descriptor the core sees.
+ * the device, its allocator, the runtime (launches and graphs) and the
+ * descriptor the core sees.
  */
 #ifndef TG_PLUGIN_CPU_H
 #define TG_PLUGIN_CPU_H
@@ -81,5 +82,12 @@ void cpu_pool_free(struct cpu_pool *pool);
 /* Runs the job in one contiguous chunk per thread and returns when all
  * chunks are done.  Safe to call from several threads (they take turns). */
 void cpu_pool_run(struct cpu_pool *pool, const struct cpu_job *job);
+/* Runs jobs[0..n-1] in order, each seeing the writes of the ones
+ * before, and returns when all are done: the workers are woken once,
+ * split each job as cpu_pool_run would and meet at a spinning barrier
+ * between jobs; jobs too small to share run on the calling thread.
+ * Safe to call from several threads (they take turns). */
+void cpu_pool_run_graph(struct cpu_pool *pool, const struct cpu_job *jobs,
+                        size_t n);
 
 #endif /* TG_PLUGIN_CPU_H */

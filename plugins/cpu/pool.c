@@ -1,24 +1,47 @@
 #include "config.h"
 /*
- * pool.c - a persistent thread pool for kernel launches.
+ * pool.c - a persistent thread pool for kernel launches and graphs.
  *
  * nthreads - 1 workers sleep on a condition variable; a launch posts one
  * job, numbered by `gen`, and the launching thread runs chunk 0 itself
- * while worker i runs chunk i.  Everything shared is guarded by one mutex
- * and two condition variables (no spinning), so helgrind and TSan can
- * follow it.  A worker that wakes late simply sees a newer `gen`: the
- * launcher waits only for workers that have a chunk, and each chunk is
- * taken exactly once because a worker remembers the last gen it saw.
+ * while worker i runs chunk i.  Everything a launch shares is guarded by
+ * one mutex and two condition variables (no spinning), so helgrind and
+ * TSan can follow it.  A worker that wakes late simply sees a newer
+ * `gen`: the launcher waits only for workers that have a chunk, and each
+ * chunk is taken exactly once because a worker remembers the last gen it
+ * saw.
+ *
+ * A graph (a list of jobs run in order) is posted the same way, once:
+ * then every thread walks the list, runs its chunk of each job and meets
+ * the others at a barrier before the next job, since a job may read what
+ * the one before wrote.  The barrier is one counter that only grows
+ * (C11 atomics, release on arrival, acquire while waiting), spun on
+ * briefly and then yielded on: a condition variable per kernel would cost
+ * a wake-up per kernel, which is what a graph is there to avoid.  The
+ * poster returns after every thread arrived at the last barrier, so no
+ * worker can miss a graph's gen.  Jobs too small to share run on the
+ * posting thread: alone at the ends of the list (the workers are not
+ * woken for them) and, between shared jobs, as one step of thread 0.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cpu.h"
+
+/* Helgrind follows mutexes, not C11 atomics: the barrier tells it that
+ * what came before an arrival happens before what follows the wait. */
+#ifdef HAVE_VALGRIND_HELGRIND_H
+#include <valgrind/helgrind.h>
+#else
+#define ANNOTATE_HAPPENS_BEFORE(obj) ((void)(obj))
+#define ANNOTATE_HAPPENS_AFTER(obj) ((void)(obj))
+#endif
 
 /* More threads than this is a typo, not a machine. */
 #define POOL_MAX_THREADS 4096
@@ -29,18 +52,31 @@ struct worker {
 	pthread_t tid;
 };
 
+/* The part of a graph posted to the workers: jobs [0, n), the first
+ * and the last shared.  Step s of it is over when the barrier counter
+ * reaches base + nthreads * (s + 1). */
+struct segment {
+	const struct cpu_job *jobs; /* borrowed for the run */
+	size_t n;                   /* 0: the gen is a single job */
+	size_t base;
+};
+
 struct cpu_pool {
-	pthread_mutex_t run_lock; /* one launch at a time */
-	pthread_mutex_t lock;     /* guards every field below */
+	pthread_mutex_t run_lock; /* one launch or graph at a time */
+	pthread_mutex_t lock;     /* guards every field below but arrived */
 	pthread_cond_t work;      /* gen moved on, or stop was set */
 	pthread_cond_t done;      /* pending reached 0 */
 	struct cpu_job job;       /* the job of generation `gen` */
+	struct segment seg;       /* or the graph of generation `gen` */
 	size_t nchunks;           /* chunks of that job, caller's included */
 	size_t pending;           /* chunks still running on workers */
 	uint64_t gen;
 	int stop;
 	size_t nworkers;
 	struct worker *workers;   /* owned, nworkers of them */
+	/* Barrier arrivals of graph runs, ever; only grows.  Written by
+	 * every thread of a run without the lock. */
+	atomic_size_t arrived;
 };
 
 /* ------------------------------------------------------------------ */
@@ -88,6 +124,22 @@ int cpu_pool_threads(const struct tg_host *host, size_t *nthreads)
 /* Running chunks                                                      */
 /* ------------------------------------------------------------------ */
 
+/* Fewer work items than this run on one thread: waking the workers
+ * costs tens of microseconds, more than such a kernel (a tiny
+ * elementwise op, the last stage of a split reduce) takes. */
+#define INLINE_ITEMS 32
+
+/* Chunks a job of `total` items is cut into: one per thread, never more
+ * than items, and one under INLINE_ITEMS. */
+static size_t chunks_of(const struct cpu_pool *pool, size_t total)
+{
+	size_t nchunks = pool->nworkers + 1;
+
+	if (total < nchunks || total < INLINE_ITEMS)
+		nchunks = total < INLINE_ITEMS ? 1 : total;
+	return nchunks;
+}
+
 /* Chunk k of n over [0, total): the first total % n chunks get one item
  * more.  Written without total * k, which could overflow. */
 static void run_chunk(const struct cpu_job *job, size_t n, size_t k)
@@ -99,6 +151,104 @@ static void run_chunk(const struct cpu_job *job, size_t n, size_t k)
 	job->fn(job->bufs, job->vals, job->global, lo, hi);
 }
 
+/* A job on the calling thread alone. */
+static void run_alone(const struct cpu_job *job)
+{
+	if (job->total > 0)
+		run_chunk(job, 1, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Graphs: the barrier and the steps                                   */
+/* ------------------------------------------------------------------ */
+
+/* Spins before yielding: the others are usually a kernel's length
+ * behind, well under a time slice. */
+#define SPIN_LIMIT 1000
+
+static void cpu_relax(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Returns once `target` arrivals happened; what the arriving threads
+ * wrote before arriving is then visible here (acquire, against their
+ * release: each fetch_add continues the release sequence). */
+static void barrier_wait(struct cpu_pool *pool, size_t target)
+{
+	unsigned spins = 0;
+
+	while (atomic_load_explicit(&pool->arrived, memory_order_acquire) <
+	       target) {
+		if (spins < SPIN_LIMIT) {
+			spins++;
+			cpu_relax();
+		} else {
+			sched_yield();
+		}
+	}
+	ANNOTATE_HAPPENS_AFTER(&pool->arrived);
+}
+
+static void barrier_arrive(struct cpu_pool *pool)
+{
+	ANNOTATE_HAPPENS_BEFORE(&pool->arrived);
+	atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_release);
+}
+
+/* The end of the step that starts at job i: the job alone when it is
+ * shared, else the run of unshared jobs from i (one thread runs them
+ * back to back, so they need no barrier between them). */
+static size_t step_end(const struct cpu_pool *pool,
+                       const struct segment *seg, size_t i)
+{
+	if (chunks_of(pool, seg->jobs[i].total) > 1)
+		return i + 1;
+	while (i < seg->n && chunks_of(pool, seg->jobs[i].total) == 1)
+		i++;
+	return i;
+}
+
+/* Thread `me`'s part of jobs [i, end), one step. */
+static void run_step(const struct cpu_pool *pool, const struct cpu_job *jobs,
+                     size_t i, size_t end, size_t me)
+{
+	size_t k = chunks_of(pool, jobs[i].total);
+
+	if (k > 1) {
+		if (me < k)
+			run_chunk(&jobs[i], k, me);
+		return;
+	}
+	for (; me == 0 && i < end; i++)
+		run_alone(&jobs[i]);
+}
+
+/* Thread `me`'s walk through a segment: each step, then the barrier.
+ * Workers only arrive at the last one (only the poster waits there, to
+ * know that everything ran), and go back to sleep. */
+static void run_segment(struct cpu_pool *pool, const struct segment *seg,
+                        size_t me)
+{
+	size_t nthreads = pool->nworkers + 1, target = seg->base;
+	size_t i, end;
+
+	for (i = 0; i < seg->n; i = end) {
+		end = step_end(pool, seg, i);
+		run_step(pool, seg->jobs, i, end, me);
+		target += nthreads;
+		barrier_arrive(pool);
+		if (end < seg->n || me == 0)
+			barrier_wait(pool, target);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Posting work                                                        */
+/* ------------------------------------------------------------------ */
+
 /* Waits for a generation newer than `*seen`; 0 when told to stop.
  * Called and returns with pool->lock held. */
 static int wait_job(struct cpu_pool *pool, uint64_t *seen)
@@ -109,26 +259,38 @@ static int wait_job(struct cpu_pool *pool, uint64_t *seen)
 	return !pool->stop;
 }
 
+/* Runs worker w's part of the current gen, a graph segment or a chunk
+ * of a job.  Called and returns with pool->lock held. */
+static void run_posted(struct cpu_pool *pool, const struct worker *w)
+{
+	struct segment seg = pool->seg;
+	struct cpu_job job = pool->job;
+	size_t n = pool->nchunks;
+
+	if (seg.n > 0) {
+		pthread_mutex_unlock(&pool->lock);
+		run_segment(pool, &seg, w->index);
+		pthread_mutex_lock(&pool->lock);
+		return;
+	}
+	if (w->index >= n)
+		return; /* fewer items than threads: no chunk */
+	pthread_mutex_unlock(&pool->lock);
+	run_chunk(&job, n, w->index);
+	pthread_mutex_lock(&pool->lock);
+	if (--pool->pending == 0)
+		pthread_cond_signal(&pool->done);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct cpu_pool *pool = w->pool;
 	uint64_t seen = 0;
-	struct cpu_job job;
-	size_t n;
 
 	pthread_mutex_lock(&pool->lock);
-	while (wait_job(pool, &seen)) {
-		if (w->index >= pool->nchunks)
-			continue; /* fewer items than threads: no chunk */
-		job = pool->job;
-		n = pool->nchunks;
-		pthread_mutex_unlock(&pool->lock);
-		run_chunk(&job, n, w->index);
-		pthread_mutex_lock(&pool->lock);
-		if (--pool->pending == 0)
-			pthread_cond_signal(&pool->done);
-	}
+	while (wait_job(pool, &seen))
+		run_posted(pool, w);
 	pthread_mutex_unlock(&pool->lock);
 	return NULL;
 }
@@ -139,6 +301,7 @@ static void run_shared(struct cpu_pool *pool, const struct cpu_job *job,
 {
 	pthread_mutex_lock(&pool->lock);
 	pool->job = *job;
+	pool->seg.n = 0;
 	pool->nchunks = nchunks;
 	pool->pending = nchunks - 1;
 	pool->gen++;
@@ -153,25 +316,53 @@ static void run_shared(struct cpu_pool *pool, const struct cpu_job *job,
 	pthread_mutex_unlock(&pool->lock);
 }
 
-/* Fewer work items than this run on the launching thread: waking the
- * workers costs tens of microseconds, more than such a kernel (a tiny
- * elementwise op, the last stage of a split reduce) takes. */
-#define INLINE_ITEMS 32
-
 void cpu_pool_run(struct cpu_pool *pool, const struct cpu_job *job)
 {
-	size_t nchunks = pool->nworkers + 1;
+	size_t nchunks = chunks_of(pool, job->total);
 
-	if (job->total < nchunks || job->total < INLINE_ITEMS)
-		nchunks = job->total < INLINE_ITEMS ? 1 : job->total;
 	if (nchunks <= 1) { /* nothing to share: no locks, no wake-ups */
-		if (job->total > 0)
-			run_chunk(job, 1, 0);
+		run_alone(job);
 		return;
 	}
 	pthread_mutex_lock(&pool->run_lock);
 	run_shared(pool, job, nchunks);
 	pthread_mutex_unlock(&pool->run_lock);
+}
+
+/* Posts jobs [0, n) (the first and last shared) to every thread at once
+ * and takes part as thread 0; returns when all of them ran. */
+static void post_segment(struct cpu_pool *pool, const struct cpu_job *jobs,
+                         size_t n)
+{
+	struct segment seg = { .jobs = jobs, .n = n };
+
+	pthread_mutex_lock(&pool->run_lock);
+	/* exact: the poster before us waited for every arrival of its run,
+	 * and run_lock orders us after it */
+	seg.base = atomic_load_explicit(&pool->arrived, memory_order_relaxed);
+	pthread_mutex_lock(&pool->lock);
+	pool->seg = seg;
+	pool->gen++;
+	pthread_cond_broadcast(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
+	run_segment(pool, &seg, 0);
+	pthread_mutex_unlock(&pool->run_lock);
+}
+
+void cpu_pool_run_graph(struct cpu_pool *pool, const struct cpu_job *jobs,
+                        size_t n)
+{
+	size_t first = 0, last = n;
+
+	while (first < n && chunks_of(pool, jobs[first].total) == 1)
+		run_alone(&jobs[first++]);
+	if (first == n)
+		return; /* nothing to share: the workers sleep on */
+	while (chunks_of(pool, jobs[last - 1].total) == 1)
+		last--;
+	post_segment(pool, jobs + first, last - first);
+	for (; last < n; last++)
+		run_alone(&jobs[last]);
 }
 
 /* ------------------------------------------------------------------ */
