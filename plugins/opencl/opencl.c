@@ -752,11 +752,14 @@ static const struct tg_compiler_iface ocl_compiler = {
 /* The renderer caps are per device: ocl_ctx.caps, from query_device. */
 
 static const struct tg_runtime_iface ocl_runtime = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
+	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, graph_free),
 	.load = ocl_load,
 	.launch = ocl_launch,
 	.synchronize = ocl_synchronize,
 	.program_free = ocl_program_free,
+	.graph_new = ocl_graph_new,
+	.graph_run = ocl_graph_run,
+	.graph_free = ocl_graph_free,
 };
 
 /* tinygrad's GPU=1 meant OpenCL. */

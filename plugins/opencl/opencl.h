@@ -95,5 +95,13 @@ int ocl_load(struct tg_device *dev, const char *name, const void *blob,
 int ocl_launch(struct tg_device *dev, void *prog, struct tg_launch *args);
 int ocl_synchronize(struct tg_device *dev);
 void ocl_program_free(struct tg_device *dev, void *prog);
+/* Graphs: the launches checked once; a run queues them all under the
+ * lock and flushes once. */
+int ocl_graph_new(struct tg_device *dev, void *const *progs,
+                  struct tg_launch *const *launches, size_t n,
+                  void **graph);
+int ocl_graph_run(struct tg_device *dev, void *graph,
+                  struct tg_launch *const *launches, size_t n);
+void ocl_graph_free(struct tg_device *dev, void *graph);
 
 #endif /* TG_PLUGIN_OPENCL_H */

@@ -17,6 +17,12 @@
  * {1,1,1} leaves the work-group to the driver.  Kernel objects are not
  * thread-safe between clSetKernelArg and the enqueue, so a device-wide
  * mutex covers both.
+ *
+ * A graph is checked once when recorded; a run checks only the values
+ * (the one thing that may stop fitting), queues every launch under one
+ * hold of the mutex, setting each one's arguments right before its
+ * enqueue (two launches of one program share its kernel object), and
+ * flushes once.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -265,41 +271,62 @@ void ocl_program_free(struct tg_device *dev, void *prog)
 /* Launching                                                           */
 /* ------------------------------------------------------------------ */
 
-/* The argument count matches the kernel's and every value is an int. */
-static int check_args(struct ocl_ctx *ctx, const struct ocl_program *p,
+/* The first value that is not an int, or a->nvals. */
+static size_t bad_val(const struct tg_launch *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nvals; i++)
+		if (a->vals[i] < INT32_MIN || a->vals[i] > INT32_MAX)
+			break;
+	return i;
+}
+
+/* Every value is an int (`what` names the launch in the error). */
+static int check_vals(struct ocl_ctx *ctx, const char *what,
                       const struct tg_launch *a)
+{
+	size_t i = bad_val(a);
+
+	if (i == a->nvals)
+		return 0;
+	return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: value %zu is "
+		"%" PRId64 ", outside the kernel's int range", what, i,
+		a->vals[i]);
+}
+
+/* The argument count matches the kernel's and every value is an int. */
+static int check_args(struct ocl_ctx *ctx, const char *what,
+                      const struct ocl_program *p, const struct tg_launch *a)
 {
 	const struct tg_host *host = ctx->host;
 
 	if (a->nbufs + a->nvals != p->nargs)
-		return host->set_error(host, TG_EINVAL, "opencl: the kernel "
+		return host->set_error(host, TG_EINVAL, "%s: the kernel "
 			"takes %u arguments, the launch gives %zu buffers and "
-			"%zu values", (unsigned)p->nargs, a->nbufs, a->nvals);
-	for (size_t i = 0; i < a->nvals; i++)
-		if (a->vals[i] < INT32_MIN || a->vals[i] > INT32_MAX)
-			return host->set_error(host, TG_EINVAL, "opencl: value "
-				"%zu is %" PRId64 ", outside the kernel's int "
-				"range", i, a->vals[i]);
-	return 0;
+			"%zu values", what, (unsigned)p->nargs, a->nbufs,
+			a->nvals);
+	return check_vals(ctx, what, a);
 }
 
 /* Each axis holds whole work-groups within the device's limits. */
-static int check_axes(struct ocl_ctx *ctx, const size_t g[3],
-                      const size_t l[3])
+static int check_axes(struct ocl_ctx *ctx, const char *what,
+                      const size_t g[3], const size_t l[3])
 {
 	const struct tg_host *host = ctx->host;
 	const struct tg_renderer_caps *c = &ctx->caps;
 
 	for (int i = 0; i < 3; i++) {
 		if (g[i] == 0 || l[i] == 0 || g[i] % l[i] != 0)
-			return host->set_error(host, TG_EINVAL, "opencl: "
-				"global size %zu x %zu x %zu is not a positive "
+			return host->set_error(host, TG_EINVAL, "%s: global "
+				"size %zu x %zu x %zu is not a positive "
 				"multiple of local size %zu x %zu x %zu (axis "
-				"%d)", g[0], g[1], g[2], l[0], l[1], l[2], i);
+				"%d)", what, g[0], g[1], g[2], l[0], l[1], l[2],
+				i);
 		if (l[i] > c->local_max[i] || g[i] > c->global_max[i])
-			return host->set_error(host, TG_EINVAL, "opencl: "
-				"axis %d: global %zu / local %zu exceed %s's "
-				"limits %zu / %zu", i, g[i], l[i], ctx->name,
+			return host->set_error(host, TG_EINVAL, "%s: axis %d: "
+				"global %zu / local %zu exceed %s's limits %zu "
+				"/ %zu", what, i, g[i], l[i], ctx->name,
 				c->global_max[i], c->local_max[i]);
 	}
 	return 0;
@@ -307,8 +334,8 @@ static int check_axes(struct ocl_ctx *ctx, const size_t g[3],
 
 /* The work-group fits the device and this kernel (whose registers or
  * local memory may allow fewer items than the device's maximum). */
-static int check_group(struct ocl_ctx *ctx, const struct ocl_program *p,
-                       const size_t l[3])
+static int check_group(struct ocl_ctx *ctx, const char *what,
+                       const struct ocl_program *p, const size_t l[3])
 {
 	size_t group = l[0] * l[1] * l[2], most = ctx->caps.local_max_total;
 
@@ -316,10 +343,28 @@ static int check_group(struct ocl_ctx *ctx, const struct ocl_program *p,
 		most = p->group_max;
 	if (group <= most)
 		return 0;
-	return ctx->host->set_error(ctx->host, TG_EINVAL, "opencl: local "
-		"size %zu x %zu x %zu is %zu work-items; this kernel runs at "
-		"most %zu per group on %s", l[0], l[1], l[2], group, most,
+	return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: local size "
+		"%zu x %zu x %zu is %zu work-items; this kernel runs at most "
+		"%zu per group on %s", what, l[0], l[1], l[2], group, most,
 		ctx->name);
+}
+
+/* Everything a launch is checked for before it is queued. */
+static int check_launch(struct ocl_ctx *ctx, const char *what,
+                        const struct ocl_program *p,
+                        const struct tg_launch *a)
+{
+	int ret;
+
+	if (!TG_HAS(a, struct tg_launch, elapsed_s))
+		return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: "
+			"struct tg_launch of %zu bytes, need %zu", what,
+			a->struct_size,
+			TG_STRUCT_SIZE(struct tg_launch, elapsed_s));
+	if ((ret = check_args(ctx, what, p, a)) != 0 ||
+	    (ret = check_axes(ctx, what, a->global, a->local)) != 0)
+		return ret;
+	return check_group(ctx, what, p, a->local);
 }
 
 static int set_args(struct ocl_ctx *ctx, const struct ocl_program *p,
@@ -345,27 +390,36 @@ static int set_args(struct ocl_ctx *ctx, const struct ocl_program *p,
 		a->nbufs + a->nvals, ctx->name, ocl_err_name(err));
 }
 
-/* Sets the arguments and queues the kernel, under the device lock. */
-static int enqueue(struct ocl_ctx *ctx, const struct ocl_program *p,
-                   const struct tg_launch *a, cl_event *ev)
+/* Sets the arguments and queues the kernel.  The caller holds the
+ * device lock: the arguments live on the kernel object until the
+ * enqueue captures them. */
+static int enqueue_locked(struct ocl_ctx *ctx, const struct ocl_program *p,
+                          const struct tg_launch *a, cl_event *ev)
 {
 	int whole = a->local[0] == 1 && a->local[1] == 1 && a->local[2] == 1;
 	cl_int err;
+	int ret = set_args(ctx, p, a);
+
+	if (ret != 0)
+		return ret;
+	err = clEnqueueNDRangeKernel(ctx->queue, p->kernel, 3, NULL,
+		a->global, whole ? NULL : a->local, 0, NULL, ev);
+	if (err == CL_SUCCESS)
+		return 0;
+	return ctx->host->set_error(ctx->host, ocl_status(err), "opencl: "
+		"clEnqueueNDRangeKernel global %zu x %zu x %zu local %zu x "
+		"%zu x %zu on %s: %s", a->global[0], a->global[1],
+		a->global[2], a->local[0], a->local[1], a->local[2],
+		ctx->name, ocl_err_name(err));
+}
+
+static int enqueue(struct ocl_ctx *ctx, const struct ocl_program *p,
+                   const struct tg_launch *a, cl_event *ev)
+{
 	int ret;
 
 	pthread_mutex_lock(&ctx->lock);
-	ret = set_args(ctx, p, a);
-	if (ret == 0) {
-		err = clEnqueueNDRangeKernel(ctx->queue, p->kernel, 3, NULL,
-			a->global, whole ? NULL : a->local, 0, NULL, ev);
-		if (err != CL_SUCCESS)
-			ret = ctx->host->set_error(ctx->host, ocl_status(err),
-				"opencl: clEnqueueNDRangeKernel global %zu x "
-				"%zu x %zu local %zu x %zu x %zu on %s: %s",
-				a->global[0], a->global[1], a->global[2],
-				a->local[0], a->local[1], a->local[2],
-				ctx->name, ocl_err_name(err));
-	}
+	ret = enqueue_locked(ctx, p, a, ev);
 	pthread_mutex_unlock(&ctx->lock);
 	return ret;
 }
@@ -404,14 +458,7 @@ int ocl_launch(struct tg_device *dev, void *prog, struct tg_launch *args)
 	cl_event ev = NULL;
 	int ret;
 
-	if (!TG_HAS(args, struct tg_launch, elapsed_s))
-		return ctx->host->set_error(ctx->host, TG_EINVAL, "opencl "
-			"launch: struct tg_launch of %zu bytes, need %zu",
-			args->struct_size,
-			TG_STRUCT_SIZE(struct tg_launch, elapsed_s));
-	if ((ret = check_args(ctx, p, args)) != 0 ||
-	    (ret = check_axes(ctx, args->global, args->local)) != 0 ||
-	    (ret = check_group(ctx, p, args->local)) != 0)
+	if ((ret = check_launch(ctx, "opencl launch", p, args)) != 0)
 		return ret;
 	ret = enqueue(ctx, p, args, args->wait ? &ev : NULL);
 	if (ret == 0 && args->wait)
@@ -430,4 +477,99 @@ int ocl_synchronize(struct tg_device *dev)
 		return 0;
 	return ctx->host->set_error(ctx->host, ocl_status(err), "opencl: "
 		"clFinish on %s: %s", ctx->name, ocl_err_name(err));
+}
+
+/* ------------------------------------------------------------------ */
+/* Graphs                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The recorded launches' programs: checked once, then queued back to
+ * back under one lock and flushed once per run. */
+struct ocl_graph {
+	size_t n;
+	const struct ocl_program **progs; /* owned array, n of them */
+};
+
+void ocl_graph_free(struct tg_device *dev, void *graph)
+{
+	struct ocl_graph *g = graph;
+
+	(void)dev;
+	if (g == NULL)
+		return;
+	free(g->progs);
+	free(g);
+}
+
+int ocl_graph_new(struct tg_device *dev, void *const *progs,
+                  struct tg_launch *const *launches, size_t n,
+                  void **graph)
+{
+	struct ocl_ctx *ctx = dev->ctx;
+	struct ocl_graph *g = calloc(1, sizeof(*g));
+	char what[64];
+	int ret = 0;
+
+	if (g == NULL || (g->progs = calloc(n ? n : 1, sizeof(*g->progs))) ==
+	    NULL)
+		ret = ctx->host->set_error(ctx->host, TG_ENOMEM, "opencl "
+			"graph_new: out of host memory for %zu launches", n);
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		snprintf(what, sizeof(what), "opencl graph_new: launch %zu",
+		         i);
+		g->progs[i] = progs[i];
+		ret = check_launch(ctx, what, progs[i], launches[i]);
+	}
+	if (ret != 0) {
+		ocl_graph_free(dev, g);
+		return ret;
+	}
+	g->n = n;
+	*graph = g;
+	return 0;
+}
+
+/* The values of a run still fit the kernels' ints (the rest was checked
+ * by graph_new and cannot change). */
+static int check_run(struct ocl_ctx *ctx, const struct ocl_graph *g,
+                     struct tg_launch *const *launches, size_t n)
+{
+	char what[64];
+
+	if (n != g->n)
+		return ctx->host->set_error(ctx->host, TG_EINVAL, "opencl "
+			"graph_run: %zu launches, the graph recorded %zu", n,
+			g->n);
+	for (size_t i = 0; i < n; i++) {
+		if (bad_val(launches[i]) == launches[i]->nvals)
+			continue;
+		snprintf(what, sizeof(what), "opencl graph_run: launch %zu",
+		         i);
+		return check_vals(ctx, what, launches[i]);
+	}
+	return 0;
+}
+
+/* Queues every launch, then one clFlush so the device starts on all of
+ * them (launch leaves flushing to the driver). */
+int ocl_graph_run(struct tg_device *dev, void *graph,
+                  struct tg_launch *const *launches, size_t n)
+{
+	struct ocl_ctx *ctx = dev->ctx;
+	const struct ocl_graph *g = graph;
+	int ret = check_run(ctx, g, launches, n);
+	cl_int err;
+
+	if (ret != 0)
+		return ret;
+	pthread_mutex_lock(&ctx->lock);
+	for (size_t i = 0; i < n && ret == 0; i++)
+		ret = enqueue_locked(ctx, g->progs[i], launches[i], NULL);
+	pthread_mutex_unlock(&ctx->lock);
+	err = clFlush(ctx->queue);
+	if (ret == 0 && err != CL_SUCCESS)
+		ret = ctx->host->set_error(ctx->host, ocl_status(err), "opencl "
+			"graph_run: clFlush of %zu launches on %s: %s", n,
+			ctx->name, ocl_err_name(err));
+	return ret;
 }
