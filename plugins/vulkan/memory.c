@@ -128,7 +128,9 @@ int vk_mem_alloc(struct tg_device *dev, size_t size, void **out)
 	return 0;
 }
 
-/* Waits for recorded work first: it may still use the buffer. */
+/* Waits for recorded work and graphs first: they may still use the
+ * buffer.  Counted, so that graphs rewrite their descriptor sets: a new
+ * buffer may get this one's handle. */
 void vk_mem_free(struct tg_device *dev, void *mem, size_t size)
 {
 	struct vk_ctx *ctx = dev->ctx;
@@ -136,8 +138,9 @@ void vk_mem_free(struct tg_device *dev, void *mem, size_t size)
 	(void)size;
 	pthread_mutex_lock(&ctx->lock);
 	vk_queue_flush(ctx); /* a failure leaves nothing in flight */
-	pthread_mutex_unlock(&ctx->lock);
 	buffer_free(ctx, mem);
+	ctx->q.frees++;
+	pthread_mutex_unlock(&ctx->lock);
 	free(mem);
 }
 

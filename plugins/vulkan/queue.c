@@ -7,7 +7,10 @@
  * VK_BATCH_MAX dispatches.  Descriptor sets come from one pool per batch
  * that is reset when the batch's fence signals; a batch that would
  * exhaust it is submitted first.  A launch with wait submits what was
- * recorded before it, then runs alone between two timestamps.
+ * recorded before it, then runs alone between two timestamps.  Graphs
+ * (graph.c) submit on their own; flushing waits for them too, since
+ * every caller of a flush (synchronize, copies, frees) needs all queued
+ * work done.
  *
  * Known limit: a submit always waits for its fence, so the host and the
  * device never overlap across batches.
@@ -115,7 +118,7 @@ static void batch_reset(struct vk_ctx *ctx)
 }
 
 /* Device writes become visible to the host once the fence signals. */
-static void host_barrier(VkCommandBuffer cb)
+void vk_host_barrier(VkCommandBuffer cb)
 {
 	VkMemoryBarrier mb = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -148,14 +151,14 @@ static VkResult submit_wait(struct vk_ctx *ctx)
 	return r;
 }
 
-int vk_queue_flush(struct vk_ctx *ctx)
+int vk_queue_submit(struct vk_ctx *ctx)
 {
 	uint32_t n = ctx->q.ndispatch;
 	VkResult r;
 
 	if (!ctx->q.recording)
 		return 0;
-	host_barrier(ctx->q.cb);
+	vk_host_barrier(ctx->q.cb);
 	r = vkEndCommandBuffer(ctx->q.cb);
 	if (r == VK_SUCCESS)
 		r = submit_wait(ctx);
@@ -163,6 +166,13 @@ int vk_queue_flush(struct vk_ctx *ctx)
 	if (r != VK_SUCCESS)
 		return vk_fail(ctx, r, "submit of %u dispatches", n);
 	return 0;
+}
+
+int vk_queue_flush(struct vk_ctx *ctx)
+{
+	int ret = vk_queue_submit(ctx), gret = vk_graphs_wait(ctx);
+
+	return ret != 0 ? ret : gret;
 }
 
 int vk_synchronize(struct tg_device *dev)
@@ -180,16 +190,10 @@ int vk_synchronize(struct tg_device *dev)
 /* Geometry                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Work-group size and group counts of one dispatch. */
-struct geometry {
-	uint32_t wg[3];
-	uint32_t groups[3];
-};
-
 /* local {1,1,1}: groups of VK_FLAT_GROUP over the flattened range,
  * spread over x and then y when x runs out. */
-static int flat(struct vk_ctx *ctx, const struct tg_launch *a,
-                struct geometry *g)
+static int flat(struct vk_ctx *ctx, const char *what,
+                const struct tg_launch *a, struct vk_geometry *g)
 {
 	const uint32_t *max = ctx->props.limits.maxComputeWorkGroupCount;
 	uint64_t total = a->global[0], groups, x, y;
@@ -198,35 +202,35 @@ static int flat(struct vk_ctx *ctx, const struct tg_launch *a,
 		total = a->global[i] && total > UINT32_MAX / a->global[i]
 		        ? (uint64_t)UINT32_MAX + 1 : total * a->global[i];
 	if (total > UINT32_MAX)
-		return ctx->host->set_error(ctx->host, TG_EINVAL, "vulkan "
-		       "launch: global %zu x %zu x %zu exceeds 2^32 - 1 "
-		       "invocations", a->global[0], a->global[1], a->global[2]);
+		return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: global "
+		       "%zu x %zu x %zu exceeds 2^32 - 1 invocations", what,
+		       a->global[0], a->global[1], a->global[2]);
 	groups = (total + VK_FLAT_GROUP - 1) / VK_FLAT_GROUP;
 	x = groups < max[0] ? groups : max[0];
 	y = (groups + x - 1) / x;
 	if (y > max[1])
-		return ctx->host->set_error(ctx->host, TG_EINVAL, "vulkan "
-		       "launch: %llu invocations need %llu x %llu groups of %d,"
-		       " the limit is %u x %u", (unsigned long long)total,
+		return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: %llu "
+		       "invocations need %llu x %llu groups of %d, the limit "
+		       "is %u x %u", what, (unsigned long long)total,
 		       (unsigned long long)x, (unsigned long long)y,
 		       VK_FLAT_GROUP, max[0], max[1]);
-	*g = (struct geometry){ .wg = { VK_FLAT_GROUP, 1, 1 },
-	                        .groups = { (uint32_t)x, (uint32_t)y, 1 } };
+	*g = (struct vk_geometry){ .wg = { VK_FLAT_GROUP, 1, 1 },
+	                           .groups = { (uint32_t)x, (uint32_t)y, 1 } };
 	return 0;
 }
 
-static int bad_local(struct vk_ctx *ctx, const struct tg_launch *a,
-                     const char *why)
+static int bad_local(struct vk_ctx *ctx, const char *what,
+                     const struct tg_launch *a, const char *why)
 {
-	return ctx->host->set_error(ctx->host, TG_EINVAL, "vulkan launch: "
-	       "global (%zu,%zu,%zu) local (%zu,%zu,%zu): %s", a->global[0],
+	return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: global "
+	       "(%zu,%zu,%zu) local (%zu,%zu,%zu): %s", what, a->global[0],
 	       a->global[1], a->global[2], a->local[0], a->local[1],
 	       a->local[2], why);
 }
 
 /* Explicit work-groups: global[i] / local[i] groups per axis. */
-static int grouped(struct vk_ctx *ctx, const struct tg_launch *a,
-                   struct geometry *g)
+static int grouped(struct vk_ctx *ctx, const char *what,
+                   const struct tg_launch *a, struct vk_geometry *g)
 {
 	const VkPhysicalDeviceLimits *l = &ctx->props.limits;
 	char why[160];
@@ -235,21 +239,21 @@ static int grouped(struct vk_ctx *ctx, const struct tg_launch *a,
 		size_t groups = a->local[i] ? a->global[i] / a->local[i] : 0;
 
 		if (a->local[i] == 0 || a->global[i] % a->local[i] != 0)
-			return bad_local(ctx, a, "global is not a multiple of "
-			                 "local");
+			return bad_local(ctx, what, a, "global is not a "
+			                 "multiple of local");
 		if (a->local[i] > l->maxComputeWorkGroupSize[i]) {
 			snprintf(why, sizeof why, "local exceeds "
 			         "maxComputeWorkGroupSize (%u,%u,%u)",
 			         l->maxComputeWorkGroupSize[0],
 			         l->maxComputeWorkGroupSize[1],
 			         l->maxComputeWorkGroupSize[2]);
-			return bad_local(ctx, a, why);
+			return bad_local(ctx, what, a, why);
 		}
 		if (groups > l->maxComputeWorkGroupCount[i]) {
 			snprintf(why, sizeof why, "%zu groups on axis %d exceed"
 			         " maxComputeWorkGroupCount %u", groups, i,
 			         l->maxComputeWorkGroupCount[i]);
-			return bad_local(ctx, a, why);
+			return bad_local(ctx, what, a, why);
 		}
 		g->wg[i] = (uint32_t)a->local[i];
 		g->groups[i] = (uint32_t)groups;
@@ -259,49 +263,50 @@ static int grouped(struct vk_ctx *ctx, const struct tg_launch *a,
 		snprintf(why, sizeof why, "work-group exceeds "
 		         "maxComputeWorkGroupInvocations %u",
 		         l->maxComputeWorkGroupInvocations);
-		return bad_local(ctx, a, why);
+		return bad_local(ctx, what, a, why);
 	}
 	return 0;
 }
 
-static int geometry(struct vk_ctx *ctx, const struct tg_launch *a,
-                    struct geometry *g)
+int vk_geometry(struct vk_ctx *ctx, const char *what,
+                const struct tg_launch *a, struct vk_geometry *g)
 {
 	if (a->local[0] == 1 && a->local[1] == 1 && a->local[2] == 1)
-		return flat(ctx, a, g);
-	return grouped(ctx, a, g);
+		return flat(ctx, what, a, g);
+	return grouped(ctx, what, a, g);
 }
 
 /* ------------------------------------------------------------------ */
 /* Arguments                                                           */
 /* ------------------------------------------------------------------ */
 
-static int check_args(struct vk_ctx *ctx, const struct vk_program *p,
-                      const struct tg_launch *a, int32_t vals[])
+int vk_check_args(struct vk_ctx *ctx, const char *what,
+                  const struct vk_program *p, const struct tg_launch *a,
+                  int32_t vals[])
 {
 	const struct tg_host *host = ctx->host;
 	uint32_t range = ctx->props.limits.maxStorageBufferRange;
 
 	if (a->nbufs < p->nbind)
-		return host->set_error(host, TG_EINVAL, "vulkan launch '%s': "
-		       "%zu buffers, the shader binds %u", p->name, a->nbufs,
+		return host->set_error(host, TG_EINVAL, "%s '%s': %zu buffers,"
+		       " the shader binds %u", what, p->name, a->nbufs,
 		       p->nbind);
 	for (uint32_t k = 0; k < p->nbind; k++)
 		if (((const struct vk_mem *)a->bufs[k])->size > range)
-			return host->set_error(host, TG_EUNSUPPORTED, "vulkan "
-			       "launch '%s': buffer %u of %llu bytes exceeds "
-			       "maxStorageBufferRange %u", p->name, k,
+			return host->set_error(host, TG_EUNSUPPORTED, "%s '%s':"
+			       " buffer %u of %llu bytes exceeds "
+			       "maxStorageBufferRange %u", what, p->name, k,
 			       (unsigned long long)((const struct vk_mem *)
 			       a->bufs[k])->size, range);
 	if (a->nvals > VK_PUSH_BYTES / 4)
-		return host->set_error(host, TG_EUNSUPPORTED, "vulkan launch "
-		       "'%s': %zu values, at most %d fit the push constants",
+		return host->set_error(host, TG_EUNSUPPORTED, "%s '%s': %zu "
+		       "values, at most %d fit the push constants", what,
 		       p->name, a->nvals, VK_PUSH_BYTES / 4);
 	for (size_t i = 0; i < a->nvals; i++) {
 		if (a->vals[i] < INT32_MIN || a->vals[i] > INT32_MAX)
-			return host->set_error(host, TG_EINVAL, "vulkan launch "
-			       "'%s': value %zu = %lld does not fit int32",
-			       p->name, i, (long long)a->vals[i]);
+			return host->set_error(host, TG_EINVAL, "%s '%s': value"
+			       " %zu = %lld does not fit int32", what, p->name,
+			       i, (long long)a->vals[i]);
 		vals[i] = (int32_t)a->vals[i];
 	}
 	return 0;
@@ -313,7 +318,7 @@ static int reserve(struct vk_ctx *ctx, uint32_t nbind)
 	if (ctx->q.ndispatch >= VK_BATCH_MAX ||
 	    ctx->q.nsets >= VK_BATCH_MAX ||
 	    ctx->q.ndescs + nbind > VK_POOL_DESCS)
-		return vk_queue_flush(ctx);
+		return vk_queue_submit(ctx);
 	return 0;
 }
 
@@ -334,7 +339,7 @@ static int bind_buffers(struct vk_ctx *ctx, const struct vk_program *p,
 	int ret;
 
 	if (r == VK_ERROR_OUT_OF_POOL_MEMORY || r == VK_ERROR_FRAGMENTED_POOL) {
-		if ((ret = vk_queue_flush(ctx)) || (ret = vk_queue_begin(ctx)))
+		if ((ret = vk_queue_submit(ctx)) || (ret = vk_queue_begin(ctx)))
 			return ret;
 		r = vkAllocateDescriptorSets(ctx->device, &ai, set);
 	}
@@ -366,7 +371,7 @@ static int bind_buffers(struct vk_ctx *ctx, const struct vk_program *p,
 /* ------------------------------------------------------------------ */
 
 /* Later dispatches and copies see this dispatch's writes. */
-static void dispatch_barrier(VkCommandBuffer cb)
+void vk_dispatch_barrier(VkCommandBuffer cb)
 {
 	VkMemoryBarrier mb = {
 		.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -385,7 +390,7 @@ static void dispatch_barrier(VkCommandBuffer cb)
 
 /* Records one dispatch (between two timestamps when `timed`). */
 static int record(struct vk_ctx *ctx, const struct vk_program *p,
-                  const struct tg_launch *a, const struct geometry *g,
+                  const struct tg_launch *a, const struct vk_geometry *g,
                   VkPipeline pipe, const int32_t *vals, int timed)
 {
 	VkCommandBuffer cb;
@@ -413,7 +418,7 @@ static int record(struct vk_ctx *ctx, const struct vk_program *p,
 	if (timed)
 		vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
 		                    ctx->q.query_pool, 1);
-	dispatch_barrier(cb);
+	vk_dispatch_barrier(cb);
 	ctx->q.ndispatch++;
 	return 0;
 }
@@ -447,7 +452,7 @@ static int read_timestamps(struct vk_ctx *ctx, const char *name,
 
 /* Submits earlier work, runs this dispatch alone and times it. */
 static int run_timed(struct vk_ctx *ctx, const struct vk_program *p,
-                     struct tg_launch *a, const struct geometry *g,
+                     struct tg_launch *a, const struct vk_geometry *g,
                      VkPipeline pipe, const int32_t *vals)
 {
 	int timed = ctx->q.query_pool != VK_NULL_HANDLE;
@@ -469,7 +474,7 @@ int vk_launch(struct tg_device *dev, void *prog, struct tg_launch *args)
 	struct vk_ctx *ctx = dev->ctx;
 	struct vk_program *p = prog;
 	int32_t vals[VK_PUSH_BYTES / 4];
-	struct geometry g;
+	struct vk_geometry g;
 	VkPipeline pipe;
 	int ret;
 
@@ -478,8 +483,8 @@ int vk_launch(struct tg_device *dev, void *prog, struct tg_launch *args)
 		       "launch: struct tg_launch of %zu bytes, need %zu",
 		       args->struct_size,
 		       TG_STRUCT_SIZE(struct tg_launch, elapsed_s));
-	if ((ret = geometry(ctx, args, &g)) != 0 ||
-	    (ret = check_args(ctx, p, args, vals)) != 0)
+	if ((ret = vk_geometry(ctx, "vulkan launch", args, &g)) != 0 ||
+	    (ret = vk_check_args(ctx, "vulkan launch", p, args, vals)) != 0)
 		return ret;
 	pthread_mutex_lock(&ctx->lock);
 	ret = vk_pipeline_get(ctx, p, g.wg, &pipe);

@@ -2,7 +2,8 @@
 /*
  * vulkan.c - the Vulkan device: probe, instance and physical device
  * selection, optional features, info and renderer caps.  Memory is in
- * memory.c, the compiler and programs in program.c, launches in queue.c.
+ * memory.c, the compiler and programs in program.c, launches in queue.c,
+ * graphs in graph.c.
  * The TG_PLUGIN_DEFINE block at the bottom is the table of contents.
  *
  * Devices are the physical devices that have a compute queue, numbered
@@ -610,11 +611,14 @@ static const struct tg_compiler_iface vk_compiler = {
 /* The renderer caps are per device: ctx->caps, filled by fill_caps. */
 
 static const struct tg_runtime_iface vk_runtime = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
+	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, graph_free),
 	.load = vk_load,
 	.launch = vk_launch,
 	.synchronize = vk_synchronize,
 	.program_free = vk_program_free,
+	.graph_new = vk_graph_new,
+	.graph_run = vk_graph_run,
+	.graph_free = vk_graph_free,
 };
 
 static const struct tg_plugin vk_plugin = {

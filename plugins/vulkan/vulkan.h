@@ -5,7 +5,8 @@
  * (TG_DIALECT_GLSL), compiled to SPIR-V by libshaderc (program.c).  Only
  * the Vulkan loader is linked.  vulkan.c opens the instance and device
  * and holds the descriptor; memory.c is the allocator; queue.c records
- * launches into a command buffer and submits them in batches.
+ * launches into a command buffer and submits them in batches; graph.c
+ * records a graph's launches once into a command buffer of its own.
  *
  * Shader ABI (what the core's GLSL renderer emits):
  *   #version 450
@@ -67,13 +68,15 @@ struct vk_staging {
 
 /* The open command buffer and what it has used of the batch pools. */
 struct vk_queue {
-	VkCommandPool cmd_pool;
+	VkCommandPool cmd_pool;   /* graphs' command buffers come from it */
 	VkCommandBuffer cb;
 	VkFence fence;
 	VkDescriptorPool desc_pool;
 	VkQueryPool query_pool;   /* 2 timestamps, or VK_NULL_HANDLE */
 	int recording;            /* cb has begun */
 	uint32_t ndispatch, nsets, ndescs;
+	struct vk_graph *inflight; /* graphs submitted, fence not waited */
+	uint64_t frees;           /* VkBuffers destroyed, ever */
 };
 
 struct vk_ctx {
@@ -168,14 +171,50 @@ int vk_pipeline_get(struct vk_ctx *ctx, struct vk_program *prog,
 /* queue.c: recording, batching, submission                            */
 /* ------------------------------------------------------------------ */
 
+/* Work-group size and group counts of one dispatch. */
+struct vk_geometry {
+	uint32_t wg[3];
+	uint32_t groups[3];
+};
+
 int vk_queue_init(struct vk_ctx *ctx);
 void vk_queue_destroy(struct vk_ctx *ctx);
 /* Begins the command buffer if it is not recording.  Lock held. */
 int vk_queue_begin(struct vk_ctx *ctx);
 /* Submits what was recorded and waits for it; resets the batch pools.
  * A no-op when nothing was recorded.  Lock held. */
+int vk_queue_submit(struct vk_ctx *ctx);
+/* vk_queue_submit, then waits for the graphs in flight: afterwards no
+ * queued work is left.  Lock held. */
 int vk_queue_flush(struct vk_ctx *ctx);
 int vk_launch(struct tg_device *dev, void *prog, struct tg_launch *args);
 int vk_synchronize(struct tg_device *dev);
+/* Checks a launch's geometry and computes its dispatch; `what` ("vulkan
+ * launch") starts the error. */
+int vk_geometry(struct vk_ctx *ctx, const char *what,
+                const struct tg_launch *a, struct vk_geometry *g);
+/* Checks a launch's buffers and values against p and the limits, and
+ * converts the values to vals[a->nvals] for the push constants. */
+int vk_check_args(struct vk_ctx *ctx, const char *what,
+                  const struct vk_program *p, const struct tg_launch *a,
+                  int32_t vals[]);
+/* Barriers recorded after each dispatch (later dispatches and copies
+ * see its writes) and at the end of a submission (the host does). */
+void vk_dispatch_barrier(VkCommandBuffer cb);
+void vk_host_barrier(VkCommandBuffer cb);
+
+/* ------------------------------------------------------------------ */
+/* graph.c: graphs, one command buffer each                            */
+/* ------------------------------------------------------------------ */
+
+struct vk_graph;
+
+int vk_graph_new(struct tg_device *dev, void *const *progs,
+                 struct tg_launch *const *launches, size_t n, void **graph);
+int vk_graph_run(struct tg_device *dev, void *graph,
+                 struct tg_launch *const *launches, size_t n);
+void vk_graph_free(struct tg_device *dev, void *graph);
+/* Waits for every graph in flight.  Lock held. */
+int vk_graphs_wait(struct vk_ctx *ctx);
 
 #endif /* TG_PLUGIN_VULKAN_H */
