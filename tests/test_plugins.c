@@ -159,13 +159,14 @@ START_TEST(a_directory_of_bad_plugins_leaves_good_ones_usable)
 	snprintf(path, sizeof path, "%s:%s", getenv("TG_PLUGIN_PATH"),
 	         tl_plugdir());
 	tl_use_plugins(path);
-	ck_assert_uint_eq(tg_plugin_count(), 11);
+	ck_assert_uint_eq(tg_plugin_count(), 12);
 	for (i = 0; i < tg_plugin_count(); i++) {
 		ck_assert_int_eq(tg_plugin_get(i, &pi), 0);
 		loaded += pi.state == TG_PLUGIN_LOADED;
 		refused += pi.state == TG_PLUGIN_REFUSED;
 	}
-	ck_assert_uint_eq(loaded, 6); /* cpu mock nodev cuda openfail nulll. */
+	/* cpu mock nodev cuda openfail nulllaunch partialgraph */
+	ck_assert_uint_eq(loaded, 7);
 	ck_assert_uint_eq(refused, 5);
 	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
 	ck_assert_ptr_nonnull(tg_dev_get("MOCK:1"));

@@ -36,6 +36,10 @@
 #elif defined(BAD_NULLLAUNCH)
 #define BAD_NAME "NULLLAUNCH"
 #define BAD_WHAT "opened device has no runtime->launch"
+#elif defined(BAD_PARTIALGRAPH)
+#define BAD_NAME "PARTIALGRAPH"
+#define BAD_WHAT "opened device gives graph_new but not graph_run and " \
+	"graph_free"
 #elif defined(BAD_PROBE0)
 #define BAD_NAME "NODEV"
 #define BAD_WHAT "driver present, no devices"
@@ -77,10 +81,12 @@
 #endif
 
 /* ------------------------------------------------------------------ */
-/* NULLLAUNCH: a complete device except for runtime->launch             */
+/* NULLLAUNCH, PARTIALGRAPH: a complete device but for its runtime      */
+/* table (launch NULL; graph_new without graph_run and graph_free)     */
 /* ------------------------------------------------------------------ */
 
-#ifdef BAD_NULLLAUNCH
+#if defined(BAD_NULLLAUNCH) || defined(BAD_PARTIALGRAPH)
+#define BAD_DEVICE
 /* The core must refuse this device inside tg's open path, so none of the
  * entries below may ever run; each one reports that it did. */
 static const struct tg_host *nl_host;
@@ -88,8 +94,8 @@ static const struct tg_host *nl_host;
 static int nl_called(const char *op)
 {
 	return nl_host->set_error(nl_host, TG_EINTERNAL,
-		"nulllaunch: %s called on a device the core should have "
-		"refused (runtime->launch is NULL)", op);
+		"%s: %s called on a device the core should have refused (%s)",
+		BAD_NAME, op, BAD_WHAT);
 }
 
 static int nl_alloc(struct tg_device *dev, size_t size, void **out)
@@ -150,6 +156,23 @@ static void nl_program_free(struct tg_device *dev, void *prog)
 	nl_called("program_free");
 }
 
+#ifdef BAD_PARTIALGRAPH
+static int nl_launch(struct tg_device *dev, void *prog,
+                     struct tg_launch *args)
+{
+	(void)dev, (void)prog, (void)args;
+	return nl_called("launch");
+}
+
+static int nl_graph_new(struct tg_device *dev, void *const *progs,
+                        struct tg_launch *const *launches, size_t n,
+                        void **graph)
+{
+	(void)dev, (void)progs, (void)launches, (void)n, (void)graph;
+	return nl_called("graph_new");
+}
+#endif
+
 /* The device is static, so there is nothing to free. */
 static void nl_close(struct tg_device *dev)
 {
@@ -158,8 +181,8 @@ static void nl_close(struct tg_device *dev)
 
 static const struct tg_device_info nl_info = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_device_info, total_memory),
-	.name = "NULLLAUNCH",
-	.description = "test double without a launch entry",
+	.name = BAD_NAME,
+	.description = "test double: " BAD_WHAT,
 	.type = TG_DEVICE_ACCEL,
 	.total_memory = 0,
 };
@@ -196,6 +219,7 @@ static const struct tg_renderer_caps nl_renderer = {
 	.tensor_cores = 0,
 };
 
+#ifdef BAD_NULLLAUNCH
 static const struct tg_runtime_iface nl_runtime = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
 	.load = nl_load,
@@ -203,6 +227,18 @@ static const struct tg_runtime_iface nl_runtime = {
 	.synchronize = nl_synchronize,
 	.program_free = nl_program_free,
 };
+#else
+static const struct tg_runtime_iface nl_runtime = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, graph_free),
+	.load = nl_load,
+	.launch = nl_launch,
+	.synchronize = nl_synchronize,
+	.program_free = nl_program_free,
+	.graph_new = nl_graph_new, /* the fault: without its two partners */
+	.graph_run = NULL,
+	.graph_free = NULL,
+};
+#endif
 
 static struct tg_device nl_device = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_device, close),
@@ -214,7 +250,7 @@ static struct tg_device nl_device = {
 	.runtime = &nl_runtime,
 	.close = nl_close,
 };
-#endif /* BAD_NULLLAUNCH */
+#endif /* BAD_NULLLAUNCH || BAD_PARTIALGRAPH */
 
 /* ------------------------------------------------------------------ */
 /* Descriptor entries                                                  */
@@ -231,13 +267,14 @@ static int bad_probe(const struct tg_host *host, struct tg_probe *out)
 }
 #endif
 
-/* Only NULLLAUNCH and OPENFAIL are meant to be opened; every other kind
- * is refused earlier (or reports 0 devices), so an open of one of them
- * means the core skipped a check and is reported as such. */
+/* Only NULLLAUNCH, PARTIALGRAPH and OPENFAIL are meant to be opened;
+ * every other kind is refused earlier (or reports 0 devices), so an open
+ * of one of them means the core skipped a check and is reported as
+ * such. */
 static int bad_open(const struct tg_host *host, int index,
                     struct tg_device **out)
 {
-#if defined(BAD_NULLLAUNCH)
+#if defined(BAD_DEVICE)
 	(void)index;
 	nl_host = host;
 	*out = &nl_device;
