@@ -225,7 +225,7 @@ static void chain_clear(struct chain *c)
 
 static tg_graph *chain_graph(struct chain *c)
 {
-	tg_graph *g = tg_graph_new(c->progs, c->a, c->k);
+	tg_graph *g = tg_graph_new(c->progs, c->a, c->k, 1);
 
 	ck_assert_msg(g != NULL, "%s", tg_last_error());
 	ck_assert_int_eq(tg_graph_native(g), 1);
@@ -427,7 +427,7 @@ START_TEST(graph_runs_between_launches)
 	tg_graph *g;
 
 	chain_new(&c, 0, 5, 999, NULL);
-	g = tg_graph_new(c.progs + 1, c.a + 1, 3);
+	g = tg_graph_new(c.progs + 1, c.a + 1, 3, 1);
 	ck_assert_msg(g != NULL, "%s", tg_last_error());
 	for (int r = 0; r < 3; r++) {
 		c.val[0][0] = r + 10; /* new input to the graph each round */
@@ -619,7 +619,7 @@ START_TEST(cpu_pool_chunks_like_single_launches)
 		                         .local = { 1, 1, 1 } };
 		progs[j] = p;
 	}
-	g = tg_graph_new(progs, a, 4);
+	g = tg_graph_new(progs, a, 4, 1);
 	ck_assert_msg(g != NULL, "%s", tg_last_error());
 	graph_run(g);
 	for (int j = 0; j < 4; j++) {
@@ -647,7 +647,7 @@ START_TEST(cpu_refuses_an_overflowing_geometry)
 	chain_new(&c, 0, 2, 16, NULL);
 	c.a[1].global[0] = SIZE_MAX / 2;
 	c.a[1].global[1] = 4;
-	ck_assert_ptr_null(tg_graph_new(c.progs, c.a, 2));
+	ck_assert_ptr_null(tg_graph_new(c.progs, c.a, 2, 1));
 	ck_assert_int_eq(tg_last_status(), TG_EINVAL);
 	ck_assert_error("graph: 2 launches on CPU: cpu graph_new: launch 1: "
 	                "global size ");
@@ -665,7 +665,7 @@ START_TEST(gpu_refuses_values_outside_int32)
 
 	chain_new(&c, 0, 2, 16, NULL);
 	c.val[1][0] = (int64_t)1 << 40;
-	ck_assert_ptr_null(tg_graph_new(c.progs, c.a, 2));
+	ck_assert_ptr_null(tg_graph_new(c.progs, c.a, 2, 1));
 	ck_assert_error("graph: 2 launches on ");
 	ck_assert_error(" graph_new: launch 1");
 	ck_assert_error("value 0 ");
@@ -751,7 +751,7 @@ START_TEST(without_graph_entries_launch_by_launch)
 			  .global = { 4, 1, 1 }, .local = { 1, 1, 1 } },
 		};
 
-		g = tg_graph_new(progs, args, 3);
+		g = tg_graph_new(progs, args, 3, 1);
 		ck_assert_msg(g != NULL, "%s", tg_last_error());
 		three = 100; /* the graph copied the values */
 	}
@@ -791,22 +791,22 @@ START_TEST(errors_name_the_launch_and_the_devices)
 		                         .global = { 4, 1, 1 },
 		                         .local = { 1, 1, 1 } };
 	progs[0] = p0, progs[1] = p1;
-	ck_assert_ptr_null(tg_graph_new(progs, a, 2));
+	ck_assert_ptr_null(tg_graph_new(progs, a, 2, 1));
 	ck_assert_int_eq(tg_last_status(), TG_EINVAL);
 	ck_assert_error("graph: launch 1 ('fill') is on MOCK:1, launch 0 on "
 	                "MOCK");
 
-	ck_assert_ptr_null(tg_graph_new(progs, a, 0));
+	ck_assert_ptr_null(tg_graph_new(progs, a, 0, 1));
 	ck_assert_error("graph: 0 launches (need one or more)");
 	progs[1] = NULL;
-	ck_assert_ptr_null(tg_graph_new(progs, a, 2));
+	ck_assert_ptr_null(tg_graph_new(progs, a, 2, 1));
 	ck_assert_error("graph: launch 1 has no program");
 	progs[0] = NULL, progs[1] = p0;
-	ck_assert_ptr_null(tg_graph_new(progs, a, 2));
+	ck_assert_ptr_null(tg_graph_new(progs, a, 2, 1));
 	ck_assert_error("graph: 2 launches (no program)");
 
 	progs[0] = p0;
-	g = tg_graph_new(progs, a, 1);
+	g = tg_graph_new(progs, a, 1, 1);
 	ck_assert_msg(g != NULL, "%s", tg_last_error());
 	ck_assert_int_eq(tg_graph_set_buffer(g, 0, 0, b1), TG_EINVAL);
 	ck_assert_error("graph: buffer 0 of launch 0 ('fill') is on MOCK:1, "

@@ -217,7 +217,7 @@ static int bench_device(const char *name, double target, struct figures *f)
 	printf("device %s: %s\n", tg_dev_name(c.dev),
 	       tg_dev_description(c.dev));
 	fflush(stdout);
-	if (!(g = tg_graph_new(c.progs, c.a, NK)))
+	if (!(g = tg_graph_new(c.progs, c.a, NK, 1)))
 		goto fail;
 	if (!tg_graph_native(g))
 		printf("  (%s has no graph entries: the graph runs launch by "
