@@ -17,11 +17,14 @@
  * the one before wrote.  The barrier is one counter that only grows
  * (C11 atomics, release on arrival, acquire while waiting), spun on
  * briefly and then yielded on: a condition variable per kernel would cost
- * a wake-up per kernel, which is what a graph is there to avoid.  The
- * poster returns after every thread arrived at the last barrier, so no
- * worker can miss a graph's gen.  Jobs too small to share run on the
- * posting thread: alone at the ends of the list (the workers are not
- * woken for them) and, between shared jobs, as one step of thread 0.
+ * a wake-up per kernel, which is what a graph is there to avoid.  Only a
+ * thread still waiting after that (another one is descheduled, on a busy
+ * machine) sleeps on a condition variable, woken by the arrival that
+ * completes the step.  The poster returns after every thread arrived at
+ * the last barrier, so no worker can miss a graph's gen.  Jobs too
+ * small to share run on the posting thread: alone at the ends of the
+ * list (the workers are not woken for them) and, between shared jobs,
+ * as one step of thread 0.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -63,9 +66,10 @@ struct segment {
 
 struct cpu_pool {
 	pthread_mutex_t run_lock; /* one launch or graph at a time */
-	pthread_mutex_t lock;     /* guards every field below but arrived */
+	pthread_mutex_t lock;     /* guards the fields below but atomics */
 	pthread_cond_t work;      /* gen moved on, or stop was set */
 	pthread_cond_t done;      /* pending reached 0 */
+	pthread_cond_t step;      /* a graph step a sleeper waits for ended */
 	struct cpu_job job;       /* the job of generation `gen` */
 	struct segment seg;       /* or the graph of generation `gen` */
 	size_t nchunks;           /* chunks of that job, caller's included */
@@ -77,6 +81,7 @@ struct cpu_pool {
 	/* Barrier arrivals of graph runs, ever; only grows.  Written by
 	 * every thread of a run without the lock. */
 	atomic_size_t arrived;
+	atomic_uint sleepers;     /* threads asleep on `step` (or going) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -162,9 +167,13 @@ static void run_alone(const struct cpu_job *job)
 /* Graphs: the barrier and the steps                                   */
 /* ------------------------------------------------------------------ */
 
-/* Spins before yielding: the others are usually a kernel's length
- * behind, well under a time slice. */
-#define SPIN_LIMIT 1000
+/* A barrier wait spins this many times, then yields this many times,
+ * then sleeps.  The others are usually well under a microsecond behind,
+ * and the spin catches them; on a busy machine one may be descheduled
+ * for milliseconds, and a spinning or yielding thread would take the
+ * core it needs (and lose its own scheduler credit). */
+#define SPIN_LIMIT 50
+#define YIELD_LIMIT 8
 
 static void cpu_relax(void)
 {
@@ -173,29 +182,60 @@ static void cpu_relax(void)
 #endif
 }
 
+static size_t arrivals(struct cpu_pool *pool)
+{
+	return atomic_load_explicit(&pool->arrived, memory_order_seq_cst);
+}
+
+/* The slow path: sleeps on `step` until `target` arrivals.  Registered
+ * in `sleepers` before the last look at the count, so the arrival that
+ * completes the step sees it (both seq_cst) and wakes it. */
+static void barrier_sleep(struct cpu_pool *pool, size_t target)
+{
+	pthread_mutex_lock(&pool->lock);
+	atomic_fetch_add_explicit(&pool->sleepers, 1, memory_order_seq_cst);
+	while (arrivals(pool) < target)
+		pthread_cond_wait(&pool->step, &pool->lock);
+	atomic_fetch_sub_explicit(&pool->sleepers, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&pool->lock);
+}
+
 /* Returns once `target` arrivals happened; what the arriving threads
- * wrote before arriving is then visible here (acquire, against their
- * release: each fetch_add continues the release sequence). */
+ * wrote before arriving is then visible here (the count is read with
+ * acquire, against their release: each fetch_add continues the release
+ * sequence). */
 static void barrier_wait(struct cpu_pool *pool, size_t target)
 {
-	unsigned spins = 0;
+	unsigned i;
 
-	while (atomic_load_explicit(&pool->arrived, memory_order_acquire) <
-	       target) {
-		if (spins < SPIN_LIMIT) {
-			spins++;
+	for (i = 0; i < SPIN_LIMIT + YIELD_LIMIT; i++) {
+		if (arrivals(pool) >= target)
+			break;
+		if (i < SPIN_LIMIT)
 			cpu_relax();
-		} else {
+		else
 			sched_yield();
-		}
 	}
+	if (i == SPIN_LIMIT + YIELD_LIMIT)
+		barrier_sleep(pool, target);
 	ANNOTATE_HAPPENS_AFTER(&pool->arrived);
 }
 
-static void barrier_arrive(struct cpu_pool *pool)
+/* Arrives at the barrier whose step ends at `target` arrivals; the
+ * arrival that completes it wakes any thread that went to sleep. */
+static void barrier_arrive(struct cpu_pool *pool, size_t target)
 {
+	size_t n;
+
 	ANNOTATE_HAPPENS_BEFORE(&pool->arrived);
-	atomic_fetch_add_explicit(&pool->arrived, 1, memory_order_release);
+	n = atomic_fetch_add_explicit(&pool->arrived, 1,
+	                              memory_order_seq_cst) + 1;
+	if (n != target ||
+	    atomic_load_explicit(&pool->sleepers, memory_order_seq_cst) == 0)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	pthread_cond_broadcast(&pool->step);
+	pthread_mutex_unlock(&pool->lock);
 }
 
 /* The end of the step that starts at job i: the job alone when it is
@@ -239,7 +279,7 @@ static void run_segment(struct cpu_pool *pool, const struct segment *seg,
 		end = step_end(pool, seg, i);
 		run_step(pool, seg->jobs, i, end, me);
 		target += nthreads;
-		barrier_arrive(pool);
+		barrier_arrive(pool, target);
 		if (end < seg->n || me == 0)
 			barrier_wait(pool, target);
 	}
@@ -416,7 +456,11 @@ static int init_sync(struct cpu_pool *pool)
 		goto out_destroy_lock;
 	if (pthread_cond_init(&pool->done, NULL) != 0)
 		goto out_destroy_work;
+	if (pthread_cond_init(&pool->step, NULL) != 0)
+		goto out_destroy_done;
 	return 0;
+out_destroy_done:
+	pthread_cond_destroy(&pool->done);
 out_destroy_work:
 	pthread_cond_destroy(&pool->work);
 out_destroy_lock:
@@ -428,6 +472,7 @@ out_destroy_run_lock:
 
 static void destroy_sync(struct cpu_pool *pool)
 {
+	pthread_cond_destroy(&pool->step);
 	pthread_cond_destroy(&pool->done);
 	pthread_cond_destroy(&pool->work);
 	pthread_mutex_destroy(&pool->lock);
