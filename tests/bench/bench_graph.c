@@ -1,8 +1,8 @@
 /*
  * bench_graph.c - what a graph saves per kernel: a chain of 32 tiny
- * kernels (16 items each, each reading the one before) replayed through
- * tg_graph_run with the plugin's graph entries, against the same 32
- * kernels launched one tg_program_launch at a time.
+ * kernels (16 items each, each reading the one before; --items changes
+ * that) replayed through tg_graph_run with the plugin's graph entries,
+ * against the same 32 kernels launched one tg_program_launch at a time.
  *
  * Each way runs the chain over and over for at least `target` seconds
  * (and at least 100 times), synchronizing once at the end, and prints
@@ -10,7 +10,7 @@
  * a C loop after each way, so a figure is only printed for work done
  * right.
  *
- * Usage: bench_graph [--quick] [--device NAME]... [--all] [-h]
+ * Usage: bench_graph [--quick] [--items N] [--device NAME]... [--all]
  */
 #include "config.h"
 
@@ -23,9 +23,11 @@
 #include "../../libtgcore/core.h"
 
 #define NK 32     /* kernels in the graph */
-#define ITEMS 16  /* work-items of each */
 #define MAX_DEVS 8
 #define MIN_RUNS 100
+#define MAX_ITEMS (1 << 24)
+
+static size_t items = 16; /* work-items of each kernel */
 
 /* out[i] = in[n - 1 - i] * 3 + v0 + i over uint32, in each dialect:
  * buffers (out, in), values (v0, n). */
@@ -122,9 +124,26 @@ static void chain_free(struct chain *c)
 	tg_program_free(c->p);
 }
 
+/* The buffers, the input filled in. */
+static int buffers_new(const char *name, struct chain *c)
+{
+	uint32_t *h = malloc(items * 4);
+	int rc = 0;
+
+	if (!h)
+		return fprintf(stderr, "bench_graph: out of memory\n"), -1;
+	for (size_t i = 0; i < items; i++)
+		h[i] = (uint32_t)(i * 7 + 1);
+	for (int j = 0; j <= NK && !rc; j++)
+		if (!(c->b[j] = tg_buffer_new(c->dev, items, TG_UINT32)) ||
+		    tg_buffer_copyin(c->b[j], h, items * 4))
+			rc = fail(name, "buffer");
+	free(h);
+	return rc;
+}
+
 static int chain_new(const char *name, struct chain *c)
 {
-	uint32_t h[ITEMS];
 	const char *src;
 
 	memset(c, 0, sizeof *c);
@@ -135,44 +154,51 @@ static int chain_new(const char *name, struct chain *c)
 		               "dialect\n", name), -1;
 	if (!(c->p = tg_program_new(c->dev, "step_u", src)))
 		return fail(name, "program_new");
-	for (int i = 0; i < ITEMS; i++)
-		h[i] = (uint32_t)(i * 7 + 1);
-	for (int j = 0; j <= NK; j++)
-		if (!(c->b[j] = tg_buffer_new(c->dev, ITEMS, TG_UINT32)) ||
-		    tg_buffer_copyin(c->b[j], h, sizeof h))
-			return fail(name, "buffer");
+	if (buffers_new(name, c))
+		return -1;
 	for (int j = 0; j < NK; j++) {
 		c->arg[j][0] = c->b[j + 1], c->arg[j][1] = c->b[j];
-		c->val[j][0] = j + 1, c->val[j][1] = ITEMS;
+		c->val[j][0] = j + 1, c->val[j][1] = (int64_t)items;
 		c->a[j] = (tg_launch_args){ .bufs = c->arg[j], .nbufs = 2,
 			.vals = c->val[j], .nvals = 2,
-			.global = { ITEMS, 1, 1 }, .local = { 1, 1, 1 } };
+			.global = { items, 1, 1 }, .local = { 1, 1, 1 } };
 		c->progs[j] = c->p;
 	}
 	return 0;
 }
 
+/* x = the chain's C loop over x (t: scratch). */
+static void chain_ref(uint32_t *x, uint32_t *t)
+{
+	for (int j = 0; j < NK; j++) {
+		for (size_t i = 0; i < items; i++)
+			t[i] = x[items - 1 - i] * 3u + (uint32_t)(j + 1) +
+			       (uint32_t)i;
+		memcpy(x, t, items * 4);
+	}
+}
+
 /* The last buffer equals the C loop's from the first. */
 static int chain_check(struct chain *c, const char *name, const char *how)
 {
-	uint32_t x[ITEMS], y[ITEMS];
+	uint32_t *x = malloc(items * 4), *y = malloc(items * 4);
+	uint32_t *t = malloc(items * 4);
+	int rc = -1;
 
-	if (tg_buffer_copyout(c->b[0], x, sizeof x) ||
-	    tg_buffer_copyout(c->b[NK], y, sizeof y))
-		return fail(name, "copyout");
-	for (int j = 0; j < NK; j++) {
-		uint32_t t[ITEMS];
-
-		for (int i = 0; i < ITEMS; i++)
-			t[i] = x[ITEMS - 1 - i] * 3u + (uint32_t)(j + 1) +
-			       (uint32_t)i;
-		memcpy(x, t, sizeof t);
+	if (!x || !y || !t)
+		fprintf(stderr, "bench_graph: out of memory\n");
+	else if (tg_buffer_copyout(c->b[0], x, items * 4) ||
+	         tg_buffer_copyout(c->b[NK], y, items * 4))
+		fail(name, "copyout");
+	else {
+		chain_ref(x, t);
+		rc = memcmp(x, y, items * 4) ? -1 : 0;
+		if (rc)
+			fprintf(stderr, "bench_graph: %s: %s computed the "
+			        "wrong values\n", name, how);
 	}
-	if (memcmp(x, y, sizeof x) == 0)
-		return 0;
-	fprintf(stderr, "bench_graph: %s: %s computed the wrong values\n",
-	        name, how);
-	return -1;
+	free(x), free(y), free(t);
+	return rc;
 }
 
 /* ------------------------------------------------------------ timing */
@@ -242,7 +268,7 @@ out:
 
 static void table(char names[][32], const struct figures *f, size_t nd)
 {
-	printf("%-28s", "32 tiny kernels, us/kernel");
+	printf("32 kernels of %zu items, us/kernel\n%-28s", items, "");
 	for (size_t d = 0; d < nd; d++)
 		printf(" %10s", names[d]);
 	printf("\n%-28s", "  tg_graph_run");
@@ -278,12 +304,13 @@ static size_t all_devices(char names[][32], size_t max)
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: bench_graph [--quick] [--device NAME]... [--all] "
-	        "[-h]\n"
+	        "usage: bench_graph [--quick] [--items N] [--device NAME]... "
+	        "[--all] [-h]\n"
 	        "Microseconds per kernel of a 32-kernel chain of tiny "
 	        "kernels, replayed as a\n"
 	        "graph and launched one by one, on each device.\n"
 	        "  --quick        shorter runs (a smoke test)\n"
+	        "  --items N      work-items per kernel (default 16)\n"
 	        "  --device NAME  measure this device (repeatable; default: "
 	        "the default device)\n"
 	        "  --all          measure every device the plugins offer\n"
@@ -299,6 +326,10 @@ static int options(int argc, char **argv, char names[][32], size_t *nd,
 			*target = 0.05;
 		} else if (!strcmp(argv[i], "--all")) {
 			*all = 1;
+		} else if (!strcmp(argv[i], "--items") && i + 1 < argc &&
+		           atol(argv[i + 1]) > 0 &&
+		           atol(argv[i + 1]) <= MAX_ITEMS) {
+			items = (size_t)atol(argv[++i]);
 		} else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
 		           *nd < MAX_DEVS) {
 			snprintf(names[(*nd)++], 32, "%s", argv[++i]);
