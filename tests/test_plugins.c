@@ -62,7 +62,7 @@ START_TEST(not_a_shared_object)
 	char path[512];
 	tg_plugin_info pi;
 
-	snprintf(path, sizeof path, "%s/plugins/garbage.so",
+	snprintf(path, sizeof path, "%s/garbage.so",
 	         getenv("TG_TEST_SRCDIR"));
 	pi = load_one(path);
 	ck_assert_refused(pi, "cannot load: ");
