@@ -36,6 +36,9 @@ static const struct required {
 	REQ(runtime, struct tg_runtime_iface, program_free),
 };
 
+/* check_tables' answer for a device with part of the graph entries. */
+#define PARTIAL_GRAPH "graph"
+
 /* The optional graph entries come as a group. */
 static int graph_group_ok(const struct tg_runtime_iface *rt)
 {
@@ -74,8 +77,7 @@ static const char *check_tables(const struct tg_device *d)
 			return r->name;
 	}
 	if (!graph_group_ok(d->runtime))
-		return "runtime.graph_new, graph_run and graph_free (all "
-		       "three or none)";
+		return PARTIAL_GRAPH;
 	return NULL;
 }
 
@@ -149,6 +151,11 @@ int tg_devices_open(tg_plugin_rec *rec, int index, struct tg_dev **out)
 		if (impl->struct_size >= TG_STRUCT_SIZE(struct tg_device, close)
 		    && impl->close)
 			impl->close(impl);
+		if (!strcmp(bad, PARTIAL_GRAPH))
+			return tg_error(TG_EPLUGIN, "the device gives some of "
+			                "runtime.graph_new, graph_run and "
+			                "graph_free but not all three; refusing "
+			                "it");
 		return tg_error(TG_EPLUGIN, "the device has no valid %s "
 		                "entry; refusing it", bad);
 	}
