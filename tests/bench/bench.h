@@ -4,6 +4,7 @@
 #ifndef TG_BENCH_H
 #define TG_BENCH_H
 
+#include <stdio.h>
 #include <time.h>
 
 #include <tg/tg.h>
@@ -14,6 +15,28 @@ static inline double bench_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Every device the plugins offer ("CPU", "OPENCL", "OPENCL:1", ...),
+ * at most max of them. */
+static inline size_t bench_all_devices(char names[][32], size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < tg_plugin_count(); i++) {
+		tg_plugin_info pi;
+
+		if (tg_plugin_get(i, &pi) || pi.state != TG_PLUGIN_LOADED ||
+		    !pi.name)
+			continue;
+		for (int d = 0; d < pi.ndevices && n < max; d++) {
+			if (d)
+				snprintf(names[n++], 32, "%s:%d", pi.name, d);
+			else
+				snprintf(names[n++], 32, "%s", pi.name);
+		}
+	}
+	return n;
 }
 
 /* The JIT's figures (bench_jit.c); < 0 when not measured. */

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "../../libtgcore/core.h"
+#include "bench.h"
 
 #define NK 32     /* kernels in the graph */
 #define MAX_DEVS 8
@@ -84,14 +85,6 @@ struct chain {
 struct figures {
 	double graph, launch;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Prints the library's error for `what` on `dev` and returns -1. */
 static int fail(const char *dev, const char *what)
@@ -217,18 +210,18 @@ static int launch_all(struct chain *c)
  * microseconds per kernel, or -1. */
 static double time_runs(struct chain *c, tg_graph *g, double target)
 {
-	double t0 = now(), t;
+	double t0 = bench_now(), t;
 	long runs = 0;
 
 	do {
 		for (int k = 0; k < 10; k++, runs++)
 			if (g ? tg_graph_run(g) : launch_all(c))
 				return -1;
-		t = now() - t0;
+		t = bench_now() - t0;
 	} while (runs < MIN_RUNS || t < target);
 	if (tg_dev_synchronize(c->dev))
 		return -1;
-	return (now() - t0) * 1e6 / ((double)runs * NK);
+	return (bench_now() - t0) * 1e6 / ((double)runs * NK);
 }
 
 /* Both figures for one device, each after a warm-up pass. */
@@ -278,27 +271,6 @@ static void table(char names[][32], const struct figures *f, size_t nd)
 	for (size_t d = 0; d < nd; d++)
 		printf(" %10.3f", f[d].launch);
 	putchar('\n');
-}
-
-/* Every device the plugins offer ("CPU", "OPENCL", "OPENCL:1", ...). */
-static size_t all_devices(char names[][32], size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < tg_plugin_count(); i++) {
-		tg_plugin_info pi;
-
-		if (tg_plugin_get(i, &pi) || pi.state != TG_PLUGIN_LOADED ||
-		    !pi.name)
-			continue;
-		for (int d = 0; d < pi.ndevices && n < max; d++) {
-			if (d)
-				snprintf(names[n++], 32, "%s:%d", pi.name, d);
-			else
-				snprintf(names[n++], 32, "%s", pi.name);
-		}
-	}
-	return n;
 }
 
 static void usage(FILE *f)
@@ -363,7 +335,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (all)
-		nd = all_devices(names, MAX_DEVS);
+		nd = bench_all_devices(names, MAX_DEVS);
 	if (nd == 0) {
 		const char *def = tg_dev_default_name(NULL);
 

@@ -536,26 +536,6 @@ static void table(char names[][32], const struct figures *f, size_t nd,
 	                                              step_jit));
 }
 
-/* Every device the plugins offer ("CPU", "OPENCL", "OPENCL:1", ...). */
-static size_t all_devices(char names[][32], size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < tg_plugin_count(); i++) {
-		tg_plugin_info pi;
-		if (tg_plugin_get(i, &pi) || pi.state != TG_PLUGIN_LOADED ||
-		    !pi.name)
-			continue;
-		for (int d = 0; d < pi.ndevices && n < max; d++) {
-			if (d)
-				snprintf(names[n++], 32, "%s:%d", pi.name, d);
-			else
-				snprintf(names[n++], 32, "%s", pi.name);
-		}
-	}
-	return n;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -634,7 +614,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (all)
-		nd = all_devices(names, MAX_DEVS);
+		nd = bench_all_devices(names, MAX_DEVS);
 	if (nd == 0) {
 		const char *def = tg_dev_default_name(NULL);
 		if (!def) {
