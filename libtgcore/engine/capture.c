@@ -389,14 +389,17 @@ static tg_buffer *resolve(const tg_plan *p, tg_buffer *const *ins,
 	return r < 0 ? ins[-r - 1] : p->bufs.v[r].buf;
 }
 
-static void set_slots(tg_plan *p, const slot_vec *v, tg_buffer *b)
+/* Puts b in every graph argument of v. */
+static int set_slots(tg_plan *p, const slot_vec *v, tg_buffer *b)
 {
 	size_t i;
+	int rc;
 
-	/* cannot fail: b is allocated and on the graph's device */
 	for (i = 0; i < v->n; i++)
-		(void)tg_graph_set_buffer(p->steps.v[v->v[i].step].graph,
-		                          v->v[i].launch, v->v[i].arg, b);
+		if ((rc = tg_graph_set_buffer(p->steps.v[v->v[i].step].graph,
+		                              v->v[i].launch, v->v[i].arg, b)))
+			return rc;
+	return 0;
 }
 
 /* Gives an output new memory when a caller still holds the old (the
@@ -417,7 +420,8 @@ static int swap(tg_plan *p, plan_buf *pb)
 		tg_buffer_unref(nb);
 		return rc;
 	}
-	set_slots(p, &pb->slots, nb);
+	/* cannot fail: nb is allocated and on the graph's device */
+	(void)set_slots(p, &pb->slots, nb);
 	tg_buffer_unref(pb->buf);
 	pb->buf = nb;
 	return 0;
@@ -427,17 +431,11 @@ static int swap(tg_plan *p, plan_buf *pb)
  * shapes and dtypes). */
 static int place_inputs(tg_plan *p, tg_buffer *const *ins)
 {
-	size_t k, i;
-	int rc;
+	size_t k;
 
 	for (k = 0; k < p->nin; k++)
-		for (i = 0; i < p->in_slots[k].n; i++) {
-			slot s = p->in_slots[k].v[i];
-
-			if ((rc = tg_graph_set_buffer(p->steps.v[s.step].graph,
-			                              s.launch, s.arg, ins[k])))
-				return tg_error_prefix("jit: input %zu", k);
-		}
+		if (set_slots(p, &p->in_slots[k], ins[k]))
+			return tg_error_prefix("jit: input %zu", k);
 	return 0;
 }
 

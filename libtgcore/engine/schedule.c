@@ -445,6 +445,16 @@ static int index_of(const lz_vec *v, const tg_lazy *b)
 	return -1;
 }
 
+/* The tracker output o is stored through: the kernel's full shape
+ * (the reduce's when there is one), row-major.  NULL on OOM. */
+static tg_st *store_st(const lower *L, size_t o)
+{
+	const tg_lazy *shape_of = L->r ? L->r : L->outs.v[o];
+
+	return tg_st_from_shape(NULL, tg_lazy_ndim(shape_of),
+	                        tg_lazy_shape(shape_of));
+}
+
 /* The output an assign in this kernel stores into b's memory, or -1. */
 static int assigned_output(const lower *L, const tg_lazy *b)
 {
@@ -462,9 +472,7 @@ static int assigned_output(const lower *L, const tg_lazy *b)
  * the stores. */
 static tg_uop *load_assigned(lower *L, int o, tg_lazy *b, tg_st *st)
 {
-	const tg_lazy *shape_of = L->r ? L->r : L->outs.v[o];
-	tg_st *own = tg_st_from_shape(NULL, tg_lazy_ndim(shape_of),
-	                              tg_lazy_shape(shape_of));
+	tg_st *own = store_st(L, (size_t)o);
 	int same = own && tg_st_eq(own, st);
 	char buf[160];
 
@@ -665,9 +673,7 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 		if (TG_VEC_PUSH(&L.outs, outs->v[i]))
 			rc = tg_error_oom("schedule");
 	for (i = 0; i < outs->n && !rc; i++) {
-		const tg_lazy *shape_of = L.r ? L.r : outs->v[i];
-		tg_st *st = tg_st_from_shape(NULL, tg_lazy_ndim(shape_of),
-		                             tg_lazy_shape(shape_of));
+		tg_st *st = store_st(&L, i);
 		tg_st *sst = st ? tg_st_copy(st) : NULL;
 		tg_uop *v = lower_buf(&L, outs->v[i], st);
 

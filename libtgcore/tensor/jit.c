@@ -110,20 +110,6 @@ int tg_jit_get_info(const tg_jit *j, tg_jit_info *out)
 
 /* ------------------------------------------------------------ helpers */
 
-static const char *fmt_shape(size_t ndim, const int64_t *shape, char *buf,
-                             size_t n)
-{
-	size_t i, at = 0;
-
-	at += (size_t)snprintf(buf, n, "(");
-	for (i = 0; i < ndim && at < n; i++)
-		at += (size_t)snprintf(buf + at, n - at, "%s%lld", i ? "," : "",
-		                       (long long)shape[i]);
-	if (at < n)
-		snprintf(buf + at, n - at, ")");
-	return buf;
-}
-
 static void sig_of(const tg_tensor *t, sig *s)
 {
 	s->ndim = t->ndim;
@@ -142,8 +128,8 @@ static int check_input(const tg_jit *j, const tg_tensor *t, size_t i)
 	    memcmp(t->shape, s->shape, t->ndim * sizeof *t->shape))
 		return tg_error(TG_EINVAL, "jit_call: input %zu has shape %s, "
 		                "the capture had %s", i,
-		                fmt_shape(t->ndim, t->shape, a, sizeof a),
-		                fmt_shape(s->ndim, s->shape, b, sizeof b));
+		                tg_t_shape_format(t->ndim, t->shape, a, sizeof a),
+		                tg_t_shape_format(s->ndim, s->shape, b, sizeof b));
 	if (t->lazy->dtype != s->dtype)
 		return tg_error(TG_EINVAL, "jit_call: input %zu is %s, the "
 		                "capture had %s", i,
@@ -186,15 +172,14 @@ static int prepare(tg_tensor *const *in, size_t nin, tg_tensor **p,
 	return 0;
 }
 
-/* Runs the step and checks that it filled every output. */
+/* Runs the step and checks that it filled every output (out[] holds
+ * NULLs on entry). */
 static int step(tg_jit *j, tg_tensor *const *in, size_t nin,
                 tg_tensor **out, size_t nout)
 {
 	size_t i;
 	int rc;
 
-	for (i = 0; i < nout; i++)
-		out[i] = NULL;
 	if ((rc = j->fn(j->ctx, in, nin, out, nout)) < 0)
 		return tg_last_status() ? tg_error_prefix("jit: the step failed")
 		                        : tg_error(rc, "jit: the step returned "

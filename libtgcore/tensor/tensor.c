@@ -213,22 +213,27 @@ int64_t tg_tensor_numel(const tg_tensor *t)
 	return t ? n : 0;
 }
 
-const char *tg_tensor_shape_str(const tg_tensor *t, char *buf, size_t n)
+const char *tg_t_shape_format(size_t ndim, const int64_t *shape, char *buf,
+                              size_t n)
 {
 	size_t i, len = 0;
 
 	if (!n)
 		return buf;
-	buf[0] = 0;
-	if (!t)
-		return buf;
 	len += (size_t)snprintf(buf, n, "(");
-	for (i = 0; i < t->ndim && len < n; i++)
+	for (i = 0; i < ndim && len < n; i++)
 		len += (size_t)snprintf(buf + len, n - len, "%s%lld",
-		                        i ? "," : "", (long long)t->shape[i]);
+		                        i ? "," : "", (long long)shape[i]);
 	if (len < n)
-		snprintf(buf + len, n - len, t->ndim == 1 ? ",)" : ")");
+		snprintf(buf + len, n - len, ndim == 1 ? ",)" : ")");
 	return buf;
+}
+
+const char *tg_tensor_shape_str(const tg_tensor *t, char *buf, size_t n)
+{
+	if (n && !t)
+		buf[0] = 0;
+	return n && t ? tg_t_shape_format(t->ndim, t->shape, buf, n) : buf;
 }
 
 /* ----------------------------------------------------------- creation */

@@ -92,6 +92,11 @@ tg_dtype tg_dtype_default_float(void);
  * all. */
 int tg_t_keep_all(tg_tensor **ts, size_t n);
 
+/* "(2,3)", "(6,)", "()" into buf (n bytes): tg_tensor_shape_str's
+ * text for any shape. */
+const char *tg_t_shape_format(size_t ndim, const int64_t *shape, char *buf,
+                              size_t n);
+
 /* Frees the random counters of every device (tg_shutdown). */
 void tg_random_reset(void);
 
