@@ -14,30 +14,15 @@
 #include <sys/wait.h>
 
 #include "testlib.h"
+#include "graphkernels.h"
 
 /* ------------------------------------------------------------------ */
 /* Kernels                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Every dialect has the same two kernels over buffers (out, in) and
- * values (v0, n), for i in [0, n):
- *   step_u: out[i] = in[n - 1 - i] * 3 + v0 + i    (uint32, wrapping)
- *   step_f: out[i] = in[n - 1 - i] * 0.75 + v0 * 0.125    (float32)
- * Reading the mirrored item makes each item depend on one that another
- * thread or work-group wrote in the launch before. */
-
-static const char c_step_u[] = "#include <stddef.h>\n#include <stdint.h>\n"
-	"void step_u(void *const *b, const int64_t *v, const size_t *g,\n"
-	"            size_t lo, size_t hi)\n"
-	"{\n"
-	"	uint32_t *out = b[0];\n"
-	"	const uint32_t *in = b[1];\n"
-	"	size_t n = (size_t)v[1];\n"
-	"	for (size_t i = lo; i < hi; i++)\n"
-	"		out[i] = in[n - 1 - i] * 3u + (uint32_t)v[0] +\n"
-	"		         (uint32_t)i;\n"
-	"	(void)g;\n"
-	"}\n";
+/* Every dialect has step_u (graphkernels.h) and step_f, over the same
+ * buffers and values:
+ *   step_f: out[i] = in[n - 1 - i] * 0.75 + v0 * 0.125    (float32) */
 
 static const char c_step_f[] = "#include <stddef.h>\n#include <stdint.h>\n"
 	"void step_f(void *const *b, const int64_t *v, const size_t *g,\n"
@@ -63,15 +48,6 @@ static const char c_chunk_lo[] = "#include <stddef.h>\n#include <stdint.h>\n"
 	"	(void)v, (void)g;\n"
 	"}\n";
 
-static const char cl_step_u[] =
-	"__kernel void step_u(__global uint *data0, __global const uint "
-	"*data1,\n"
-	"                     const int var0, const int var1)\n"
-	"{\n"
-	"	int i = get_global_id(0);\n"
-	"	data0[i] = data1[var1 - 1 - i] * 3u + (uint)var0 + (uint)i;\n"
-	"}\n";
-
 static const char cl_step_f[] =
 	"__kernel void step_f(__global float *data0, __global const float "
 	"*data1,\n"
@@ -80,25 +56,6 @@ static const char cl_step_f[] =
 	"	int i = get_global_id(0);\n"
 	"	data0[i] = data1[var1 - 1 - i] * 0.75f +\n"
 	"	           (float)var0 * 0.125f;\n"
-	"}\n";
-
-#define GL_HEAD(T) "#version 450\n" \
-	"layout(local_size_x_id = 0, local_size_y_id = 1, " \
-	"local_size_z_id = 2) in;\n" \
-	"layout(std430, set = 0, binding = 0) buffer tg_buf_0 { " T \
-	" data_0[]; };\n" \
-	"layout(std430, set = 0, binding = 1) readonly buffer tg_buf_1 { " \
-	T " data_1[]; };\n" \
-	"layout(push_constant) uniform tg_vals { int v[2]; } vals;\n" \
-	"void main() {\n" \
-	"	uint i = gl_GlobalInvocationID.x +\n" \
-	"	         gl_GlobalInvocationID.y *\n" \
-	"	         gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n" \
-	"	uint n = uint(vals.v[1]);\n" \
-	"	if (i >= n) return;\n"
-
-static const char gl_step_u[] = GL_HEAD("uint")
-	"	data_0[i] = data_1[n - 1u - i] * 3u + uint(vals.v[0]) + i;\n"
 	"}\n";
 
 static const char gl_step_f[] = GL_HEAD("float")

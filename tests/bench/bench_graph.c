@@ -22,6 +22,7 @@
 
 #include "../../libtgcore/core.h"
 #include "bench.h"
+#include "../graphkernels.h"
 
 #define NK 32     /* kernels in the graph */
 #define MAX_DEVS 8
@@ -29,46 +30,6 @@
 #define MAX_ITEMS (1 << 24)
 
 static size_t items = 16; /* work-items of each kernel */
-
-/* out[i] = in[n - 1 - i] * 3 + v0 + i over uint32, in each dialect:
- * buffers (out, in), values (v0, n). */
-static const char c_src[] = "#include <stddef.h>\n#include <stdint.h>\n"
-	"void step_u(void *const *b, const int64_t *v, const size_t *g,\n"
-	"            size_t lo, size_t hi)\n"
-	"{\n"
-	"	uint32_t *out = b[0];\n"
-	"	const uint32_t *in = b[1];\n"
-	"	size_t n = (size_t)v[1];\n"
-	"	for (size_t i = lo; i < hi; i++)\n"
-	"		out[i] = in[n - 1 - i] * 3u + (uint32_t)v[0] +\n"
-	"		         (uint32_t)i;\n"
-	"	(void)g;\n"
-	"}\n";
-
-static const char cl_src[] =
-	"__kernel void step_u(__global uint *data0, __global const uint "
-	"*data1,\n"
-	"                     const int var0, const int var1)\n"
-	"{\n"
-	"	int i = get_global_id(0);\n"
-	"	data0[i] = data1[var1 - 1 - i] * 3u + (uint)var0 + (uint)i;\n"
-	"}\n";
-
-static const char gl_src[] = "#version 450\n"
-	"layout(local_size_x_id = 0, local_size_y_id = 1, "
-	"local_size_z_id = 2) in;\n"
-	"layout(std430, set = 0, binding = 0) buffer tg_buf_0 { uint "
-	"data_0[]; };\n"
-	"layout(std430, set = 0, binding = 1) readonly buffer tg_buf_1 { "
-	"uint data_1[]; };\n"
-	"layout(push_constant) uniform tg_vals { int v[2]; } vals;\n"
-	"void main() {\n"
-	"	uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y *\n"
-	"	         gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n"
-	"	uint n = uint(vals.v[1]);\n"
-	"	if (i >= n) return;\n"
-	"	data_0[i] = data_1[n - 1u - i] * 3u + uint(vals.v[0]) + i;\n"
-	"}\n";
 
 /* The chain on one device: launch j reads bufs[j], writes bufs[j+1]. */
 struct chain {
@@ -102,10 +63,10 @@ static const char *source(tg_dev *dev)
 	if (tg_dev_get_info(dev, &info))
 		return NULL;
 	if (!strcmp(info.dialect, "c"))
-		return c_src;
+		return c_step_u;
 	if (!strcmp(info.dialect, "opencl"))
-		return cl_src;
-	return !strcmp(info.dialect, "glsl") ? gl_src : NULL;
+		return cl_step_u;
+	return !strcmp(info.dialect, "glsl") ? gl_step_u : NULL;
 }
 
 /* ------------------------------------------------------------ chain */
