@@ -24,6 +24,7 @@ void tg_shutdown(void)
 	pthread_mutex_lock(&tg_lock);
 	tg_method_cache_clear();
 	tg_schedule_context_free();
+	tg_symctx_free();   /* after the kernels that import from it */
 	tg_select_reset();
 	tg_devices_close_all();
 	tg_registry_unload();

@@ -30,6 +30,34 @@ void tg_ksrc_free(tg_ksrc *ks)
 	memset(ks, 0, sizeof *ks);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the program's variables, sorted: the order the renderer
+ * declares them in and launches pass their values in. */
+static int collect_vars(tg_uop *const *lin, size_t n, tg_ksrc *out)
+{
+	size_t nv = 0;
+
+	for (size_t i = 0; i < n; i++)
+		nv += lin[i]->op == TG_DEFINE_VAR;
+	out->nvars = 0;
+	out->vars = NULL;
+	if (!nv)
+		return TG_OK;
+	if (!(out->vars = calloc(nv, sizeof *out->vars)))
+		return tg_error_oom("codegen");
+	for (size_t i = 0; i < n; i++)
+		if (lin[i]->op == TG_DEFINE_VAR &&
+		    !(out->vars[out->nvars++] =
+		              tg_strdup(lin[i]->arg.name, "codegen")))
+			return TG_ENOMEM;
+	qsort(out->vars, nv, sizeof *out->vars, cmp_name);
+	return TG_OK;
+}
+
 /* One line per linearized uop: "%12 LOAD float32 %3 %11". */
 static char *linear_text(tg_uop *const *lin, size_t n)
 {
@@ -277,8 +305,8 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 		goto done;
 	}
 	estimates(&k, &plan, out);
-	out->nvars = 0;
-	out->vars = NULL;
+	if ((rc = collect_vars(lin, nlin, out)))
+		goto done;
 	out->name = tg_strdup(plan.name, "codegen");
 	out->opts = tg_strdup(opttext, "codegen");
 	out->ast_text = tg_ast_format(k.sink);

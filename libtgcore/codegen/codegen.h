@@ -151,8 +151,7 @@ typedef struct tg_opt {
 
 struct tg_kplan;
 /* Classifies k's axes into *p (no opts, caps NULL: set it before
- * applying LOCAL or GROUP).  Errors: symbolic shapes (TG_EUNSUPPORTED),
- * a malformed AST, OOM. */
+ * applying LOCAL or GROUP).  Errors: a malformed AST, OOM. */
 int tg_lower_plan(const tg_kernel *k, struct tg_kplan *p);
 /* The extent of axis ax left to a launch index or loop once its
  * upcast, local and group parts are split off. */
@@ -165,7 +164,8 @@ void tg_kplan_update(struct tg_kplan *p);
  * axis's remaining extent s into s/amt (still a launch index or loop)
  * and amt expanded copies of the body.  Errors (plan unchanged): an
  * unknown or unsupported op, an axis of the wrong kind, amt not
- * dividing s, more than TG_MAX_OPTS opts or TG_MAX_EXPAND copies. */
+ * dividing s, a symbolic axis, more than TG_MAX_OPTS opts or
+ * TG_MAX_EXPAND copies. */
 int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
 /* tinygrad's hand_coded_optimizations (see kernel.c) on a plan without
  * opts: register blocking and unrolling everywhere, a grouped reduce
@@ -246,7 +246,18 @@ void tg_ksrc_free(tg_ksrc *ks);
  * axes are in neither list. */
 typedef struct tg_kplan {
 	size_t ndim;
-	int64_t full[TG_MAX_DIMS];  /* the full shape */
+	int64_t full[TG_MAX_DIMS];  /* the full shape (a symbolic axis: its
+	                               largest value) */
+	/* Symbolic axes (a shape with a variable) take no opts, and one
+	 * that is not reduced is a loop in every thread, as reduce axes
+	 * are, not a launch index: launch sizes never depend on a
+	 * variable, so a replay with new values only changes the values
+	 * (sym[ax]: the extent, a node of the kernel's context) */
+	tg_uop *sym[TG_MAX_DIMS];
+	uint32_t sym_axes;          /* bit i: axis i is symbolic */
+	size_t nloop;
+	uint32_t oaxes[TG_MAX_DIMS]; /* symbolic output axes: loops, in
+	                               order, outside the reduce loops */
 	int64_t upcast[TG_MAX_DIMS]; /* per axis, the expanded part of a
 	                               split (1: none); full/upcast is the
 	                               extent left to gidx or the loop */

@@ -430,7 +430,8 @@ static tg_uop *stage_two(const ex_ctx *c, const tg_uop *red, tg_uop *temp,
  * reduce loop and the stage loops made before. */
 static tg_uop *group_loop(const ex_ctx *c)
 {
-	tg_arg a = { .v.i = (int64_t)c->p->nred + c->ntemp, .a = 1 };
+	tg_arg a = { .v.i = (int64_t)(c->p->nloop + c->p->nred +
+	                                 c->ntemp), .a = 1 };
 	tg_uop *b[2] = { tg_sym_int(c->ir, 0), tg_sym_int(c->ir, c->ng) };
 
 	return tg_uop_new(c->ir, TG_RANGE, TG_INDEX, b, 2, &a);

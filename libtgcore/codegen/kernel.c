@@ -28,7 +28,9 @@
 #include "config.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/codegen.h"
@@ -64,11 +66,10 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 	if ((rc = tg_ast_full_shape(k->sink, &nd, shape)))
 		return rc;
 	for (i = 0; i < nd; i++) {
-		if (!tg_sint_is_int(shape[i]))
-			return tg_error(TG_EUNSUPPORTED,
-			                "lower: symbolic shapes are not supported "
-			                "yet");
-		p->full[i] = shape[i].c;
+		p->full[i] = tg_sint_vmax(shape[i]);
+		p->sym[i] = shape[i].u;
+		if (shape[i].u)
+			p->sym_axes |= 1u << i;
 	}
 	p->ndim = nd;
 	for (i = 0; i < k->n; i++) {
@@ -98,17 +99,40 @@ int64_t tg_kplan_outer(const tg_kplan *p, size_t ax)
 
 /* "E_"/"r_", the extents left to launch indices and loops, then the
  * unrolled and upcasted amounts: "r_128_128_128_4_4_4". */
+/* An axis's extent in a name: the number, or for a symbolic one its
+ * expression with what is not a letter or digit as '_' ("pos_1_"). */
+static size_t name_extent(const tg_kplan *p, size_t ax, char *buf,
+                          size_t len)
+{
+	char *r;
+	size_t n;
+
+	if (!p->sym[ax])
+		return (size_t)snprintf(buf, len, "_%lld",
+		                        (long long)left(p, ax));
+	r = tg_sym_render(p->sym[ax]);
+	n = (size_t)snprintf(buf, len, "_%s", r ? r : "s");
+	for (size_t i = 1; i < n && i < len; i++)
+		if (!isalnum((unsigned char)buf[i]))
+			buf[i] = '_';
+	free(r);
+	return n;
+}
+
+/* "E_"/"r_", the extents left to launch indices and loops (output
+ * loops after the launch indices), then the unrolled and upcasted
+ * amounts: "r_128_128_128_4_4_4", "r_4_pos_1_". */
 static void plan_name(tg_kplan *p)
 {
-	size_t len, i;
+	size_t len, i, nax = p->nglobal + p->nloop + p->nred;
 
 	len = (size_t)snprintf(p->name, sizeof p->name, "%s",
 	                       p->has_reduce ? "r" : "E");
-	for (i = 0; i < p->nglobal + p->nred && len < sizeof p->name; i++) {
+	for (i = 0; i < nax && len < sizeof p->name; i++) {
 		uint32_t ax = i < p->nglobal ? p->gaxes[i]
-		                             : p->raxes[i - p->nglobal];
-		len += (size_t)snprintf(p->name + len, sizeof p->name - len,
-		                        "_%lld", (long long)left(p, ax));
+		        : i < p->nglobal + p->nloop ? p->oaxes[i - p->nglobal]
+		        : p->raxes[i - p->nglobal - p->nloop];
+		len += name_extent(p, ax, p->name + len, sizeof p->name - len);
 	}
 	for (i = 0; i < p->nlocal && len < sizeof p->name; i++)
 		len += (size_t)snprintf(p->name + len, sizeof p->name - len,
@@ -131,12 +155,17 @@ void tg_kplan_update(tg_kplan *p)
 {
 	size_t i;
 
-	p->nglobal = p->nred = 0;
+	p->nglobal = p->nred = p->nloop = 0;
 	for (i = 0; i < p->ndim; i++) {
-		if (p->full[i] == 0 || left(p, i) == 1)
-			continue;  /* size 1 indexes 0; tg_lower refuses 0 */
+		/* size 1 indexes 0 and tg_lower refuses 0; a symbolic axis
+		 * stays a loop (its value may be 0 or 1) */
+		if (p->full[i] == 0 ||
+		    (left(p, i) == 1 && !(p->sym_axes & (1u << i))))
+			continue;
 		if (p->reduce_axes & (1u << i))
 			p->raxes[p->nred++] = (uint32_t)i;
+		else if (p->sym_axes & (1u << i))
+			p->oaxes[p->nloop++] = (uint32_t)i;
 		else
 			p->gaxes[p->nglobal++] = (uint32_t)i;
 	}
@@ -247,6 +276,14 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 	if (o.axis < 0 || (size_t)o.axis >= p->ndim)
 		return tg_error(TG_EINVAL, "opt: %s axis %d of %zu",
 		                opt_names[o.op], o.axis, p->ndim);
+	if (p->sym_axes & (1u << o.axis)) {
+		char e[64];
+		return tg_error(TG_EINVAL, "opt: %s(%d,%lld) on axis %d of "
+		                "symbolic size %s", opt_names[o.op], o.axis,
+		                (long long)o.amt, o.axis,
+		                tg_sint_format(tg_sint_of(p->sym[o.axis]), e,
+		                               sizeof e));
+	}
 	red = !!(p->reduce_axes & (1u << o.axis));
 	if (red != (o.op == TG_OPT_UNROLL || o.op == TG_OPT_GROUP ||
 	            o.op == TG_OPT_GROUPTOP))
@@ -386,6 +423,8 @@ static int opt_unroll(tg_kplan *p)
 		return TG_OK;
 	ax = p->raxes[p->nred - 1];
 	s = left(p, ax);
+	if (p->sym_axes & (1u << ax))
+		return TG_OK;
 	if (s <= SPLIT && copies(p, -1) * s <= MAX_COPIES)
 		return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, (int)ax,
 		                                       0 });
@@ -431,6 +470,8 @@ static int opt_group(tg_kplan *p)
 	if (out > 2048)
 		return TG_OK;
 	ax = p->raxes[0];
+	if (p->sym_axes & (1u << ax))
+		return TG_OK;
 	const int64_t *sz = out <= 32 ? big : small;
 	for (size_t i = 0; i < (out <= 32 ? 2u : 1u); i++)
 		if (left(p, ax) % sz[i] == 0 &&

@@ -11,7 +11,8 @@
  * The last global axis is gidx0 (the fastest-varying launch index), the
  * one before gidx1; when there are more than three global axes the
  * leading ones share gidx2 and are recovered by div/mod.  Reduce axes
- * become RANGE loops.
+ * become RANGE loops, and so do symbolic output axes (outside them):
+ * launch sizes never depend on a variable.
  *
  * Opts (kernel.c) split an axis into an outer part, which stays a
  * launch index or loop, and an upcast part u: the axis is indexed
@@ -334,24 +335,37 @@ static void set_globals(lower_state *ls)
 	}
 }
 
-/* Loops for the reduce axes, numbered outermost first. */
+/* A loop over axis ax's outer extent (symbolic axes: the variable's
+ * expression), number `no`; `reduce` marks a reduce loop. */
+static tg_uop *loop(lower_state *ls, uint32_t ax, size_t no, int reduce)
+{
+	tg_ir *ir = ls->ir;
+	tg_arg a = { .v.i = (int64_t)no, .a = reduce };
+	tg_uop *src[2] = { tg_sym_int(ir, 0),
+	                   ls->p->sym[ax] ? ls->p->sym[ax]
+	                                  : tg_sym_int(ir, outer(ls->p, ax)) };
+
+	return tg_uop_new(ir, TG_RANGE, TG_INDEX, src, 2, &a);
+}
+
+/* Loops for the symbolic output axes, then for the reduce axes,
+ * numbered outermost first. */
 static void set_loops(lower_state *ls)
 {
 	const tg_kplan *p = ls->p;
-	tg_ir *ir = ls->ir;
 
-	for (size_t i = 0; i < p->nred; i++) {
-		uint32_t ax = p->raxes[i];
-		tg_arg a = { .v.i = (int64_t)i, .a = 1 };
-		tg_uop *src[2] = { tg_sym_int(ir, 0),
-		                   tg_sym_int(ir, outer(p, ax)) };
-		ls->ranges[ls->nranges++] = ls->base[ax] =
-			tg_uop_new(ir, TG_RANGE, TG_INDEX, src, 2, &a);
+	for (size_t i = 0; i < p->nloop + p->nred; i++) {
+		int red = i >= p->nloop;
+		uint32_t ax = red ? p->raxes[i - p->nloop] : p->oaxes[i];
+
+		ls->base[ax] = loop(ls, ax, i, red);
+		if (red)
+			ls->ranges[ls->nranges++] = ls->base[ax];
 	}
 }
 
 /* The outer index of every axis: global axes become launch indices,
- * reduce axes loops, the rest 0; then the local parts. */
+ * reduce and symbolic axes loops, the rest 0; then the local parts. */
 static void set_bases(lower_state *ls)
 {
 	for (size_t i = 0; i < ls->p->ndim; i++)

@@ -279,15 +279,35 @@ int64_t tg_lazy_numel(const tg_lazy *lb)
 	return tg_st_size(lb->st);
 }
 
+void tg_lazy_dims(const tg_lazy *lb, int64_t *out)
+{
+	for (size_t i = 0; i < tg_lazy_ndim(lb); i++)
+		out[i] = tg_dim_encode(tg_lazy_shape(lb)[i]);
+}
+
+int tg_lazy_is_sym(const tg_lazy *lb)
+{
+	return !tg_sints_all_int(tg_lazy_shape(lb), tg_lazy_ndim(lb));
+}
+
 /* ------------------------------------------------------------ builders */
 
+/* Integer sizes (callers checked them). */
 static void to_sints(size_t n, const int64_t *in, tg_sint *out)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		out[i] = tg_si(in[i]);
 }
+
+/* A tracker op on symbolic entries needs the shape context. */
+#define WITH_SYMCTX(sym, ir, expr) do {                              \
+	tg_ir *ir = (sym) ? tg_symctx_enter() : NULL;                 \
+	if (!(sym) || ir) {                                           \
+		expr;                                                 \
+		if (sym)                                              \
+			tg_symctx_leave();                            \
+	}                                                             \
+} while (0)
 
 static tg_lazy *lazy_alloc(uint8_t kind, tg_dtype dt, tg_dev *dev,
                            tg_st *st)
@@ -337,9 +357,12 @@ tg_lazy *tg_lazy_new_base_(uint8_t kind, unsigned op, tg_dtype dt,
                          tg_dev *dev, size_t ndim, const tg_sint *shape,
                          tg_lazy *const *src, uint32_t nsrc)
 {
-	tg_st *st = tg_st_from_shape(NULL, ndim, shape);
+	tg_st *st = NULL;
 	tg_lazy *lb;
 	uint32_t i;
+
+	WITH_SYMCTX(!tg_sints_all_int(shape, ndim), ir,
+	            st = tg_st_from_shape(ir, ndim, shape));
 
 	if (st && tg_st_size(st) == 0 && kind != TG_LZ_BUFFER) {
 		kind = TG_LZ_CONST;
@@ -403,7 +426,7 @@ static tg_lazy *const_like(const tg_lazy *lb, tg_scalar v, size_t ndim,
 	size_t i;
 
 	for (i = 0; i < ndim; i++)
-		s[i] = shape[i].c;
+		s[i] = tg_dim_encode(shape[i]);
 	return tg_lazy_const(lb->dev, lb->dtype, v, ndim, s);
 }
 
@@ -538,13 +561,17 @@ static tg_lazy *move_sized(int kind, tg_lazy *a, size_t n,
 	if (n > TG_MAX_DIMS)
 		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)",
 		                mv_name[kind], n, TG_MAX_DIMS), NULL;
-	to_sints(kind >= MV_PAD ? 2 * n : n, v, s);
-	switch (kind) {
-	case MV_RESHAPE: st = tg_st_reshape(NULL, a->st, n, s); break;
-	case MV_EXPAND: st = tg_st_expand(NULL, a->st, n, s); break;
-	case MV_PAD: st = tg_st_pad(NULL, a->st, n, s); break;
-	default: st = tg_st_shrink(NULL, a->st, n, s); break;
-	}
+	if (tg_dims_decode(kind >= MV_PAD ? 2 * n : n, v, s))
+		return tg_error_prefix("%s", mv_name[kind]), NULL;
+	st = NULL;
+	WITH_SYMCTX(tg_st_is_sym(a->st) || tg_dims_sym(kind >= MV_PAD ? 2 * n
+	                                                              : n, v),
+	            ir, switch (kind) {
+	            case MV_RESHAPE: st = tg_st_reshape(ir, a->st, n, s); break;
+	            case MV_EXPAND: st = tg_st_expand(ir, a->st, n, s); break;
+	            case MV_PAD: st = tg_st_pad(ir, a->st, n, s); break;
+	            default: st = tg_st_shrink(ir, a->st, n, s); break;
+	            });
 	return tg_lazy_view_(a, st);
 }
 
@@ -570,12 +597,24 @@ tg_lazy *tg_lazy_shrink(tg_lazy *a, size_t n, const int64_t *pairs)
 
 tg_lazy *tg_lazy_permute(tg_lazy *a, size_t n, const uint32_t *axis)
 {
-	return a ? tg_lazy_view_(a, tg_st_permute(NULL, a->st, n, axis)) : NULL;
+	tg_st *st = NULL;
+
+	if (!a)
+		return NULL;
+	WITH_SYMCTX(tg_st_is_sym(a->st), ir,
+	            st = tg_st_permute(ir, a->st, n, axis));
+	return tg_lazy_view_(a, st);
 }
 
 tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul)
 {
-	return a ? tg_lazy_view_(a, tg_st_stride(NULL, a->st, n, mul)) : NULL;
+	tg_st *st = NULL;
+
+	if (!a)
+		return NULL;
+	WITH_SYMCTX(tg_st_is_sym(a->st), ir,
+	            st = tg_st_stride(ir, a->st, n, mul));
+	return tg_lazy_view_(a, st);
 }
 
 void tg_lazy_mark_realized(tg_lazy *b)

@@ -76,7 +76,13 @@ static inline size_t tg_lazy_ndim(const tg_lazy *lb)
 {
 	return tg_st_ndim(lb->st);
 }
+/* Elements, symbolic axes at their largest (what memory is sized for). */
 int64_t tg_lazy_numel(const tg_lazy *lb);
+/* lb's shape as the public int64 sizes (symbolic entries as codes,
+ * tg_dim_encode; TG_DIM_INVALID on OOM). */
+void tg_lazy_dims(const tg_lazy *lb, int64_t *out);
+/* Whether lb's shape has a symbolic entry. */
+int tg_lazy_is_sym(const tg_lazy *lb);
 
 tg_lazy *tg_lazy_ref(tg_lazy *lb);
 void tg_lazy_unref(tg_lazy *lb);

@@ -27,11 +27,9 @@ static void shape_str(const tg_lazy *lb, char *buf, size_t n)
 static tg_lazy *const_of(const tg_lazy *lb, tg_dtype dt, tg_scalar v)
 {
 	int64_t s[TG_MAX_DIMS];
-	size_t i, n = tg_lazy_ndim(lb);
 
-	for (i = 0; i < n; i++)
-		s[i] = tg_lazy_shape(lb)[i].c;
-	return tg_lazy_const(lb->dev, dt, v, n, s);
+	tg_lazy_dims(lb, s);
+	return tg_lazy_const(lb->dev, dt, v, tg_lazy_ndim(lb), s);
 }
 
 /* Operands agree in shape, device and dtype (WHERE: a bool condition
@@ -304,8 +302,10 @@ static tg_lazy *reduce_const_(const tg_lazy *a, uint32_t axes, tg_scalar v)
 	int64_t shape[TG_MAX_DIMS];
 	size_t i, n = tg_lazy_ndim(a);
 
+	tg_lazy_dims(a, shape);
 	for (i = 0; i < n; i++)
-		shape[i] = (axes >> i) & 1 ? 1 : tg_lazy_shape(a)[i].c;
+		if ((axes >> i) & 1)
+			shape[i] = 1;
 	return tg_lazy_const(a->dev, a->dtype, v, n, shape);
 }
 
@@ -321,7 +321,7 @@ tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
 	int64_t in_n = 1, out_n = 1, f;
 	tg_scalar v, r;
 	size_t d;
-	int has0 = 0, rc;
+	int has0 = 0, sym_red = 0, rc;
 
 	if (!a)
 		return NULL;
@@ -333,34 +333,31 @@ tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
 		return tg_error(TG_EINVAL, "reduce: axis mask 0x%x on %zu dims",
 		                axes, n), NULL;
 	for (i = 0; i < n; i++) {
-		int64_t s = tg_lazy_shape(a)[i].c;
+		tg_sint si = tg_lazy_shape(a)[i];
+		int64_t s = tg_sint_vmax(si);
 
-		if (s == 1)
+		if (!si.u && s == 1)
 			axes &= ~((uint32_t)1 << i);
+		sym_red |= si.u && (axes >> i) & 1;
 		in_n *= s;
 		out_n *= (axes >> i) & 1 ? 1 : s;
-		has0 |= s == 0;
+		has0 |= !si.u && s == 0;
 	}
 	if (!axes)
 		return tg_lazy_ref(a);
-	if (has0 && out_n != 0) {
-		int64_t shape[TG_MAX_DIMS];
-
-		for (i = 0; i < n; i++)
-			shape[i] = (axes >> i) & 1 ? 1 : tg_lazy_shape(a)[i].c;
-		return tg_lazy_const(a->dev, a->dtype,
-		                     reduce_identity(op, a->dtype), n, shape);
-	}
+	if (has0 && out_n != 0)
+		return reduce_const_(a, axes, reduce_identity(op, a->dtype));
 	if (tg_lazy_is_unmasked_const(a, &v) && op == TG_MAX)
 		return reduce_const_(a, axes, v);
-	if (tg_lazy_is_unmasked_const(a, &v)) {
+	if (!sym_red && tg_lazy_is_unmasked_const(a, &v)) {
 		tg_scalar cnt = tg_scalar_from_int(in_n / (out_n ? out_n : 1),
 		                                   a->dtype), src[2] = { v, cnt };
 
 		if (!tg_exec_alu(TG_MUL, a->dtype, src, &r))
 			return reduce_const_(a, axes, r);
 	}
-	if (!has0 && threshold > 0 && in_n / out_n >= threshold) {
+	if (!has0 && !tg_lazy_is_sym(a) && threshold > 0 &&
+	    in_n / out_n >= threshold) {
 		if ((rc = split_choice(a, axes, out_n, &d, &f)) < 0)
 			return NULL;
 		if (rc)
@@ -374,7 +371,7 @@ int tg_lazy_is_plain(const tg_lazy *lb)
 	const tg_lazy *b = tg_lazy_base(lb);
 
 	return b->kind == TG_LZ_BUFFER && b->buf && tg_st_contiguous(lb->st) &&
-	       tg_lazy_numel(lb) == tg_lazy_numel(b);
+	       tg_lazy_numel(lb) == tg_lazy_numel(b) && !tg_st_is_sym(lb->st);
 }
 
 tg_lazy *tg_lazy_assign(tg_lazy *target, tg_lazy *value)
@@ -429,7 +426,7 @@ static tg_lazy *tg_lazy_copy_base_(tg_lazy *src, tg_dev *dev,
                                    const tg_lazy *like)
 {
 	int64_t shape[TG_MAX_DIMS];
-	size_t i, n = tg_lazy_ndim(like);
+	size_t n = tg_lazy_ndim(like);
 	tg_lazy *c, *r;
 
 	if (src->dev == dev)
@@ -441,8 +438,7 @@ static tg_lazy *tg_lazy_copy_base_(tg_lazy *src, tg_dev *dev,
 		c = tg_lazy_finish_(c);
 	if (!c)
 		return NULL;
-	for (i = 0; i < n; i++)
-		shape[i] = tg_lazy_shape(like)[i].c;
+	tg_lazy_dims(like, shape);
 	r = tg_lazy_reshape(c, n, shape);
 	tg_lazy_unref(c);
 	return r;

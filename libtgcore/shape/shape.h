@@ -283,4 +283,27 @@ int tg_st_vars(const tg_st *st, tg_uop_vec *out);
 int tg_st_unbind(tg_ir *ir, const tg_st *st, tg_st **out,
                  tg_uop_vec *binds);
 
+/* ------------------------------------------------------ shape/symdims.c */
+
+/* The shape context: the symbolic entries of lazy buffers' and
+ * tensors' shapes live there, shared by every thread.  enter locks it
+ * (recursively) and returns it (NULL on OOM, nothing held); leave
+ * forgets a sticky error (its message stays in tg_last_error) and
+ * unlocks.  Freed at tg_shutdown. */
+tg_ir *tg_symctx_enter(void);
+void tg_symctx_leave(void);
+void tg_symctx_free(void);
+/* The public int64 code of s (s itself for an integer); TG_DIM_INVALID
+ * on OOM.  s's node must be of the shape context. */
+int64_t tg_dim_encode(tg_sint s);
+/* Codes to shape entries; TG_EINVAL naming a code that is not one. */
+int tg_dims_decode(size_t n, const int64_t *in, tg_sint *out);
+/* Whether st has a symbolic entry (then its ops need a context). */
+int tg_st_is_sym(const tg_st *st);
+/* Whether any of d[0..n-1] is a symbolic code. */
+int tg_dims_sym(size_t n, const int64_t *d);
+/* The live variable of that name (a new reference), or NULL. */
+struct tg_variable *tg_variable_find(const char *name);
+struct tg_variable *tg_variable_ref(struct tg_variable *v);
+
 #endif /* TG_SHAPE_H */

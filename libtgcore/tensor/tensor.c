@@ -137,8 +137,11 @@ tg_tensor *tg_t_wrap(tg_lazy *lb)
 	t->requires_grad = -1;
 	n = tg_lazy_ndim(lb);
 	t->ndim = n;
-	for (i = 0; i < n; i++)
-		t->shape[i] = tg_lazy_shape(lb)[i].c;
+	if (tg_lazy_is_sym(lb))
+		tg_lazy_dims(lb, t->shape);
+	else
+		for (i = 0; i < n; i++)
+			t->shape[i] = tg_lazy_shape(lb)[i].c;
 	if (scopes.n && TG_VEC_PUSH(&scopes.v[scopes.n - 1], t)) {
 		tg_tensor_unref(t);
 		tg_error_oom("tensor");

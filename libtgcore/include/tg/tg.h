@@ -1049,6 +1049,73 @@ TG_API tg_tensor *tg_layernorm(const tg_tensor *x, size_t axis_count,
 TG_API tg_tensor *tg_dropout(const tg_tensor *x, double p);
 
 /* ------------------------------------------------------------------ */
+/* Symbolic sizes: variables in shapes                                 */
+/* ------------------------------------------------------------------ */
+
+/* A variable (tinygrad's Variable) stands for an integer in [min, max]
+ * inside a shape: a sequence position, a batch size.  Kernels over a
+ * shape with a variable are compiled once and take its value as an
+ * argument, so one compiled kernel and one JIT capture serve every
+ * value:
+ *
+ *     tg_variable *pos = tg_variable_new("pos", 0, 1023);
+ *     tg_variable_bind(pos, 17);
+ *     int64_t upto[4] = { 0, tg_dim_affine(tg_variable_dim(pos), 1, 1),
+ *                         0, 64 };       // rows 0 .. pos
+ *     tg_tensor *keys = tg_shrink(cache, 2, upto);   // (pos+1, 64)
+ *
+ * tg_variable_dim gives a size that stands for the variable, bound to its
+ * value now; tg_dim_affine makes mul*dim + add of it.  Such sizes are
+ * negative codes (at most TG_DIM_SYM_BASE) that any int64_t shape or
+ * pad/shrink argument takes, and tg_tensor_shape gives back; a code
+ * stays valid until tg_shutdown.  A tensor keeps the value each size
+ * had when it was made; binding the variable again affects tensors
+ * made afterwards (and a JIT replay, which reads the variable's value
+ * at each call).
+ *
+ * What takes symbolic sizes: elementwise ops and broadcasting between
+ * equal sizes, sum and max reductions, softmax, matmul, reshape that
+ * keeps or inserts size-1 axes around them, expand, permute, shrink,
+ * and pad by a symbolic amount.  Memory for a symbolic shape is
+ * allocated for the variable's max.  Reading a tensor of symbolic
+ * shape to the host (tg_tensor_data) is refused: shrink it to an
+ * integer shape first.  Ops that need an element count (mean, var,
+ * the nn layers) refuse a symbolic axis with a message.
+ *
+ * Kernels run a symbolic axis as a loop in each thread, not across
+ * launch indices, so launch sizes never depend on a value.
+ *
+ * Variables are named (the names must differ among live variables).
+ * Binding and reading a variable are atomic; binding one variable
+ * from several threads at once gives no defined order. */
+typedef struct tg_variable tg_variable;
+
+#define TG_DIM_SYM_BASE (-(INT64_C(1) << 62))
+#define TG_DIM_INVALID INT64_MIN   /* what a failed tg_variable_dim returns */
+#define TG_DIM_MAX (INT64_C(1) << 40)
+
+/* A variable in [min, max] (0 <= min <= max <= TG_DIM_MAX), bound to
+ * min.  NULL (error set) for a bad name or bounds, or a name in use. */
+TG_API tg_variable *tg_variable_new(const char *name, int64_t min, int64_t max);
+TG_API void tg_variable_free(tg_variable *v);
+/* Binds v to value; TG_EINVAL, naming v and its range, outside it. */
+TG_API int tg_variable_bind(tg_variable *v, int64_t value);
+TG_API int64_t tg_variable_value(const tg_variable *v);
+TG_API const char *tg_variable_name(const tg_variable *v);
+/* The size "v" bound to v's value now; TG_DIM_INVALID on error. */
+TG_API int64_t tg_variable_dim(const tg_variable *v);
+/* mul*dim + add, for an integer or symbolic dim; TG_DIM_INVALID on
+ * error (overflow, a code that is not one). */
+TG_API int64_t tg_dim_affine(int64_t dim, int64_t mul, int64_t add);
+/* Whether dim is a symbolic code. */
+TG_API int tg_dim_is_sym(int64_t dim);
+/* dim's value with its variables' bound values (dim itself for an
+ * integer); -1 for a code that is not one. */
+TG_API int64_t tg_dim_value(int64_t dim);
+/* "17" or "(pos+1)" into buf (n bytes). */
+TG_API const char *tg_dim_str(int64_t dim, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
 /* JIT: capture a step once, replay it                                 */
 /* ------------------------------------------------------------------ */
 /*
