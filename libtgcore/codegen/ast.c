@@ -284,13 +284,15 @@ tg_uop *tg_ast_sink(tg_ir *ir, tg_uop *const *stores, size_t n)
 
 /* ------------------------------------------------------------- reading */
 
-/* Whether u is a node of the AST proper, not part of a tracker or a
- * buffer: what the walks and the text show. */
+/* Whether u is a node of the AST proper, not part of a tracker (its
+ * constants and symbolic index math, TG_INDEX) or a buffer: what the
+ * walks and the text show. */
 static int is_ast_node(const tg_uop *u)
 {
 	return u->op != TG_SHAPETRACKER && u->op != TG_VIEW &&
 	       u->op != TG_DEFINE_GLOBAL &&
-	       !(u->op == TG_CONST && u->nsrc == 0);
+	       !(u->op == TG_CONST && u->nsrc == 0) &&
+	       tg_type_scalar(u->dtype) != TG_INDEX;
 }
 
 tg_uop **tg_ast_toposort(const tg_uop *sink, size_t *n)

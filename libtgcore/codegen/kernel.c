@@ -97,31 +97,36 @@ int64_t tg_kplan_outer(const tg_kplan *p, size_t ax)
 	return p->full[ax] / (p->upcast[ax] * p->local[ax] * p->group[ax]);
 }
 
-/* "E_"/"r_", the extents left to launch indices and loops, then the
- * unrolled and upcasted amounts: "r_128_128_128_4_4_4". */
 /* An axis's extent in a name: the number, or for a symbolic one its
- * expression with what is not a letter or digit as '_' ("pos_1_"). */
+ * expression's letters and digits, runs of anything else as one '_'
+ * ("_pos_1" for (pos+1)). */
 static size_t name_extent(const tg_kplan *p, size_t ax, char *buf,
                           size_t len)
 {
 	char *r;
-	size_t n;
+	size_t n = 0;
 
 	if (!p->sym[ax])
 		return (size_t)snprintf(buf, len, "_%lld",
 		                        (long long)left(p, ax));
-	r = tg_sym_render(p->sym[ax]);
-	n = (size_t)snprintf(buf, len, "_%s", r ? r : "s");
-	for (size_t i = 1; i < n && i < len; i++)
-		if (!isalnum((unsigned char)buf[i]))
-			buf[i] = '_';
+	if (!(r = tg_sym_render(p->sym[ax])))
+		return (size_t)snprintf(buf, len, "_s");
+	for (const char *c = r; *c && n + 2 < len; c++) {
+		int word = isalnum((unsigned char)*c);
+		if (word && (n == 0 || !isalnum((unsigned char)c[-1])))
+			buf[n++] = '_';
+		if (word)
+			buf[n++] = *c;
+	}
+	if (len)
+		buf[n < len ? n : len - 1] = 0;
 	free(r);
 	return n;
 }
 
 /* "E_"/"r_", the extents left to launch indices and loops (output
  * loops after the launch indices), then the unrolled and upcasted
- * amounts: "r_128_128_128_4_4_4", "r_4_pos_1_". */
+ * amounts: "r_128_128_128_4_4_4", "r_4_pos_1". */
 static void plan_name(tg_kplan *p)
 {
 	size_t len, i, nax = p->nglobal + p->nloop + p->nred;

@@ -10,7 +10,10 @@
  * argument is either an input, substituted per replay through the
  * slots that read it, or a buffer the plan holds: weights the step read
  * or updated in place, and everything the step allocated, which the
- * plan reuses from call to call.
+ * plan reuses from call to call.  A kernel's variable values are read
+ * from their tg_variables at every replay (a variable is named by the
+ * kernel; the record keeps a reference to the live variable of that
+ * name).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +26,9 @@ typedef struct cap_item {
 	size_t nbufs, nouts;
 	tg_buffer **bufs;   /* owned references */
 	size_t global[3], local[3];
+	size_t nvals;
+	int64_t *vals;      /* owned: the values of the capture's launch */
+	tg_variable **vars; /* owned references: whose values they are */
 } cap_item;
 
 struct tg_capture {
@@ -57,6 +63,10 @@ static void item_free(cap_item *it)
 	for (k = 0; k < it->nbufs; k++)
 		tg_buffer_unref(it->bufs[k]);
 	free(it->bufs);
+	for (k = 0; k < it->nvals; k++)
+		tg_variable_free(it->vars[k]);
+	free(it->vars);
+	free(it->vals);
 }
 
 void tg_capture_free(tg_capture *c)
@@ -77,8 +87,11 @@ tg_capture *tg_capture_end(void)
 
 	open_capture = NULL;
 	if (c && c->status) {
+		int rc = c->status;
+
 		tg_capture_free(c);
-		tg_error_oom("jit: capture");
+		if (rc == TG_ENOMEM)  /* else the message is the record's */
+			tg_error_oom("jit: capture");
 		return NULL;
 	}
 	return c;
@@ -97,23 +110,52 @@ static void record(cap_item *it, tg_buffer *const *bufs)
 	if (!(it->bufs = malloc((it->nbufs ? it->nbufs : 1) *
 	                        sizeof *it->bufs)) ||
 	    TG_VEC_PUSH(&c->items, *it)) {
-		free(it->bufs);
-		c->status = TG_ENOMEM;
+		it->nbufs = 0;
+		item_free(it);
+		c->status = tg_error_oom("jit: capture");
 		return;
 	}
 	for (k = 0; k < it->nbufs; k++)
 		c->items.v[c->items.n - 1].bufs[k] = tg_buffer_ref(bufs[k]);
 }
 
+/* The values of a kernel's launch and the live variables they come
+ * from, into it. */
+static int record_vals(cap_item *it, const tg_launch_args *a,
+                       char *const *names)
+{
+	size_t k;
+
+	if (!a->nvals)
+		return 0;
+	if (!(it->vals = malloc(a->nvals * sizeof *it->vals)) ||
+	    !(it->vars = calloc(a->nvals, sizeof *it->vars)))
+		return tg_error_oom("jit: capture");
+	memcpy(it->vals, a->vals, a->nvals * sizeof *it->vals);
+	for (k = 0; k < a->nvals; k++, it->nvals++)
+		if (!(it->vars[k] = tg_variable_find(names[k])))
+			return tg_error(TG_EINVAL, "jit: capture: a kernel reads "
+			                "the variable '%s', and no live "
+			                "tg_variable has that name", names[k]);
+	return 0;
+}
+
 void tg_capture_kernel(tg_program *prog, const tg_launch_args *a,
-                       size_t nouts)
+                       size_t nouts, char *const *vars)
 {
 	cap_item it = { .prog = prog, .nbufs = a->nbufs, .nouts = nouts };
+	int rc;
 
 	if (!open_capture || open_capture->status)
 		return;
 	memcpy(it.global, a->global, sizeof it.global);
 	memcpy(it.local, a->local, sizeof it.local);
+	if ((rc = record_vals(&it, a, vars))) {
+		it.nbufs = 0;
+		item_free(&it);
+		open_capture->status = rc;
+		return;
+	}
 	record(&it, a->bufs);
 }
 
@@ -139,6 +181,12 @@ typedef struct slot {
 } slot;
 typedef TG_VEC(slot) slot_vec;
 
+/* Value `arg` of launch `launch` of step `step` comes from var. */
+typedef struct var_slot {
+	slot at;
+	tg_variable *var;   /* owned reference */
+} var_slot;
+
 typedef struct plan_step {
 	tg_graph *graph;    /* a run of kernels on one device; NULL: copy */
 	plan_ref dst, src;  /* a copy */
@@ -156,6 +204,7 @@ struct tg_plan {
 	size_t nin, nout;
 	slot_vec *in_slots;     /* per input */
 	TG_VEC(plan_step) steps;
+	TG_VEC(var_slot) vars;
 	plan_ref *outs;
 	tg_plan_info info;
 };
@@ -177,6 +226,9 @@ void tg_plan_free(tg_plan *p)
 	for (i = 0; i < p->steps.n; i++)
 		tg_graph_free(p->steps.v[i].graph);
 	TG_VEC_FREE(&p->steps);
+	for (i = 0; i < p->vars.n; i++)
+		tg_variable_free(p->vars.v[i].var);
+	TG_VEC_FREE(&p->vars);
 	for (i = 0; i < p->bufs.n; i++) {
 		tg_buffer_unref(p->bufs.v[i].buf);
 		TG_VEC_FREE(&p->bufs.v[i].slots);
@@ -240,6 +292,16 @@ static void add_slot(builder *b, plan_ref r, slot s)
 		fail_oom(b);
 }
 
+static void add_var(builder *b, slot at, tg_variable *v)
+{
+	var_slot vs = { at, tg_variable_ref(v) };
+
+	if (TG_VEC_PUSH(&b->p->vars, vs)) {
+		tg_variable_free(v);
+		fail_oom(b);
+	}
+}
+
 /* Items [first, end) are kernels on one device: one graph step. */
 static void add_graph(builder *b, const cap_item *items, size_t first,
                       size_t end, int native)
@@ -259,7 +321,12 @@ static void add_graph(builder *b, const cap_item *items, size_t first,
 
 		progs[i] = it->prog;
 		args[i] = (tg_launch_args){ .bufs = it->bufs,
-		                            .nbufs = it->nbufs };
+		                            .nbufs = it->nbufs,
+		                            .vals = it->vals,
+		                            .nvals = it->nvals };
+		for (k = 0; k < it->nvals && !b->status; k++)
+			add_var(b, (slot){ step, (uint32_t)i, (uint32_t)k },
+			        it->vars[k]);
 		memcpy(args[i].global, it->global, sizeof it->global);
 		memcpy(args[i].local, it->local, sizeof it->local);
 		for (k = 0; k < it->nbufs && !b->status; k++)
@@ -427,6 +494,17 @@ static int swap(tg_plan *p, plan_buf *pb)
 	return 0;
 }
 
+/* Gives each kernel its variables' values now. */
+static void place_vals(tg_plan *p)
+{
+	for (size_t i = 0; i < p->vars.n; i++) {
+		const var_slot *v = &p->vars.v[i];
+
+		tg_graph_set_val(p->steps.v[v->at.step].graph, v->at.launch,
+		                 v->at.arg, tg_variable_value(v->var));
+	}
+}
+
 /* Puts the inputs in their slots, checking devices (the caller checked
  * shapes and dtypes). */
 static int place_inputs(tg_plan *p, tg_buffer *const *ins)
@@ -468,8 +546,10 @@ int tg_plan_run(tg_plan *p, tg_buffer *const *ins, tg_buffer **outs)
 			rc = swap(p, &p->bufs.v[p->outs[i]]);
 	if (!rc)
 		rc = place_inputs(p, ins);
-	if (!rc)
+	if (!rc) {
+		place_vals(p);
 		rc = run_steps(p, ins);
+	}
 	for (i = 0; i < p->nout && !rc; i++)
 		outs[i] = resolve(p, ins, p->outs[i]);
 	tg_engine_unlock();

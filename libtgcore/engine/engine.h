@@ -28,6 +28,11 @@ typedef struct tg_sched_item {
 	                      bufs[0] <- bufs[1]) */
 	size_t nouts;
 	tg_lazy **outs;    /* owned references: the bases it computes */
+	/* symbolic variables: the AST reads vars[i] (DEFINE_VARs of the
+	 * kernel context, sorted by name), bound to vals[i] for this run */
+	size_t nvars;
+	const tg_uop **vars;
+	int64_t *vals;
 } tg_sched_item;
 
 typedef struct tg_schedule {
@@ -61,6 +66,9 @@ int tg_memory_plan(tg_schedule *s, tg_lazy *const *outs, size_t n);
 int tg_schedule_run(tg_schedule *s, const tg_settings *set);
 /* Schedules and runs what `outs` need. */
 int tg_lazy_realize(tg_lazy *const *outs, size_t n);
+/* Compiled kernels in the method cache (tests: a value of a variable
+ * must not compile anything new). */
+size_t tg_method_cache_count(void);
 /* Frees the in-memory method cache (tg_shutdown, before devices close). */
 void tg_method_cache_clear(void);
 /* The lock realize runs under: whatever runs kernels or marks bases
@@ -84,9 +92,10 @@ tg_capture *tg_capture_end(void);
 void tg_capture_free(tg_capture *c);
 /* Whether a capture is open on the calling thread. */
 int tg_capturing(void);
-/* Called by realize after each kernel and copy it ran. */
+/* Called by realize after each kernel and copy it ran.  vars names
+ * the variable of each of args->vals (borrowed for the call). */
 void tg_capture_kernel(tg_program *prog, const tg_launch_args *args,
-                       size_t nouts);
+                       size_t nouts, char *const *vars);
 void tg_capture_copy(tg_buffer *dst, tg_buffer *src);
 /* Kernels and copies recorded so far. */
 size_t tg_capture_count(const tg_capture *c);

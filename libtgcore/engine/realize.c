@@ -56,6 +56,18 @@ void tg_method_cache_clear(void)
 	pthread_mutex_unlock(&mc_lock);
 }
 
+size_t tg_method_cache_count(void)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&mc_lock);
+	for (size_t b = 0; b < MC_BUCKETS; b++)
+		for (const method *m = mc_buckets[b]; m; m = m->next)
+			n++;
+	pthread_mutex_unlock(&mc_lock);
+	return n;
+}
+
 /* The AST's structural hash (interned: it names one node) mixed with
  * the device and NOOPT. */
 static uint64_t method_hash(const tg_uop *ast, const tg_dev *dev,
@@ -146,26 +158,56 @@ static method *method_get(tg_dev *dev, const tg_uop *ast,
 	return m;
 }
 
+/* The item's variable values in the order the kernel takes them (its
+ * sorted names: a variable the compiled kernel simplified away is not
+ * passed). */
+static int kernel_vals(const tg_sched_item *it, const tg_ksrc *ks,
+                       int64_t *vals)
+{
+	for (size_t j = 0; j < ks->nvars; j++) {
+		size_t i = 0;
+
+		while (i < it->nvars && strcmp(it->vars[i]->arg.name,
+		                               ks->vars[j]))
+			i++;
+		if (TG_NEVER(i == it->nvars))
+			return tg_error(TG_EINTERNAL, "realize: %s takes %s, "
+			                "which its schedule item does not bind",
+			                ks->name, ks->vars[j]);
+		vals[j] = it->vals[i];
+	}
+	return 0;
+}
+
 static int run_kernel(tg_sched_item *it, const tg_settings *set)
 {
 	tg_dev *dev = tg_buffer_dev(it->bufs[0]);
 	method *m = method_get(dev, it->ast, set);
 	tg_launch_args args = { 0 };
+	int64_t vals[64];
 	double t = 0;
 	int rc;
 
 	if (!m)
 		return tg_error_prefix("realize: kernel for %s",
 		                       tg_dev_name(dev));
+	if (m->ks.nvars > TG_ARRAY_LEN(vals))
+		return tg_error(TG_EUNSUPPORTED, "realize: %s takes %zu "
+		                "variables (at most %zu)", m->ks.name,
+		                m->ks.nvars, TG_ARRAY_LEN(vals));
+	if ((rc = kernel_vals(it, &m->ks, vals)))
+		return rc;
 	args.bufs = it->bufs;
 	args.nbufs = it->nbufs;
+	args.vals = vals;
+	args.nvals = m->ks.nvars;
 	memcpy(args.global, m->ks.global, sizeof args.global);
 	memcpy(args.local, m->ks.local, sizeof args.local);
 	rc = tg_program_launch(m->prog, &args,
 	                       set->debug >= 2 ? &t : NULL);
 	if (rc)
 		return tg_error_prefix("realize: %s", m->ks.name);
-	tg_capture_kernel(m->prog, &args, it->nouts);
+	tg_capture_kernel(m->prog, &args, it->nouts, m->ks.vars);
 	if (set->debug >= 2)
 		fprintf(stderr, "*** %-6s %4zu %-24s arg %2zu mem %8.2f MB "
 		        "tm %9.2fus %8.2f GFLOPS %7.2f GB/s\n",

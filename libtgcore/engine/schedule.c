@@ -44,8 +44,17 @@ typedef struct sched {
 	lz_map simple_pads;
 	lz_map children;   /* base -> lz_vec * of consumer bases */
 	lz_map reduce_for; /* base -> the reduce whose kernel it is in */
+	tg_ir *sym;        /* the shape context, held while scheduling */
 	int status;
 } sched;
+
+/* The context a tracker op on a and b needs: the shape context when
+ * one has a symbolic entry, else none (integer math). */
+static tg_ir *ir_for(const sched *s, const tg_st *a, const tg_st *b)
+{
+	return (a && tg_st_is_sym(a)) || (b && tg_st_is_sym(b)) ? s->sym
+	                                                        : NULL;
+}
 
 static int is_realized(const tg_lazy *b) { return b->kind == TG_LZ_BUFFER; }
 
@@ -111,7 +120,9 @@ static void view_rules(sched *s, const tg_lazy *v)
 		int64_t inside = 1;
 
 		for (i = 0; i < last->ndim; i++)
-			inside *= last->mask[2 * i + 1].c - last->mask[2 * i].c;
+			inside *= tg_sint_vmax(tg_sint_sub(
+				ir_for(s, v->st, NULL), last->mask[2 * i + 1],
+				last->mask[2 * i]));
 		if (tg_lazy_numel(b) >= inside) {
 			put(s, &s->simple_pads, b, NULL);
 			return;
@@ -272,7 +283,7 @@ static void group_from(group_walk *g, tg_lazy *tr, const tg_st *st)
 			put(s, g->group, g->r, NULL);
 			return;
 		}
-		if (!(cat = tg_st_concat(NULL, st, v->st))) {
+		if (!(cat = tg_st_concat(ir_for(s, st, v->st), st, v->st))) {
 			s->status = tg_last_status();
 			return;
 		}
@@ -296,7 +307,7 @@ static tg_lazy *chase(sched *s, tg_lazy *r)
 		v = read_view(next, tr, &many);
 		if (many || tg_st_size(st) != tg_lazy_numel(v))
 			break;
-		cat = tg_st_concat(NULL, st, v->st);
+		cat = tg_st_concat(ir_for(s, st, v->st), st, v->st);
 		tg_st_free(st);
 		st = cat;
 		if (!st || !tg_st_contiguous(st) || next->kind == TG_LZ_REDUCE)
@@ -431,6 +442,7 @@ typedef struct lower {
 	lz_vec outs;            /* stored bases, buffer i = outs[i] */
 	lz_vec inputs;          /* loaded bases, buffer nouts + i */
 	TG_VEC(struct { tg_lazy *b; tg_st *st; tg_uop *a; }) memo;
+	int symbolic;           /* some tracker has a variable */
 } lower;
 
 static tg_uop *lower_buf(lower *L, tg_lazy *buf, tg_st *st);
@@ -451,8 +463,8 @@ static tg_st *store_st(const lower *L, size_t o)
 {
 	const tg_lazy *shape_of = L->r ? L->r : L->outs.v[o];
 
-	return tg_st_from_shape(NULL, tg_lazy_ndim(shape_of),
-	                        tg_lazy_shape(shape_of));
+	return tg_st_from_shape(ir_for(L->s, shape_of->st, NULL),
+	                        tg_lazy_ndim(shape_of), tg_lazy_shape(shape_of));
 }
 
 /* The output an assign in this kernel stores into b's memory, or -1. */
@@ -516,7 +528,8 @@ static tg_uop *lower_reduce(lower *L, tg_lazy *b, tg_st *st)
 		tg_error(TG_EINTERNAL, "schedule: a second reduce in one kernel");
 		return NULL;
 	}
-	in = tg_st_from_shape(NULL, tg_lazy_ndim(src), tg_lazy_shape(src));
+	in = tg_st_from_shape(ir_for(L->s, src->st, NULL), tg_lazy_ndim(src),
+	                      tg_lazy_shape(src));
 	return tg_ast_reduce(L->k, b->op, lower_buf(L, src, in), b->axes);
 }
 
@@ -567,15 +580,17 @@ static tg_uop *lower_buf(lower *L, tg_lazy *buf, tg_st *st)
 	if (!st)
 		return NULL;
 	if (buf->base) {
-		tg_st *cat = tg_st_concat(NULL, buf->st, st);
+		tg_st *cat = tg_st_concat(ir_for(L->s, buf->st, st), buf->st,
+		                          st);
 
 		tg_st_free(st);
 		return cat ? lower_buf(L, buf->base, cat) : NULL;
 	}
-	simple = tg_st_simplify(NULL, st);
+	simple = tg_st_simplify(ir_for(L->s, st, NULL), st);
 	tg_st_free(st);
 	if (!simple)
 		return NULL;
+	L->symbolic |= tg_st_is_sym(simple);
 	for (i = 0; i < L->memo.n; i++)
 		if (L->memo.v[i].b == buf && tg_st_eq(L->memo.v[i].st, simple)) {
 			tg_st_free(simple);
@@ -607,6 +622,8 @@ static void item_free(tg_sched_item *it)
 		tg_lazy_unref(it->outs[i]);
 	free(it->bufs);
 	free(it->outs);
+	free(it->vars);
+	free(it->vals);
 	memset(it, 0, sizeof *it);
 }
 
@@ -653,6 +670,62 @@ static int fill_item(tg_sched_item *it, const lz_vec *outs,
 	return 0;
 }
 
+static int cmp_var(const void *a, const void *b)
+{
+	const tg_uop *x = *(const tg_uop *const *)a;
+	const tg_uop *y = *(const tg_uop *const *)b;
+
+	return strcmp(x->arg.name, y->arg.name);
+}
+
+/* Takes the bound values off the item's AST (tinygrad's unbind): the
+ * kernel is compiled for the variables and gets the values at launch,
+ * so one compiled kernel serves every value.  One variable bound to
+ * two values in one kernel is an error. */
+static int unbind(tg_ir *k, tg_sched_item *it)
+{
+	tg_uop_vec vars = { 0 };
+	tg_i64_vec vals = { 0 };
+	tg_uop *ast = tg_sym_unbind(k, it->ast, &vars, &vals);
+	size_t i, j, n = 0;
+	int rc = ast ? TG_OK : tg_ir_status(k) ? tg_ir_status(k) : TG_ENOMEM;
+
+	if (!rc && vars.n && (!(it->vars = calloc(vars.n, sizeof *it->vars)) ||
+	                      !(it->vals = calloc(vars.n, sizeof *it->vals))))
+		rc = tg_error_oom("schedule");
+	for (i = 0; !rc && i < vars.n; i++) {
+		for (j = 0; j < n && it->vars[j] != vars.v[i]; j++)
+			;
+		if (j == n) {
+			it->vars[n] = vars.v[i];
+			it->vals[n++] = vals.v[i];
+		} else if (it->vals[j] != vals.v[i]) {
+			rc = tg_error(TG_EINVAL, "schedule: one kernel reads %s "
+			              "bound to %lld and to %lld",
+			              vars.v[i]->arg.name,
+			              (long long)it->vals[j],
+			              (long long)vals.v[i]);
+		}
+	}
+	/* sort the pairs by name: insertion sort, a few at most */
+	for (i = 1; !rc && i < n; i++)
+		for (j = i; j > 0 && cmp_var(&it->vars[j - 1], &it->vars[j]) > 0;
+		     j--) {
+			const tg_uop *tv = it->vars[j];
+			int64_t tx = it->vals[j];
+			it->vars[j] = it->vars[j - 1];
+			it->vals[j] = it->vals[j - 1];
+			it->vars[j - 1] = tv;
+			it->vals[j - 1] = tx;
+		}
+	it->nvars = n;
+	if (!rc)
+		it->ast = ast;
+	TG_VEC_FREE(&vars);
+	TG_VEC_FREE(&vals);
+	return rc;
+}
+
 /* The kernel computing the bases in `outs` (all in one group); the
  * bases it loads go to *reads. */
 static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
@@ -683,6 +756,8 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 	}
 	if (!rc && !(it->ast = tg_ast_sink(L.k, stores, outs->n)))
 		rc = tg_last_status();
+	if (!rc && L.symbolic)
+		rc = unbind(L.k, it);
 	kctx_leave(L.k);
 	if (!rc)
 		rc = fill_item(it, &L.outs, &L.inputs);
@@ -868,6 +943,8 @@ int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 	for (i = 0; i < n; i++)
 		if (!outs[i])
 			return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (!(s.sym = tg_symctx_enter()))
+		return tg_last_status();
 	for (i = 0; i < n; i++)
 		realize(&s, tg_lazy_base(outs[i]));
 	rc = s.status ? s.status : walk(&s, outs, n);
@@ -883,6 +960,7 @@ int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 		rc = order_items(out, &reads);
 	reads_free(&reads);
 	sched_free(&s);
+	tg_symctx_leave();
 	if (!rc)
 		rc = tg_memory_plan(out, outs, n);
 	if (rc)

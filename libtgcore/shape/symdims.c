@@ -275,25 +275,25 @@ tg_variable *tg_variable_new(const char *name, int64_t min, int64_t max)
 	tg_ir *ir;
 
 	if (check_name(name))
-		return tg_error(TG_EINVAL, "var_new: '%s' is not a name (a "
+		return tg_error(TG_EINVAL, "variable_new: '%s' is not a name (a "
 		                "letter or '_', then letters, digits or '_'; "
 		                "at most 63)", name ? name : "(null)"), NULL;
 	if (min < 0 || min > max || max > TG_DIM_MAX)
-		return tg_error(TG_EINVAL, "var_new: %s in [%lld, %lld]: the "
+		return tg_error(TG_EINVAL, "variable_new: %s in [%lld, %lld]: the "
 		                "bounds must satisfy 0 <= min <= max <= %lld",
 		                name, (long long)min, (long long)max,
 		                (long long)TG_DIM_MAX), NULL;
 	if (!(ir = tg_symctx_enter()))
 		return NULL;
 	if (find_locked(name))
-		tg_error(TG_EINVAL, "var_new: a variable named '%s' exists "
+		tg_error(TG_EINVAL, "variable_new: a variable named '%s' exists "
 		         "(free it first; kernels tell variables by name)",
 		         name);
 	else if (!(v = calloc(1, sizeof *v)))
-		tg_error_oom("var_new");
+		tg_error_oom("variable_new");
 	else if (!(v->node = tg_sym_var(ir, name, min, max)) ||
 	         TG_VEC_PUSH(&vars, v)) {
-		tg_error_oom("var_new");
+		tg_error_oom("variable_new");
 		free(v);
 		v = NULL;
 	} else {
@@ -339,10 +339,10 @@ tg_variable *tg_variable_find(const char *name)
 int tg_variable_bind(tg_variable *v, int64_t value)
 {
 	if (!v || !v->node)
-		return tg_error(TG_EINVAL, "var_bind: %s", v ? "the variable "
+		return tg_error(TG_EINVAL, "variable_bind: %s", v ? "the variable "
 		                "outlived tg_shutdown" : "no variable");
 	if (value < v->node->arg.a || value > v->node->arg.b)
-		return tg_error(TG_EINVAL, "var_bind: %s=%lld is outside its "
+		return tg_error(TG_EINVAL, "variable_bind: %s=%lld is outside its "
 		                "range [%lld, %lld]", v->node->arg.name,
 		                (long long)value, (long long)v->node->arg.a,
 		                (long long)v->node->arg.b);
@@ -367,7 +367,7 @@ int64_t tg_variable_dim(const tg_variable *v)
 	int64_t d = TG_DIM_INVALID;
 
 	if (!v || !v->node) {
-		tg_error(TG_EINVAL, "var_dim: %s", v ? "the variable outlived "
+		tg_error(TG_EINVAL, "variable_dim: %s", v ? "the variable outlived "
 		         "tg_shutdown" : "no variable");
 		return TG_DIM_INVALID;
 	}
@@ -376,7 +376,7 @@ int64_t tg_variable_dim(const tg_variable *v)
 	if ((b = tg_sym_bind(ir, v->node, atomic_load(&v->value))))
 		d = encode_locked(b);
 	else
-		tg_error_prefix("var_dim");
+		tg_error_prefix("variable_dim");
 	tg_symctx_leave();
 	return d;
 }

@@ -49,6 +49,12 @@ int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes)
 		                "captures its step; replays do not run the "
 		                "step's code, so the value would be stale "
 		                "(return the tensor as an output instead)");
+	if (tg_dims_sym(t->ndim, t->shape)) {
+		char b[160];
+		return tg_error(TG_EINVAL, "tensor_data: the shape %s is "
+		                "symbolic; shrink it to an integer shape first",
+		                tg_tensor_shape_str(t, b, sizeof b));
+	}
 	need = (size_t)tg_tensor_numel(t) * tg_dtype_size(t->lazy->dtype);
 	if (nbytes < need)
 		return tg_error(TG_EINVAL, "tensor_data: %zu bytes of room for "

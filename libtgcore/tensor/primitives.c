@@ -18,6 +18,38 @@
 /* "(2,3)" of t, for messages. */
 #define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
 
+/* -1 in a symbolic reshape: the old shape's product over the known
+ * sizes', computed in the shape context.  TG_DIM_INVALID (error set)
+ * when it does not divide. */
+static int64_t infer_sym(const tg_tensor *t, size_t ndim,
+                         const int64_t *shape, size_t infer)
+{
+	tg_sint old[TG_MAX_DIMS], nw[TG_MAX_DIMS], a = tg_si(1), k = tg_si(1),
+	        q;
+	int64_t d = TG_DIM_INVALID;
+	tg_ir *ir;
+	char b[160];
+
+	if (tg_dims_decode(t->ndim, t->shape, old) ||
+	    tg_dims_decode(ndim, shape, nw) || !(ir = tg_symctx_enter()))
+		return TG_DIM_INVALID;
+	for (size_t i = 0; i < t->ndim; i++)
+		a = tg_sint_mul(ir, a, old[i]);
+	for (size_t i = 0; i < ndim; i++)
+		if (i != infer)
+			k = tg_sint_mul(ir, k, nw[i]);
+	if (!tg_sint_is(k, 0) && !tg_ir_status(ir)) {
+		q = tg_sint_idiv(ir, a, k);
+		if (!tg_ir_status(ir) && tg_sint_eq(tg_sint_mul(ir, q, k), a))
+			d = tg_dim_encode(q);
+	}
+	tg_symctx_leave();
+	if (d == TG_DIM_INVALID)
+		tg_t_fail(TG_EINVAL, "reshape", "cannot infer -1 of %s from "
+		          "the other sizes", SHAPE(t, b));
+	return d;
+}
+
 tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 {
 	int64_t s[TG_MAX_DIMS], known = 1, numel;
@@ -33,12 +65,22 @@ tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 		s[i] = shape[i];
 		if (shape[i] == -1 && infer == SIZE_MAX)
 			infer = i;
+		else if (tg_dim_is_sym(shape[i]))
+			continue;
 		else if (shape[i] < 0)
 			return tg_t_fail(TG_EINVAL, "reshape", "bad size %lld "
 			                 "in the new shape of %s",
 			                 (long long)shape[i], SHAPE(t, b));
 		else
 			known *= shape[i];
+	}
+	if (tg_dims_sym(t->ndim, t->shape) || tg_dims_sym(ndim, shape)) {
+		/* the tracker checks the sizes symbolically */
+		if (infer != SIZE_MAX &&
+		    (s[infer] = infer_sym(t, ndim, s, infer)) == TG_DIM_INVALID)
+			return NULL;
+		return REC(tg_t_wrap(tg_lazy_reshape(t->lazy, ndim, s)),
+		           TG_FN_RESHAPE, t, NULL, 0);
 	}
 	numel = tg_tensor_numel(t);
 	if (infer != SIZE_MAX) {
@@ -162,6 +204,21 @@ tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
 		int64_t lo = i < n ? pairs[2 * i] : 0;
 		int64_t hi = i < n ? pairs[2 * i + 1] : 0;
 
+		if (tg_dim_is_sym(lo) || tg_dim_is_sym(hi) ||
+		    tg_dim_is_sym(t->shape[i])) {
+			/* symbolic: a pad, never a crop (the tracker checks
+			 * that it cannot be negative) */
+			if ((!tg_dim_is_sym(lo) && lo < 0) ||
+			    (!tg_dim_is_sym(hi) && hi < 0))
+				return tg_t_fail(TG_EINVAL, "pad", "axis %zu: a "
+				                 "negative pad of a symbolic axis "
+				                 "or next to a symbolic pad", i);
+			crop[2 * i] = 0;
+			crop[2 * i + 1] = t->shape[i];
+			pos[2 * i] = lo;
+			pos[2 * i + 1] = hi;
+			continue;
+		}
 		crop[2 * i] = lo < 0 ? -lo : 0;
 		crop[2 * i + 1] = t->shape[i] - (hi < 0 ? -hi : 0);
 		if (crop[2 * i + 1] < crop[2 * i])

@@ -148,7 +148,14 @@ static tg_tensor *mean_mask(const tg_tensor *t, uint32_t mask, int keepdim)
 	tg_dtype out = tg_dtype_is_float(dt) ? dt : tg_dtype_default_float();
 	int64_t n = reduced_count(t, mask);
 	tg_tensor *r;
+	char b[160];
 
+	for (size_t i = 0; i < t->ndim; i++)
+		if ((mask >> i) & 1 && tg_dim_is_sym(t->shape[i]))
+			return tg_t_fail(TG_EUNSUPPORTED, "mean", "axis %zu of %s "
+			                 "is symbolic (sum, then divide by the "
+			                 "count you know)", i,
+			                 tg_tensor_shape_str(t, b, sizeof b));
 	tg_scope_begin();
 	r = reduce(TG_ADD, t, mask, keepdim, tg_dtype_sum_acc(dt));
 	if (n && tg_tensor_numel(t))

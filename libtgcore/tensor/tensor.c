@@ -210,7 +210,13 @@ int64_t tg_tensor_numel(const tg_tensor *t)
 {
 	int64_t n = 1;
 	size_t i;
+	char b[160];
 
+	if (t && tg_dims_sym(t->ndim, t->shape)) {
+		tg_error(TG_EINVAL, "numel: the shape %s is symbolic",
+		         tg_tensor_shape_str(t, b, sizeof b));
+		return -1;
+	}
 	for (i = 0; t && i < t->ndim; i++)
 		n *= t->shape[i];
 	return t ? n : 0;
@@ -224,9 +230,15 @@ const char *tg_t_shape_format(size_t ndim, const int64_t *shape, char *buf,
 	if (!n)
 		return buf;
 	len += (size_t)snprintf(buf, n, "(");
-	for (i = 0; i < ndim && len < n; i++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%lld",
-		                        i ? "," : "", (long long)shape[i]);
+	for (i = 0; i < ndim && len < n; i++) {
+		char d[64];
+
+		len += (size_t)snprintf(buf + len, n - len, "%s%s",
+		                        i ? "," : "", tg_dim_is_sym(shape[i]) ?
+		                        tg_dim_str(shape[i], d, sizeof d) :
+		                        (snprintf(d, sizeof d, "%lld",
+		                                  (long long)shape[i]), d));
+	}
 	if (len < n)
 		snprintf(buf + len, n - len, ndim == 1 ? ",)" : ")");
 	return buf;
@@ -268,10 +280,20 @@ static int check_shape(const char *op, tg_dtype dt, size_t ndim,
 	if (ndim > TG_MAX_DIMS)
 		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)", op,
 		                ndim, TG_MAX_DIMS);
-	for (i = 0; i < ndim; i++)
-		if (shape[i] < 0)
+	for (i = 0; i < ndim; i++) {
+		if (tg_dim_is_sym(shape[i]) && !strcmp(op, "full")) {
+			tg_sint s;  /* a constant broadcasts to any size */
+			if (tg_dims_decode(1, &shape[i], &s))
+				return tg_error_prefix("%s: axis %zu", op, i);
+		} else if (tg_dim_is_sym(shape[i])) {
+			return tg_error(TG_EINVAL, "%s: axis %zu has a symbolic "
+			                "size; memory needs integer sizes", op,
+			                i);
+		} else if (shape[i] < 0) {
 			return tg_error(TG_EINVAL, "%s: negative size %lld on "
 			                "axis %zu", op, (long long)shape[i], i);
+		}
+	}
 	return 0;
 }
 
