@@ -10,7 +10,7 @@
 
 #include <math.h>
 
-#include "testlib.h"
+#include "kasttest.h"
 #include "../libtgcore/tensor/tensor.h"
 
 #define D 8
@@ -138,6 +138,54 @@ START_TEST(bad_codes_in_shapes)
 	                                                 99999, 0, 4 }));
 	ck_assert_msg(strstr(tg_last_error(), "shrink: this negative number "
 	                     "is not a size"), "%s", tg_last_error());
+}
+END_TEST
+
+/* ----------------------------------------------------------- codegen */
+
+/* out(1, 4) = sum over rows 0..n-1 of in(n, 4): the symbolic axis is a
+ * loop bounded by n, the kernel takes n, and opts refuse that axis. */
+static tg_uop *sym_sum_ast(tg_ir *ir)
+{
+	tg_uop *n = tg_sym_var(ir, "n", 1, 8);
+	tg_sint in_shape[2] = { tg_sint_of(n), tg_si(4) };
+	tg_sint out_shape[2] = { tg_si(1), tg_si(4) };
+	tg_uop *ld = tg_ast_load(ir, 1, TG_FLOAT32,
+	                         tg_st_from_shape(ir, 2, in_shape));
+	tg_uop *st = tg_ast_store(ir, 0, tg_ast_reduce(ir, TG_ADD, ld, 1u),
+	                          tg_st_from_shape(ir, 2, out_shape));
+
+	ck_assert_msg(st, "%s", tg_last_error());
+	return tg_ast_sink(ir, &st, 1);
+}
+
+START_TEST(codegen_loops_over_a_variable)
+{
+	tg_ir *ir = tg_ir_new();
+	tg_uop *sink = sym_sum_ast(ir);
+	tg_opt up = { TG_OPT_UNROLL, 0, 2 }, ok = { TG_OPT_UPCAST, 1, 4 };
+	tg_ksrc ks;
+
+	ck_assert_int_eq(tg_codegen_opts(sink, kt_cpu_caps(), kt_set(), &ok,
+	                                 1, &ks), TG_OK);
+	ck_assert_uint_eq(ks.nvars, 1);
+	ck_assert_str_eq(ks.vars[0], "n");
+	ck_assert_str_eq(ks.name, "r_n_4");
+	/* the loop runs to n; nothing launches per row */
+	ck_assert_uint_eq(ks.global[0] * ks.global[1] * ks.global[2], 1);
+	ck_assert_msg(strstr(ks.src, "< n;") || strstr(ks.src, "<n;") ||
+	              strstr(ks.src, "< n)"), "%s", ks.src);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_codegen_opts(sink, kt_cpu_caps(), kt_set(), &up,
+	                                 1, &ks), TG_EINVAL);
+	ck_assert_msg(strstr(tg_last_error(), "opt: UNROLL(0,2) on axis 0 of "
+	                     "symbolic size n"), "%s", tg_last_error());
+	/* the hand-coded opts leave the symbolic axis alone */
+	ck_assert_int_eq(tg_codegen(sink, kt_cpu_caps(), kt_set(), &ks),
+	                 TG_OK);
+	ck_assert_uint_eq(ks.nvars, 1);
+	tg_ksrc_free(&ks);
+	tg_ir_free(ir);
 }
 END_TEST
 
@@ -446,6 +494,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, variable_api);
 	tcase_add_test(tc, variable_errors);
 	tcase_add_test(tc, bad_codes_in_shapes);
+	tcase_add_test(tc, codegen_loops_over_a_variable);
 	tcase_add_test(tc, symbolic_shrink_and_sum);
 	tcase_add_test(tc, symbolic_data_is_refused);
 	tcase_add_test(tc, kv_cache_replays_every_position);

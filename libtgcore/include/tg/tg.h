@@ -1079,8 +1079,9 @@ TG_API tg_tensor *tg_dropout(const tg_tensor *x, double p);
  * and pad by a symbolic amount.  Memory for a symbolic shape is
  * allocated for the variable's max.  Reading a tensor of symbolic
  * shape to the host (tg_tensor_data) is refused: shrink it to an
- * integer shape first.  Ops that need an element count (mean, var,
- * the nn layers) refuse a symbolic axis with a message.
+ * integer shape first.  Ops that need an element count (mean, var)
+ * refuse a symbolic axis with a message; gradients and the nn layers
+ * do not take symbolic shapes.
  *
  * Kernels run a symbolic axis as a loop in each thread, not across
  * launch indices, so launch sizes never depend on a value.
@@ -1173,6 +1174,11 @@ TG_API const char *tg_dim_str(int64_t dim, char *buf, size_t n);
  *    what the same calls would draw eagerly.
  *  - Memory the step allocated belongs to the record and is reused on
  *    every replay.
+ *  - Symbolic sizes (see "Symbolic sizes"): a replay passes each
+ *    kernel the value its tg_variable has at the call, so a step over
+ *    a sequence position is captured once for every position.  A
+ *    captured kernel names its variables; the capture fails when no
+ *    live tg_variable has such a name.
  *  - Outputs are new tensors with no gradient history, in the caller's
  *    open scope if any (else owned by the caller).  An output the step
  *    computed gets the record's memory when the previous call's outputs
