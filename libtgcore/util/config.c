@@ -52,6 +52,14 @@ typedef TG_VEC(entry) entry_vec;
  * another lock runs under it. */
 static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry_vec file_vals, api_vals;
+/* Where each [core] key's value sits in api_vals and file_vals, found
+ * again after any change (gen): the settings an operation reads are
+ * then one getenv each, not scans of the entries. */
+static uint64_t gen = 1;
+static struct {
+	uint64_t gen;
+	const char *api, *file;
+} kcache[TG_NKEYS];
 static TG_VEC(char *) pool;   /* every string entries and files use */
 static TG_VEC(const char *) files;  /* "path" per file looked for */
 static TG_VEC(int) files_read;
@@ -128,6 +136,7 @@ static int put(entry_vec *vec, const char *sec, const char *key,
 
 	if (!e.section || !e.key || !e.value || !e.origin)
 		return tg_error_oom("config");
+	gen++;
 	if ((old = find(vec, sec, key)))
 		*old = e;
 	else if (TG_VEC_PUSH(vec, e))
@@ -140,6 +149,7 @@ static void drop(entry_vec *vec, const char *sec, const char *key)
 {
 	entry *e = find(vec, sec, key);
 
+	gen++;
 	if (e)
 		*e = vec->v[--vec->n];
 }
@@ -350,6 +360,7 @@ void tg_config_unload(void)
 	TG_VEC_FREE(&pool);
 	TG_VEC_FREE(&file_vals);
 	TG_VEC_FREE(&api_vals);
+	gen++;
 	TG_VEC_FREE(&files);
 	TG_VEC_FREE(&files_read);
 	tg_debug_set(0);
@@ -534,15 +545,43 @@ const char *tg_setting_name(enum tg_key k)
 	return k < TG_NKEYS ? core_keys[k].name : "?";
 }
 
+static const char *key_lookup(enum tg_key k);
+
 const char *tg_setting_str(enum tg_key k)
 {
-	return k < TG_NKEYS ? tg_cfg_get("core", core_keys[k].name) : NULL;
+	const char *v;
+
+	if (k >= TG_NKEYS)
+		return NULL;
+	pthread_mutex_lock(&cfg_lock);
+	v = key_lookup(k);
+	pthread_mutex_unlock(&cfg_lock);
+	return v;
 }
 
-/* Under cfg_lock. */
+/* lookup("core", k's name) through kcache.  Under cfg_lock. */
+static const char *key_lookup(enum tg_key k)
+{
+	const char *v;
+
+	if (kcache[k].gen != gen) {
+		entry *a = find(&api_vals, "core", core_keys[k].name);
+		entry *f = find(&file_vals, "core", core_keys[k].name);
+
+		kcache[k].api = a ? a->value : NULL;
+		kcache[k].file = f ? f->value : NULL;
+		kcache[k].gen = gen;
+	}
+	if (kcache[k].api)
+		return kcache[k].api;
+	if (core_keys[k].env && (v = tg_getenv(core_keys[k].env)))
+		return v;
+	return kcache[k].file;
+}
+
 static long key_int(enum tg_key k)
 {
-	return to_long(lookup("core", core_keys[k].name), core_keys[k].def);
+	return to_long(key_lookup(k), core_keys[k].def);
 }
 
 long tg_setting_int_(enum tg_key k)
@@ -589,7 +628,7 @@ int tg_settings_read(tg_settings *out)
 		.split_reduceop = key_int(TG_KEY_SPLIT_REDUCEOP) != 0,
 		.reduceop_split_threshold =
 			key_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD),
-		.default_float = float_type(lookup("core", "DEFAULT_FLOAT")),
+		.default_float = float_type(key_lookup(TG_KEY_DEFAULT_FLOAT)),
 		.cachelevel = (int)key_int(TG_KEY_CACHELEVEL),
 	};
 	pthread_mutex_unlock(&cfg_lock);

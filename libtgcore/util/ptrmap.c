@@ -23,13 +23,12 @@ static int grow(tg_ptrmap *m)
 	tg_ptrmap nm = { 0 };
 	size_t i;
 
-	nm.cap = m->cap ? m->cap * 2 : 64;
-	nm.key = calloc(nm.cap, sizeof *nm.key);
-	nm.val = calloc(nm.cap, sizeof *nm.val);
-	if (!nm.key || !nm.val) {
-		free(nm.key), free(nm.val);
+	/* small first: a schedule of one kernel makes several maps of a
+	 * few entries; keys and values share one allocation */
+	nm.cap = m->cap ? m->cap * 2 : 8;
+	if (!(nm.key = calloc(nm.cap, sizeof *nm.key + sizeof *nm.val)))
 		return tg_error_oom("ptrmap");
-	}
+	nm.val = (void **)(nm.key + nm.cap);
 	for (i = 0; i < m->cap; i++)
 		if (m->key[i]) {
 			size_t s = slot(&nm, m->key[i]);
@@ -38,7 +37,7 @@ static int grow(tg_ptrmap *m)
 			nm.val[s] = m->val[i];
 			nm.n++;
 		}
-	free(m->key), free(m->val);
+	free(m->key);
 	*m = nm;
 	return 0;
 }
@@ -70,6 +69,6 @@ int tg_ptrmap_put(tg_ptrmap *m, const void *k, void *v)
 
 void tg_ptrmap_free(tg_ptrmap *m)
 {
-	free(m->key), free(m->val);
+	free(m->key);  /* the values share its allocation */
 	memset(m, 0, sizeof *m);
 }
