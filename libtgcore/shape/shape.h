@@ -177,7 +177,8 @@ int tg_view_invert(tg_ir *ir, const tg_view *v, size_t ndim,
 
 typedef struct tg_st {
 	size_t nviews;      /* >= 1 */
-	tg_view **views;    /* owned; the last takes the caller's indices */
+	tg_view **views;    /* owned (in the tracker's own allocation); the
+	                       last takes the caller's indices */
 } tg_st;
 
 /* One contiguous view of shape.  New tracker (tg_st_free()) or NULL. */

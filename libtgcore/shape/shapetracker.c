@@ -13,18 +13,19 @@
 
 #include "shape/shape.h"
 
-/* A tracker with room for n views, none set. */
+/* A tracker with room for n views, none set: one allocation (trackers
+ * are copied many times per schedule), the view pointers after it. */
 static tg_st *st_alloc(size_t n, const char *op)
 {
-	tg_st *st = malloc(sizeof *st);
+	tg_st *st = calloc(1, sizeof *st + (n ? n : 1) * sizeof *st->views);
 
-	if (st && (st->views = calloc(n ? n : 1, sizeof *st->views))) {
-		st->nviews = n;
-		return st;
+	if (!st) {
+		tg_error_oom(op);
+		return NULL;
 	}
-	free(st);
-	tg_error_oom(op);
-	return NULL;
+	st->views = (tg_view **)(st + 1);
+	st->nviews = n;
+	return st;
 }
 
 void tg_st_free(tg_st *st)
@@ -35,8 +36,7 @@ void tg_st_free(tg_st *st)
 		return;
 	for (i = 0; i < st->nviews; i++)
 		tg_view_free(st->views[i]);
-	free(st->views);
-	free(st);
+	free(st);  /* the view pointers share its allocation */
 }
 
 /* A tracker of copies of views[0..n-1] with room for `extra` more, the
