@@ -484,6 +484,81 @@ START_TEST(capture_needs_the_live_variable)
 }
 END_TEST
 
+/* A batch size as a variable: the input is the first bs rows of a
+ * realized (MAXB, D) tensor, out[0] = sum over the batch of relu(x @ w)
+ * (integer shape), out[1] = 2 * relu(x @ w) (bs, D), symbolic. */
+#define MAXB 8
+
+static int batch_step(void *ctx, tg_tensor *const *in, size_t nin,
+                      tg_tensor **out, size_t nout)
+{
+	tg_tensor *h = tg_relu(tg_matmul(in[0], (tg_tensor *)ctx));
+
+	(void)nin;
+	(void)nout;
+	out[0] = tg_sum(h, (int[]){ 0 }, 1, 0);
+	out[1] = tg_mul_s(h, 2);
+	return out[0] && out[1] ? 0 : tg_last_status();
+}
+
+static void batch_ref(int bs, double *sum, double *h)
+{
+	for (int j = 0; j < D; j++) {
+		sum[j] = 0;
+		for (int r = 0; r < bs; r++) {
+			double a = 0;
+			for (int i = 0; i < D; i++)
+				a += (double)ramp_at(r * D + i, 0.1f, -1) *
+				     ramp_at(i * D + j, 0.05f, -0.5f);
+			h[r * D + j] = a > 0 ? a : 0;
+			sum[j] += h[r * D + j];
+		}
+	}
+}
+
+START_TEST(batch_size_variable)
+{
+	static const int sizes[] = { 3, 7, 1, 8, 5, 5, 2 };
+	tg_variable *bs = tg_variable_new("bs", 1, MAXB);
+	tg_tensor *xs = ramp(MAXB, D, 0.1f, -1), *w = ramp(D, D, 0.05f, -0.5f);
+	tg_jit *j = tg_jit_new(batch_step, w);
+
+	for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
+		int n = sizes[c];
+		double sum[D], h[MAXB * D];
+		float got[MAXB * D];
+		tg_tensor *x, *out[2];
+
+		batch_ref(n, sum, h);
+		tg_variable_bind(bs, n);
+		tg_scope_begin();
+		x = tg_shrink(xs, 2, (int64_t[]){ 0, tg_variable_dim(bs), 0, D });
+		ck_assert_msg(tg_jit_call(j, &x, 1, out, 2) == 0, "bs=%d: %s", n,
+		              tg_last_error());
+		read_floats(out[0], got, D);
+		for (int k = 0; k < D; k++)
+			ck_assert_double_eq_tol(got[k], sum[k], 1e-4);
+		ck_assert(tg_dim_is_sym(tg_tensor_shape(out[1])[0]));
+		ck_assert_int_eq(tg_dim_value(tg_tensor_shape(out[1])[0]), n);
+		read_floats(tg_shrink(out[1], 2, (int64_t[]){ 0, n, 0, D }), got,
+		            (size_t)n * D);
+		for (int k = 0; k < n * D; k++)
+			ck_assert_double_eq_tol(got[k], 2 * h[k], 1e-4);
+		tg_scope_end();
+	}
+	/* an input made with another value than the variable has now */
+	tg_variable_bind(bs, 4);
+	tg_tensor *x = tg_shrink(xs, 2, (int64_t[]){ 0, tg_variable_dim(bs),
+	                                              0, D }), *out[2];
+	tg_variable_bind(bs, 6);
+	ck_assert_int_eq(tg_jit_call(j, &x, 1, out, 2), TG_EINVAL);
+	ck_assert_str_eq(tg_last_error(), "jit_call: input 0: axis 0 is bs, "
+	                 "which was 4 when the input was made and is 6 now");
+	tg_jit_free(j);
+	tg_variable_free(bs);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("variables");
@@ -500,6 +575,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, kv_cache_replays_every_position);
 	tcase_add_test(tc, kv_cache_out_of_range);
 	tcase_add_test(tc, capture_needs_the_live_variable);
+	tcase_add_test(tc, batch_size_variable);
 	suite_add_tcase(s, tc);
 	return s;
 }

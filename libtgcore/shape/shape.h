@@ -303,6 +303,15 @@ int tg_dims_decode(size_t n, const int64_t *in, tg_sint *out);
 int tg_st_is_sym(const tg_st *st);
 /* Whether any of d[0..n-1] is a symbolic code. */
 int tg_dims_sym(size_t n, const int64_t *d);
+/* dim with its variables bound to their live tg_variables' values now
+ * (an integer as it is); TG_DIM_INVALID with an error naming a
+ * variable that has no live tg_variable. */
+int64_t tg_dim_rebind(int64_t dim);
+/* Whether a and b are one size up to the values bound in them. */
+int tg_dim_same_unbound(int64_t a, int64_t b);
+/* The product of dims[0..n-1] (a code when symbolic); TG_DIM_INVALID
+ * on an error. */
+int64_t tg_dims_product(size_t n, const int64_t *dims);
 /* The live variable of that name (a new reference), or NULL. */
 struct tg_variable *tg_variable_find(const char *name);
 struct tg_variable *tg_variable_ref(struct tg_variable *v);

@@ -247,6 +247,94 @@ const char *tg_dim_str(int64_t dim, char *buf, size_t n)
 	return buf;
 }
 
+/* Context held.  u with every variable bound to the value of the live
+ * tg_variable of its name now; NULL with an error naming a variable
+ * no live tg_variable has. */
+static tg_variable *find_locked(const char *name);
+
+static tg_uop *rebind_locked(tg_ir *ir, tg_uop *u)
+{
+	tg_uop_vec uv = { 0 };
+	tg_uop *binds[8], *r = NULL;
+	size_t i;
+
+	if (!(u = tg_sym_unbind(ir, u, NULL, NULL)) || tg_sym_vars(u, &uv))
+		goto out;
+	if (uv.n > TG_ARRAY_LEN(binds)) {
+		tg_error(TG_EUNSUPPORTED, "a size of %zu variables (at most "
+		         "%zu)", uv.n, TG_ARRAY_LEN(binds));
+		goto out;
+	}
+	for (i = 0; i < uv.n; i++) {
+		tg_variable *v = find_locked(uv.v[i]->arg.name);
+		if (!v) {
+			tg_error(TG_EINVAL, "a size reads '%s', and no live "
+			         "tg_variable has that name",
+			         uv.v[i]->arg.name);
+			goto out;
+		}
+		binds[i] = tg_sym_bind(ir, uv.v[i], atomic_load(&v->value));
+	}
+	r = tg_sym_substitute(ir, u, uv.v, binds, uv.n);
+out:
+	TG_VEC_FREE(&uv);
+	return r;
+}
+
+int64_t tg_dim_rebind(int64_t dim)
+{
+	tg_sint s;
+	tg_uop *u;
+	tg_ir *ir;
+	int64_t d = TG_DIM_INVALID;
+
+	if (!tg_dim_is_sym(dim))
+		return dim;
+	if (!(ir = tg_symctx_enter()))
+		return TG_DIM_INVALID;
+	if (decode_locked(dim, &s) == TG_OK && (u = rebind_locked(ir, s.u)))
+		d = u->op == TG_CONST ? u->arg.v.i : encode_locked(u);
+	tg_symctx_leave();
+	return d;
+}
+
+int tg_dim_same_unbound(int64_t a, int64_t b)
+{
+	tg_sint x, y;
+	tg_ir *ir;
+	int same = 0;
+
+	if (!tg_dim_is_sym(a) || !tg_dim_is_sym(b))
+		return a == b;
+	if (!(ir = tg_symctx_enter()))
+		return 0;
+	if (decode_locked(a, &x) == TG_OK && decode_locked(b, &y) == TG_OK)
+		same = tg_sym_unbind(ir, x.u, NULL, NULL) ==
+		       tg_sym_unbind(ir, y.u, NULL, NULL);
+	tg_symctx_leave();
+	return same;
+}
+
+int64_t tg_dims_product(size_t n, const int64_t *dims)
+{
+	tg_sint p = tg_si(1), s;
+	tg_ir *ir;
+	int64_t d = TG_DIM_INVALID;
+
+	if (!(ir = tg_symctx_enter()))
+		return TG_DIM_INVALID;
+	for (size_t i = 0; i < n && !tg_ir_status(ir); i++) {
+		if (decode_locked(dims[i], &s) != TG_OK)
+			goto out;
+		p = tg_sint_mul(ir, p, s);
+	}
+	if (!tg_ir_status(ir))
+		d = p.u ? encode_locked(p.u) : p.c;
+out:
+	tg_symctx_leave();
+	return d;
+}
+
 /* -------------------------------------------------------- variables */
 
 /* Context held. */

@@ -118,18 +118,48 @@ static void sig_of(const tg_tensor *t, sig *s)
 	s->dev = t->lazy->dev;
 }
 
+/* Symbolic sizes of input i against the capture's: the same up to
+ * their values, and the input's values those the variables have now
+ * (what the replay passes its kernels). */
+static int check_sym_dims(const tg_tensor *t, const sig *s, size_t i)
+{
+	char a[160];
+
+	for (size_t k = 0; k < t->ndim; k++) {
+		int64_t want;
+
+		if (!tg_dim_is_sym(s->shape[k]))
+			continue;
+		if ((want = tg_dim_rebind(s->shape[k])) == TG_DIM_INVALID)
+			return tg_error_prefix("jit_call: input %zu", i);
+		if (tg_dim_value(t->shape[k]) != tg_dim_value(want))
+			return tg_error(TG_EINVAL, "jit_call: input %zu: axis %zu "
+			                "is %s, which was %lld when the input was "
+			                "made and is %lld now", i, k,
+			                tg_dim_str(t->shape[k], a, sizeof a),
+			                (long long)tg_dim_value(t->shape[k]),
+			                (long long)tg_dim_value(want));
+	}
+	return 0;
+}
+
 /* The input against what the capture saw. */
 static int check_input(const tg_jit *j, const tg_tensor *t, size_t i)
 {
 	const sig *s = &j->ins[i];
 	char a[160], b[160];
+	size_t k = 0;
 
-	if (t->ndim != s->ndim ||
-	    memcmp(t->shape, s->shape, t->ndim * sizeof *t->shape))
+	while (t->ndim == s->ndim && k < t->ndim &&
+	       tg_dim_same_unbound(t->shape[k], s->shape[k]))
+		k++;
+	if (t->ndim != s->ndim || k < t->ndim)
 		return tg_error(TG_EINVAL, "jit_call: input %zu has shape %s, "
 		                "the capture had %s", i,
 		                tg_t_shape_format(t->ndim, t->shape, a, sizeof a),
 		                tg_t_shape_format(s->ndim, s->shape, b, sizeof b));
+	if (check_sym_dims(t, s, i))
+		return tg_last_status();
 	if (t->lazy->dtype != s->dtype)
 		return tg_error(TG_EINVAL, "jit_call: input %zu is %s, the "
 		                "capture had %s", i,
@@ -194,6 +224,26 @@ static int step(tg_jit *j, tg_tensor *const *in, size_t nin,
 	return 0;
 }
 
+/* A symbolic output over buf: its shape with the variables' values
+ * now, read from the start of the memory (sized for their maxima). */
+static tg_lazy *wrap_sym(tg_buffer *buf, const sig *s)
+{
+	int64_t shape[TG_MAX_DIMS], all = (int64_t)tg_buffer_count(buf), n;
+	tg_lazy *flat, *part, *r;
+
+	for (size_t k = 0; k < s->ndim; k++)
+		if ((shape[k] = tg_dim_rebind(s->shape[k])) == TG_DIM_INVALID)
+			return tg_error_prefix("jit_call: output shape"), NULL;
+	if ((n = tg_dims_product(s->ndim, shape)) == TG_DIM_INVALID)
+		return NULL;
+	flat = tg_lazy_from_buffer(buf, 1, &all);
+	part = tg_lazy_shrink(flat, 1, (int64_t[]){ 0, n });
+	r = tg_lazy_reshape(part, s->ndim, shape);
+	tg_lazy_unref(flat);
+	tg_lazy_unref(part);
+	return r;
+}
+
 /* A new tensor over buf shaped as s (zeros when the shape is empty and
  * so there is no memory), in the caller's scope. */
 static tg_tensor *wrap(tg_buffer *buf, const sig *s)
@@ -203,6 +253,8 @@ static tg_tensor *wrap(tg_buffer *buf, const sig *s)
 	if (!buf)
 		return tg_t_wrap(tg_lazy_const(s->dev, s->dtype, zero, s->ndim,
 		                               s->shape));
+	if (tg_dims_sym(s->ndim, s->shape))
+		return tg_t_wrap(wrap_sym(buf, s));
 	return tg_t_wrap(tg_lazy_from_buffer(buf, s->ndim, s->shape));
 }
 

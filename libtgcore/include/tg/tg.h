@@ -1176,9 +1176,13 @@ TG_API const char *tg_dim_str(int64_t dim, char *buf, size_t n);
  *    every replay.
  *  - Symbolic sizes (see "Symbolic sizes"): a replay passes each
  *    kernel the value its tg_variable has at the call, so a step over
- *    a sequence position is captured once for every position.  A
- *    captured kernel names its variables; the capture fails when no
- *    live tg_variable has such a name.
+ *    a sequence position is captured once for every position.  An
+ *    input may have a symbolic shape (the first bs rows of a tensor):
+ *    it must be the capture's up to the values, and made with the
+ *    values the variables have at the call.  An output of symbolic
+ *    shape comes back with the values of the call.  A captured kernel
+ *    names its variables; the capture fails when no live tg_variable
+ *    has such a name.
  *  - Outputs are new tensors with no gradient history, in the caller's
  *    open scope if any (else owned by the caller).  An output the step
  *    computed gets the record's memory when the previous call's outputs
