@@ -74,6 +74,9 @@ const char *tg_sints_format(const tg_sint *v, size_t n, char *buf,
 typedef struct tg_view {
 	uint32_t ndim;
 	uint8_t contiguous;  /* offset 0, no mask, row-major strides */
+	/* trackers share views (a view in a tracker never changes):
+	 * tg_view_share adds a reference, tg_view_free drops one */
+	_Atomic uint32_t refs;
 	tg_sint offset;
 	tg_sint *shape, *strides;
 	tg_sint *mask;       /* 2*ndim: [begin, end) per axis, or NULL */
@@ -105,6 +108,9 @@ int tg_view_from_shape(tg_ir *ir, size_t ndim, const tg_sint *shape,
 void tg_view_free(tg_view *v);
 /* A copy of v in *out, owned by the caller. */
 int tg_view_copy(const tg_view *v, tg_view **out);
+/* v itself with one more reference, for a tracker that holds it as it
+ * is (never to be changed). */
+tg_view *tg_view_share(const tg_view *v);
 /* Whether a and b are the same view (symbolic entries by node). */
 int tg_view_eq(const tg_view *a, const tg_view *b);
 /* Product of the shape, symbolic axes at their maximum. */

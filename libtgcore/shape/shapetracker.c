@@ -39,7 +39,7 @@ void tg_st_free(tg_st *st)
 	free(st);  /* the view pointers share its allocation */
 }
 
-/* A tracker of copies of views[0..n-1] with room for `extra` more, the
+/* A tracker of views[0..n-1] (shared) with room for `extra` more, the
  * extra slots NULL and not counted.  NULL on OOM. */
 static tg_st *st_copy_views(tg_view *const *views, size_t n, size_t extra)
 {
@@ -49,12 +49,8 @@ static tg_st *st_copy_views(tg_view *const *views, size_t n, size_t extra)
 	if (!st)
 		return NULL;
 	st->nviews = n;
-	for (i = 0; i < n; i++) {
-		if (tg_view_copy(views[i], &st->views[i])) {
-			tg_st_free(st);
-			return NULL;
-		}
-	}
+	for (i = 0; i < n; i++)
+		st->views[i] = tg_view_share(views[i]);
 	return st;
 }
 
@@ -285,8 +281,8 @@ tg_st *tg_st_concat(tg_ir *ir, const tg_st *a, const tg_st *b)
 	size_t i;
 
 	for (i = 0; r && i < b->nviews; i++) {
-		if (tg_view_copy(b->views[i], &r->views[r->nviews]) ||
-		    (r->nviews++, simplify_in_place(ir, r))) {
+		r->views[r->nviews++] = tg_view_share(b->views[i]);
+		if (simplify_in_place(ir, r)) {
 			tg_st_free(r);
 			return NULL;
 		}

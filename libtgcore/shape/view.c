@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ static tg_view *view_alloc(size_t ndim)
 		return NULL;
 	v->ndim = (uint32_t)ndim;
 	v->contiguous = 0;
+	atomic_init(&v->refs, 1);
 	v->offset = tg_si(0);
 	v->shape = (tg_sint *)(v + 1);
 	v->strides = v->shape + n;
@@ -263,7 +265,16 @@ int tg_view_from_shape(tg_ir *ir, size_t ndim, const tg_sint *shape,
 
 void tg_view_free(tg_view *v)
 {
-	free(v);
+	if (v && atomic_fetch_sub(&v->refs, 1) == 1)
+		free(v);
+}
+
+tg_view *tg_view_share(const tg_view *v)
+{
+	tg_view *m = (tg_view *)v;  /* only the count changes */
+
+	atomic_fetch_add(&m->refs, 1);
+	return m;
 }
 
 /* A plain copy: v is canonical already, so no create rules rerun. */
