@@ -262,6 +262,14 @@ START_TEST(symbolic_data_is_refused)
 	tg_tensor *r = tg_reshape(s, 3, (int64_t[]){ -1, 3, 1 });
 	ck_assert_msg(r, "%s", tg_last_error());
 	ck_assert_int_eq(tg_tensor_shape(r)[0], tg_variable_dim(n));
+	/* gradients do not go through symbolic shapes */
+	tg_tensor *w = ramp(4, 3, 1, 0);
+	ck_assert_int_eq(tg_set_requires_grad(w, 1), 0);
+	ck_assert_ptr_null(tg_shrink(w, 2, (int64_t[]){ 0, tg_variable_dim(n),
+	                                                0, 3 }));
+	ck_assert_str_eq(tg_last_error(), "autograd: gradients through "
+	                 "symbolic shapes are not supported (a (n,3) result of "
+	                 "a tensor that requires grad)");
 	tg_variable_free(n);
 }
 END_TEST

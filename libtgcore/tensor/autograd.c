@@ -104,6 +104,20 @@ static int8_t combine(const tg_tensor *const *in, size_t n)
 	return r;
 }
 
+/* Whether a primitive's operands, result or argument (pads, shrink
+ * pairs) have symbolic sizes: the gradient rules do integer math on
+ * them. */
+static int symbolic(const tg_tensor *out, const tg_tensor *const *in,
+                    size_t n, const int64_t *arg, size_t narg)
+{
+	int sym = tg_dims_sym(out->ndim, out->shape) ||
+	          (arg && tg_dims_sym(narg, arg));
+
+	for (size_t i = 0; i < n && !sym; i++)
+		sym = tg_dims_sym(in[i]->ndim, in[i]->shape);
+	return sym;
+}
+
 tg_tensor *tg_t_record(tg_tensor *out, int kind, unsigned op,
                        const tg_tensor *const *in, size_t n,
                        const int64_t *arg, size_t narg)
@@ -116,6 +130,15 @@ tg_tensor *tg_t_record(tg_tensor *out, int kind, unsigned op,
 	out->requires_grad = combine(in, n);
 	if (out->requires_grad != 1 || no_grad_depth)
 		return out;
+	if (symbolic(out, in, n, arg, narg)) {
+		char b[160];
+
+		tg_tensor_shape_str(out, b, sizeof b);
+		tg_tensor_unref(out);
+		return tg_t_fail(TG_EUNSUPPORTED, "autograd", "gradients "
+		                 "through symbolic shapes are not supported (a "
+		                 "%s result of a tensor that requires grad)", b);
+	}
 	if (!(f = calloc(1, sizeof *f)) || narg > TG_ARRAY_LEN(f->arg)) {
 		free(f);
 		tg_tensor_unref(out);
