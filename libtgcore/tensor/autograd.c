@@ -134,14 +134,14 @@ tg_tensor *tg_t_record(tg_tensor *out, int kind, unsigned op,
 		char b[160];
 
 		tg_tensor_shape_str(out, b, sizeof b);
-		tg_tensor_unref(out);
+		tg_t_discard(out);
 		return tg_t_fail(TG_EUNSUPPORTED, "autograd", "gradients "
 		                 "through symbolic shapes are not supported (a "
 		                 "%s result of a tensor that requires grad)", b);
 	}
 	if (!(f = calloc(1, sizeof *f)) || narg > TG_ARRAY_LEN(f->arg)) {
 		free(f);
-		tg_tensor_unref(out);
+		tg_t_discard(out);
 		return tg_t_fail(TG_ENOMEM, "autograd", "out of memory");
 	}
 	f->kind = kind;

@@ -92,6 +92,24 @@ tg_tensor *tg_keep(tg_tensor *t)
 	return t;
 }
 
+void tg_t_discard(tg_tensor *t)
+{
+	if (!t)
+		return;
+	if (scopes.n) {
+		tensor_vec *s = &scopes.v[scopes.n - 1];
+
+		for (size_t i = s->n; i-- > 0;)
+			if (s->v[i] == t) {
+				memmove(&s->v[i], &s->v[i + 1],
+				        (s->n - i - 1) * sizeof *s->v);
+				s->n--;
+				break;
+			}
+	}
+	tg_tensor_unref(t);
+}
+
 int tg_t_keep_all(tg_tensor **ts, size_t n)
 {
 	if (scopes.n > 1) {

@@ -69,6 +69,10 @@ void tg_t_grad_release(tg_tensor *t);
  * registered in the current scope.  New reference. */
 tg_tensor *tg_t_wrap(tg_lazy *lb);
 
+/* Drops t, just made by tg_t_wrap and not handed out: out of the open
+ * scope that holds it (if any), then its reference. */
+void tg_t_discard(tg_tensor *t);
+
 /* Sets the error "<op>: <message>" and returns NULL. */
 tg_tensor *tg_t_fail(int status, const char *op, const char *fmt, ...)
 	TG_PRINTF(3, 4);
