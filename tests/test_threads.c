@@ -113,6 +113,62 @@ START_TEST(jit_calls_from_several_threads)
 }
 END_TEST
 
+/* Symbolic sizes from several threads: each thread has its variable
+ * (the names differ) and binds it per round, building shrink+sum over
+ * rows 0..n-1 through the shared shape context, eagerly and through a
+ * JIT of its own, while the others do the same. */
+static int sym_step(void *ctx, tg_tensor *const *in, size_t nin,
+                    tg_tensor **out, size_t nout)
+{
+	int64_t upto[4] = { 0, tg_variable_dim(ctx), 0, 6 };
+
+	(void)nin, (void)nout;
+	out[0] = tg_sum(tg_shrink(in[0], 2, upto), (int[]){ 0 }, 1, 0);
+	return out[0] ? 0 : tg_last_status();
+}
+
+static void *sym_threads(void *arg)
+{
+	job *j = arg;
+	char name[16];
+	tg_variable *v;
+	tg_jit *jit;
+
+	snprintf(name, sizeof name, "rows%d", j->id);
+	v = tg_variable_new(name, 1, 8);
+	jit = tg_jit_new(sym_step, v);
+	if (!v || !jit)
+		failf(j, "variable: %s", tg_last_error());
+	pthread_barrier_wait(j->start);
+	for (int r = 0; r < 6 && !j->err[0]; r++) {
+		int n = 1 + (j->id + r) % 8;
+		double want[6] = { 0 };
+		tg_tensor *x, *e = NULL, *o = NULL;
+
+		for (int64_t i = 0; i < n * 6; i++)
+			want[i % 6] += val(i, j->id);
+		tg_variable_bind(v, n);
+		tg_scope_begin();
+		x = input(8, 6, j->id);
+		if (sym_step(v, &x, 1, &e, 1) || tg_jit_call(jit, &x, 1, &o, 1))
+			failf(j, "symbolic: %s", tg_last_error());
+		else {
+			check(j, e, want, 6, "symbolic eager");
+			check(j, o, want, 6, "symbolic jit");
+		}
+		tg_scope_end();
+	}
+	tg_jit_free(jit);
+	tg_variable_free(v);
+	return NULL;
+}
+
+START_TEST(symbolic_sizes_from_several_threads)
+{
+	run_threads(sym_threads, NULL, NULL);
+}
+END_TEST
+
 /* Shapes differ per thread and round: every kernel is new, so the
  * threads render and compile at the same time (through the disk
  * cache, which they share). */
@@ -389,6 +445,7 @@ int main(void)
 	tcase_add_test(tc, first_use_from_several_threads);
 	tcase_add_test(tc, renderer_runs_in_parallel);
 	tcase_add_test(tc, jit_calls_from_several_threads);
+	tcase_add_test(tc, symbolic_sizes_from_several_threads);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }
