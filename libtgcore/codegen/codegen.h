@@ -252,9 +252,9 @@ typedef struct tg_kplan {
 	 * that is not reduced is a loop in every thread, as reduce axes
 	 * are, not a launch index: launch sizes never depend on a
 	 * variable, so a replay with new values only changes the values
-	 * (sym[ax]: the extent, a node of the kernel's context) */
+	 * (sym[ax]: the extent, a node of the kernel's context; NULL for
+	 * an integer axis) */
 	tg_uop *sym[TG_MAX_DIMS];
-	uint32_t sym_axes;          /* bit i: axis i is symbolic */
 	size_t nloop;
 	uint32_t oaxes[TG_MAX_DIMS]; /* symbolic output axes: loops, in
 	                               order, outside the reduce loops */

@@ -68,8 +68,6 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 	for (i = 0; i < nd; i++) {
 		p->full[i] = tg_sint_vmax(shape[i]);
 		p->sym[i] = shape[i].u;
-		if (shape[i].u)
-			p->sym_axes |= 1u << i;
 	}
 	p->ndim = nd;
 	for (i = 0; i < k->n; i++) {
@@ -165,11 +163,11 @@ void tg_kplan_update(tg_kplan *p)
 		/* size 1 indexes 0 and tg_lower refuses 0; a symbolic axis
 		 * stays a loop (its value may be 0 or 1) */
 		if (p->full[i] == 0 ||
-		    (left(p, i) == 1 && !(p->sym_axes & (1u << i))))
+		    (left(p, i) == 1 && !p->sym[i]))
 			continue;
 		if (p->reduce_axes & (1u << i))
 			p->raxes[p->nred++] = (uint32_t)i;
-		else if (p->sym_axes & (1u << i))
+		else if (p->sym[i])
 			p->oaxes[p->nloop++] = (uint32_t)i;
 		else
 			p->gaxes[p->nglobal++] = (uint32_t)i;
@@ -281,7 +279,7 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 	if (o.axis < 0 || (size_t)o.axis >= p->ndim)
 		return tg_error(TG_EINVAL, "opt: %s axis %d of %zu",
 		                opt_names[o.op], o.axis, p->ndim);
-	if (p->sym_axes & (1u << o.axis)) {
+	if (p->sym[o.axis]) {
 		char e[64];
 		return tg_error(TG_EINVAL, "opt: %s(%d,%lld) on axis %d of "
 		                "symbolic size %s", opt_names[o.op], o.axis,
@@ -428,7 +426,7 @@ static int opt_unroll(tg_kplan *p)
 		return TG_OK;
 	ax = p->raxes[p->nred - 1];
 	s = left(p, ax);
-	if (p->sym_axes & (1u << ax))
+	if (p->sym[ax])
 		return TG_OK;
 	if (s <= SPLIT && copies(p, -1) * s <= MAX_COPIES)
 		return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, (int)ax,
@@ -475,7 +473,7 @@ static int opt_group(tg_kplan *p)
 	if (out > 2048)
 		return TG_OK;
 	ax = p->raxes[0];
-	if (p->sym_axes & (1u << ax))
+	if (p->sym[ax])
 		return TG_OK;
 	const int64_t *sz = out <= 32 ? big : small;
 	for (size_t i = 0; i < (out <= 32 ? 2u : 1u); i++)

@@ -670,57 +670,53 @@ static int fill_item(tg_sched_item *it, const lz_vec *outs,
 	return 0;
 }
 
-static int cmp_var(const void *a, const void *b)
+/* The value bound to var in the pairs binds/vals; an error when it is
+ * bound to two values, or to none. */
+static int value_of(const tg_uop *var, const tg_uop_vec *binds,
+                    const tg_i64_vec *vals, int64_t *out)
 {
-	const tg_uop *x = *(const tg_uop *const *)a;
-	const tg_uop *y = *(const tg_uop *const *)b;
+	int found = 0;
 
-	return strcmp(x->arg.name, y->arg.name);
+	for (size_t j = 0; j < binds->n; j++) {
+		if (binds->v[j] != var)
+			continue;
+		if (found && *out != vals->v[j])
+			return tg_error(TG_EINVAL, "schedule: one kernel reads %s "
+			                "bound to %lld and to %lld", var->arg.name,
+			                (long long)*out, (long long)vals->v[j]);
+		*out = vals->v[j];
+		found = 1;
+	}
+	return found ? TG_OK : tg_error(TG_EINTERNAL, "schedule: a kernel "
+	                                "reads %s, which no size binds",
+	                                var->arg.name);
 }
 
 /* Takes the bound values off the item's AST (tinygrad's unbind): the
  * kernel is compiled for the variables and gets the values at launch,
- * so one compiled kernel serves every value.  One variable bound to
- * two values in one kernel is an error. */
+ * so one compiled kernel serves every value.  The item's variables are
+ * the unbound AST's, sorted by name (tg_sym_vars). */
 static int unbind(tg_ir *k, tg_sched_item *it)
 {
-	tg_uop_vec vars = { 0 };
+	tg_uop_vec binds = { 0 }, vars = { 0 };
 	tg_i64_vec vals = { 0 };
-	tg_uop *ast = tg_sym_unbind(k, it->ast, &vars, &vals);
-	size_t i, j, n = 0;
+	tg_uop *ast = tg_sym_unbind(k, it->ast, &binds, &vals);
 	int rc = ast ? TG_OK : tg_ir_status(k) ? tg_ir_status(k) : TG_ENOMEM;
 
+	if (!rc)
+		rc = tg_sym_vars(ast, &vars);
 	if (!rc && vars.n && (!(it->vars = calloc(vars.n, sizeof *it->vars)) ||
 	                      !(it->vals = calloc(vars.n, sizeof *it->vals))))
 		rc = tg_error_oom("schedule");
-	for (i = 0; !rc && i < vars.n; i++) {
-		for (j = 0; j < n && it->vars[j] != vars.v[i]; j++)
-			;
-		if (j == n) {
-			it->vars[n] = vars.v[i];
-			it->vals[n++] = vals.v[i];
-		} else if (it->vals[j] != vals.v[i]) {
-			rc = tg_error(TG_EINVAL, "schedule: one kernel reads %s "
-			              "bound to %lld and to %lld",
-			              vars.v[i]->arg.name,
-			              (long long)it->vals[j],
-			              (long long)vals.v[i]);
-		}
+	for (size_t i = 0; !rc && i < vars.n; i++) {
+		it->vars[i] = vars.v[i];
+		rc = value_of(vars.v[i], &binds, &vals, &it->vals[i]);
 	}
-	/* sort the pairs by name: insertion sort, a few at most */
-	for (i = 1; !rc && i < n; i++)
-		for (j = i; j > 0 && cmp_var(&it->vars[j - 1], &it->vars[j]) > 0;
-		     j--) {
-			const tg_uop *tv = it->vars[j];
-			int64_t tx = it->vals[j];
-			it->vars[j] = it->vars[j - 1];
-			it->vals[j] = it->vals[j - 1];
-			it->vars[j - 1] = tv;
-			it->vals[j - 1] = tx;
-		}
-	it->nvars = n;
-	if (!rc)
+	if (!rc) {
+		it->nvars = vars.n;
 		it->ast = ast;
+	}
+	TG_VEC_FREE(&binds);
 	TG_VEC_FREE(&vars);
 	TG_VEC_FREE(&vals);
 	return rc;

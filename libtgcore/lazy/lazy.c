@@ -550,28 +550,33 @@ enum { MV_RESHAPE, MV_EXPAND, MV_PAD, MV_SHRINK };
 static const char *const mv_name[] = { "reshape", "expand", "pad",
                                        "shrink" };
 
+static tg_st *sized_op(int kind, tg_ir *ir, const tg_st *st, size_t n,
+                       const tg_sint *s)
+{
+	switch (kind) {
+	case MV_RESHAPE: return tg_st_reshape(ir, st, n, s);
+	case MV_EXPAND: return tg_st_expand(ir, st, n, s);
+	case MV_PAD: return tg_st_pad(ir, st, n, s);
+	default: return tg_st_shrink(ir, st, n, s);
+	}
+}
+
 static tg_lazy *move_sized(int kind, tg_lazy *a, size_t n,
                            const int64_t *v)
 {
+	size_t nv = kind >= MV_PAD ? 2 * n : n;  /* pads and shrinks: pairs */
 	tg_sint s[2 * TG_MAX_DIMS];
-	tg_st *st;
+	tg_st *st = NULL;
 
 	if (!a)
 		return NULL;
 	if (n > TG_MAX_DIMS)
 		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)",
 		                mv_name[kind], n, TG_MAX_DIMS), NULL;
-	if (tg_dims_decode(kind >= MV_PAD ? 2 * n : n, v, s))
+	if (tg_dims_decode(nv, v, s))
 		return tg_error_prefix("%s", mv_name[kind]), NULL;
-	st = NULL;
-	WITH_SYMCTX(tg_st_is_sym(a->st) || tg_dims_sym(kind >= MV_PAD ? 2 * n
-	                                                              : n, v),
-	            ir, switch (kind) {
-	            case MV_RESHAPE: st = tg_st_reshape(ir, a->st, n, s); break;
-	            case MV_EXPAND: st = tg_st_expand(ir, a->st, n, s); break;
-	            case MV_PAD: st = tg_st_pad(ir, a->st, n, s); break;
-	            default: st = tg_st_shrink(ir, a->st, n, s); break;
-	            });
+	WITH_SYMCTX(tg_st_is_sym(a->st) || tg_dims_sym(nv, v), ir,
+	            st = sized_op(kind, ir, a->st, n, s));
 	return tg_lazy_view_(a, st);
 }
 

@@ -235,6 +235,10 @@ const char *tg_dim_str(int64_t dim, char *buf, size_t n)
 
 	if (!n)
 		return buf;
+	if (!tg_dim_is_sym(dim)) {  /* no lock for the common case */
+		snprintf(buf, n, "%lld", (long long)dim);
+		return buf;
+	}
 	if (!tg_symctx_enter()) {
 		snprintf(buf, n, "?");
 		return buf;

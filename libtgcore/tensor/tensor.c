@@ -63,11 +63,26 @@ void tg_scope_end(void)
 		TG_VEC_FREE(&scopes);
 }
 
-tg_tensor *tg_keep(tg_tensor *t)
+/* Takes t out of the innermost scope; whether it was there. */
+static int scope_remove(const tg_tensor *t)
 {
 	tensor_vec *s;
-	size_t i;
 
+	if (!scopes.n)
+		return 0;
+	s = &scopes.v[scopes.n - 1];
+	for (size_t i = s->n; i-- > 0;)
+		if (s->v[i] == t) {
+			memmove(&s->v[i], &s->v[i + 1],
+			        (s->n - i - 1) * sizeof *s->v);
+			s->n--;
+			return 1;
+		}
+	return 0;
+}
+
+tg_tensor *tg_keep(tg_tensor *t)
+{
 	if (!t || !scopes.n)
 		return t;
 	/* room in the enclosing scope first: a tensor that cannot move
@@ -79,16 +94,8 @@ tg_tensor *tg_keep(tg_tensor *t)
 			return NULL;
 		}
 	}
-	s = &scopes.v[scopes.n - 1];
-	for (i = s->n; i-- > 0;)
-		if (s->v[i] == t) {
-			memmove(&s->v[i], &s->v[i + 1],
-			        (s->n - i - 1) * sizeof *s->v);
-			s->n--;
-			if (scopes.n > 1)  /* reserved above */
-				(void)TG_VEC_PUSH(&scopes.v[scopes.n - 2], t);
-			break;
-		}
+	if (scope_remove(t) && scopes.n > 1)  /* reserved above */
+		(void)TG_VEC_PUSH(&scopes.v[scopes.n - 2], t);
 	return t;
 }
 
@@ -96,17 +103,7 @@ void tg_t_discard(tg_tensor *t)
 {
 	if (!t)
 		return;
-	if (scopes.n) {
-		tensor_vec *s = &scopes.v[scopes.n - 1];
-
-		for (size_t i = s->n; i-- > 0;)
-			if (s->v[i] == t) {
-				memmove(&s->v[i], &s->v[i + 1],
-				        (s->n - i - 1) * sizeof *s->v);
-				s->n--;
-				break;
-			}
-	}
+	scope_remove(t);
 	tg_tensor_unref(t);
 }
 
@@ -141,7 +138,6 @@ void tg_tensor_unref(tg_tensor *t)
 tg_tensor *tg_t_wrap(tg_lazy *lb)
 {
 	tg_tensor *t;
-	size_t i, n;
 
 	if (!lb)
 		return NULL;
@@ -153,13 +149,8 @@ tg_tensor *tg_t_wrap(tg_lazy *lb)
 	t->refs = 1;
 	t->lazy = lb;
 	t->requires_grad = -1;
-	n = tg_lazy_ndim(lb);
-	t->ndim = n;
-	if (tg_lazy_is_sym(lb))
-		tg_lazy_dims(lb, t->shape);
-	else
-		for (i = 0; i < n; i++)
-			t->shape[i] = tg_lazy_shape(lb)[i].c;
+	t->ndim = tg_lazy_ndim(lb);
+	tg_lazy_dims(lb, t->shape);
 	if (scopes.n && TG_VEC_PUSH(&scopes.v[scopes.n - 1], t)) {
 		tg_tensor_unref(t);
 		tg_error_oom("tensor");
@@ -252,10 +243,8 @@ const char *tg_t_shape_format(size_t ndim, const int64_t *shape, char *buf,
 		char d[64];
 
 		len += (size_t)snprintf(buf + len, n - len, "%s%s",
-		                        i ? "," : "", tg_dim_is_sym(shape[i]) ?
-		                        tg_dim_str(shape[i], d, sizeof d) :
-		                        (snprintf(d, sizeof d, "%lld",
-		                                  (long long)shape[i]), d));
+		                        i ? "," : "",
+		                        tg_dim_str(shape[i], d, sizeof d));
 	}
 	if (len < n)
 		snprintf(buf + len, n - len, ndim == 1 ? ",)" : ")");
@@ -287,8 +276,10 @@ static tg_scalar scalar_of(tg_dtype dt, double v)
 	return s;
 }
 
+/* dt and shape for op; sym_ok: symbolic sizes are fine (a broadcast
+ * constant needs no memory). */
 static int check_shape(const char *op, tg_dtype dt, size_t ndim,
-                       const int64_t *shape)
+                       const int64_t *shape, int sym_ok)
 {
 	size_t i;
 
@@ -299,8 +290,8 @@ static int check_shape(const char *op, tg_dtype dt, size_t ndim,
 		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)", op,
 		                ndim, TG_MAX_DIMS);
 	for (i = 0; i < ndim; i++) {
-		if (tg_dim_is_sym(shape[i]) && !strcmp(op, "full")) {
-			tg_sint s;  /* a constant broadcasts to any size */
+		if (tg_dim_is_sym(shape[i]) && sym_ok) {
+			tg_sint s;
 			if (tg_dims_decode(1, &shape[i], &s))
 				return tg_error_prefix("%s: axis %zu", op, i);
 		} else if (tg_dim_is_sym(shape[i])) {
@@ -323,7 +314,7 @@ static tg_dev *dev_or_default(tg_dev *dev)
 tg_tensor *tg_empty(tg_dev *dev, tg_dtype dt, size_t ndim,
                     const int64_t *shape)
 {
-	if (check_shape("empty", dt, ndim, shape) ||
+	if (check_shape("empty", dt, ndim, shape, 0) ||
 	    !(dev = dev_or_default(dev)))
 		return NULL;
 	return tg_t_wrap(tg_lazy_empty(dev, dt, ndim, shape));
@@ -352,7 +343,7 @@ tg_tensor *tg_tensor_new(tg_dev *dev, tg_dtype dt, size_t ndim,
 tg_tensor *tg_full(tg_dev *dev, tg_dtype dt, size_t ndim,
                    const int64_t *shape, double value)
 {
-	if (check_shape("full", dt, ndim, shape) ||
+	if (check_shape("full", dt, ndim, shape, 1) ||
 	    !(dev = dev_or_default(dev)))
 		return NULL;
 	return tg_t_wrap(tg_lazy_const(dev, dt, scalar_of(dt, value), ndim,
