@@ -278,12 +278,13 @@ INT_ORACLE(o_u64, uint64_t, 64, 0, 0, 0)
 	(a) == (b) ? (signbit((float)(a)) ? (b) : (a)) : (a) > (b) ? (a) : (b))
 
 /* One float kind: T the C type, DEC/ENC its bits, R(x) rounds an
- * expression to the kind, M(fn, x) calls libm at the kind's precision. */
+ * expression to the kind, M(fn, x) calls libm at the kind's precision.
+ * MULACC is fused: C's fma in double, fmaf (then R) for the others. */
 #define FLOAT_ORACLE(NAME, T, DEC, ENC, R, M)                              \
 static int NAME(unsigned op, const uint64_t *x, uint64_t *r)              \
 {                                                                         \
 	T a = DEC(x[1 * (op == TG_WHERE)]), b = DEC(x[1 + (op == TG_WHERE)]); \
-	T c = DEC(x[2]), v, p;                                              \
+	T c = DEC(x[2]), v;                                                 \
                                                                           \
 	switch (op) {                                                       \
 	case TG_EXP2: v = R(M(exp2, a)); break;                             \
@@ -298,7 +299,8 @@ static int NAME(unsigned op, const uint64_t *x, uint64_t *r)              \
 	case TG_CMPLT: *r = a < b; return 0;                                \
 	case TG_CMPNE: *r = a != b; return 0;                               \
 	case TG_WHERE: v = x[0] ? a : b; break;                             \
-	case TG_MULACC: p = R(a * b); v = R(p + c); break;                  \
+	case TG_MULACC: v = R(sizeof(T) == 8 ? fma(a, b, c)                 \
+	                : fmaf((float)a, (float)b, (float)c)); break;       \
 	default: return TG_EINVAL;                                          \
 	}                                                                   \
 	*r = ENC(v);                                                        \

@@ -98,11 +98,13 @@ static void check_matmul(int m, int n, int kk, const char *opts)
 	free(out);
 }
 
-/* Both output axes are blocked (columns first: fewer buffers move
- * along them), the reduce unrolled by 4. */
+/* The CPU register tile (the caps' 16 float lanes): the columns, along
+ * which the output and b are contiguous, in one vector; 8 rows, along
+ * which b is broadcast.  128 outputs a thread leave no room to unroll
+ * the reduce. */
 START_TEST(matmul_16)
 {
-	check_matmul(16, 16, 16, "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)");
+	check_matmul(16, 16, 16, "UPCAST(1,16) UPCAST(0,8)");
 }
 END_TEST
 
@@ -114,10 +116,10 @@ START_TEST(matmul_odd)
 }
 END_TEST
 
-/* Only the columns block; K = 20 unrolls by 4. */
+/* 8 columns make one vector of 8, the 6 rows block whole. */
 START_TEST(matmul_mixed)
 {
-	check_matmul(6, 8, 20, "UPCAST(1,4) UNROLL(2,4)");
+	check_matmul(6, 8, 20, "UPCAST(1,8) UPCAST(0,6)");
 }
 END_TEST
 
@@ -127,18 +129,18 @@ START_TEST(matmul_name)
 
 	ck_assert_int_eq(tg_codegen(kt_matmul(k, 16, 16, 16), kt_cpu_caps(), kt_set(), &ks),
 	                 TG_OK);
-	ck_assert_str_eq(ks.name, "r_4_4_4_4_4_4");
-	ck_assert_uint_eq(ks.global[0], 4);
-	ck_assert_uint_eq(ks.global[1], 4);
+	ck_assert_str_eq(ks.name, "r_2_16_8_16");
+	ck_assert_uint_eq(ks.global[0], 2);
+	ck_assert_uint_eq(ks.global[1], 1);
 	ck_assert_uint_eq(ks.global[2], 1);
-	{ /* 16 accumulators */
+	{ /* 8 vector accumulators */
 		const char *p = ks.linear_text;
 		int nacc = 0;
 		while ((p = strstr(p, "DEFINE_ACC")) != NULL) {
 			nacc++;
 			p++;
 		}
-		ck_assert_int_eq(nacc, 16);
+		ck_assert_int_eq(nacc, 8);
 	}
 	tg_ksrc_free(&ks);
 }
@@ -170,8 +172,8 @@ START_TEST(noopt_env)
 }
 END_TEST
 
-/* out = (a * b + c) chain on (3,8): the last axis upcast by 4; (3,5)
- * gets no opt. */
+/* out = (a * b + c) chain on (3,8): the last axis upcast by 8, one
+ * vector; (3,5) gets no opt. */
 static void check_elementwise(int rows, int cols, const char *opts)
 {
 	size_t n = (size_t)(rows * cols);
@@ -203,7 +205,7 @@ static void check_elementwise(int rows, int cols, const char *opts)
 
 START_TEST(elementwise_upcast)
 {
-	check_elementwise(3, 8, "UPCAST(1,4)");
+	check_elementwise(3, 8, "UPCAST(1,8)");
 }
 END_TEST
 
@@ -231,7 +233,7 @@ START_TEST(padded_upcast)
 	kt_fill(a, 24, 0.5f, 0.25f);
 	bufs[0] = kt_buf_with(TG_FLOAT32, 32, NULL);
 	bufs[1] = kt_buf_with(TG_FLOAT32, 24, a);
-	run_both(tg_ast_sink(k, &s, 1), "UPCAST(1,4)", bufs, 2, 1, out,
+	run_both(tg_ast_sink(k, &s, 1), "UPCAST(1,8)", bufs, 2, 1, out,
 	         sizeof out);
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 8; j++) {
@@ -354,7 +356,8 @@ START_TEST(two_outputs)
 }
 END_TEST
 
-/* out(1,8) = a(4,8).max(0) on int32: the 4-long reduce unrolls whole;
+/* out(1,8) = a(4,8).max(0) on int32: the 8 outputs are one vector, the
+ * 4-long reduce unrolls whole;
  * out(8,1) = a(8,5).max(1): 5 neither short nor divisible, so the
  * rows upcast instead (4 accumulators per thread). */
 START_TEST(max_int32)
@@ -369,7 +372,8 @@ START_TEST(max_int32)
 		a[i] = (i * 37 % 23) - 100;
 	bufs[0] = kt_buf_with(TG_INT32, 8, NULL);
 	bufs[1] = kt_buf_with(TG_INT32, 32, a);
-	run_both(tg_ast_sink(k, &s, 1), "UNROLL(0,0)", bufs, 2, 1, out,
+	run_both(tg_ast_sink(k, &s, 1), "UPCAST(1,8) UNROLL(0,0)", bufs, 2,
+	         1, out,
 	         sizeof out);
 	for (int j = 0; j < 8; j++) {
 		int32_t m = a[j];

@@ -163,6 +163,8 @@ static int passes(const tg_settings *s, const tg_kernel *k,
 	    (rc = after_pass(s, ls, "reduce", kn)) ||
 	    (rc = took(ir, &ls, tg_collapse_loops(ir, ls))) ||
 	    (rc = after_pass(s, ls, "collapse", kn)) ||
+	    (rc = took(ir, &ls, tg_fuse_mulacc(ir, ls))) ||
+	    (rc = after_pass(s, ls, "mulacc", kn)) ||
 	    (rc = vectorize(ir, &ls, caps, noopt)) ||
 	    (rc = after_pass(s, ls, "vectorize", kn)) ||
 	    (rc = tg_linearize(ir, ls, lin, nlin)))

@@ -133,7 +133,11 @@ enum tg_optop {
 	TG_OPT_GROUP,   /* split a reduce across a work-group (shared) */
 	TG_OPT_GROUPTOP,
 	TG_OPT_NOLOCALS,
-	TG_OPT_PADTO
+	TG_OPT_PADTO,
+	TG_OPT_SWAP     /* exchange the launch order of global axes `axis`
+	                   and `amt` (tinygrad's later SWAP): the last in
+	                   launch order is gidx0, which varies fastest
+	                   between work-items */
 };
 
 /* An opt on axis `axis` of the full shape (not tinygrad's position in
@@ -258,6 +262,8 @@ typedef struct tg_kplan {
 	size_t nloop;
 	uint32_t oaxes[TG_MAX_DIMS]; /* symbolic output axes: loops, in
 	                               order, outside the reduce loops */
+	uint8_t order[TG_MAX_DIMS]; /* the axes in launch order (SWAP;
+	                               identity at first): gaxes follow it */
 	int64_t upcast[TG_MAX_DIMS]; /* per axis, the expanded part of a
 	                               split (1: none); full/upcast is the
 	                               extent left to gidx or the loop */
@@ -344,6 +350,12 @@ tg_uop *tg_expand_upcasts(tg_ir *ir, tg_uop *sink, const tg_kplan *p);
  * dtype's least value for MAX; without ranges, v0 op v1 op ...  The
  * rewritten sink, or NULL (error in ir). */
 tg_uop *tg_lower_reduces(tg_ir *ir, tg_uop *sink);
+
+/* Float sums of products fuse: PHI(acc, (acc + a*b) + c*d) becomes
+ * PHI(acc, MULACC(c, d, MULACC(a, b, acc))) on float32 and float64
+ * accumulators (MULACC on floats is one rounding, tg_exec_alu).  Run
+ * after loop collapse.  The rewritten sink, or NULL (error in ir). */
+tg_uop *tg_fuse_mulacc(tg_ir *ir, tg_uop *sink);
 
 /* --------------------------------------------------- codegen/collapse.c */
 

@@ -44,9 +44,9 @@ static const char *const opt_names[] = {
 	[TG_OPT_UPCAST] = "UPCAST", [TG_OPT_UNROLL] = "UNROLL",
 	[TG_OPT_LOCAL] = "LOCAL", [TG_OPT_GROUP] = "GROUP",
 	[TG_OPT_GROUPTOP] = "GROUPTOP", [TG_OPT_NOLOCALS] = "NOLOCALS",
-	[TG_OPT_PADTO] = "PADTO",
+	[TG_OPT_PADTO] = "PADTO", [TG_OPT_SWAP] = "SWAP",
 };
-static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_PADTO + 1,
+static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_SWAP + 1,
               "one name per opt");
 
 static int64_t left(const tg_kplan *p, size_t ax)
@@ -84,8 +84,10 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 			p->outs |= 1u << buf;
 	}
 	p->has_reduce = has_reduce;
-	for (i = 0; i < nd; i++)
+	for (i = 0; i < nd; i++) {
 		p->upcast[i] = p->local[i] = p->group[i] = 1;
+		p->order[i] = (uint8_t)i;
+	}
 	tg_kplan_update(p);
 	return TG_OK;
 }
@@ -159,7 +161,8 @@ void tg_kplan_update(tg_kplan *p)
 	size_t i;
 
 	p->nglobal = p->nred = p->nloop = 0;
-	for (i = 0; i < p->ndim; i++) {
+	for (size_t o = 0; o < p->ndim; o++) {
+		i = p->order[o];
 		/* size 1 indexes 0 and tg_lower refuses 0; a symbolic axis
 		 * stays a loop (its value may be 0 or 1) */
 		if (p->full[i] == 0 ||
@@ -222,7 +225,8 @@ static int opt_supported(const tg_kplan *p, const tg_opt *o)
 {
 	const struct tg_renderer_caps *c = p->caps;
 
-	if (o->op == TG_OPT_UPCAST || o->op == TG_OPT_UNROLL)
+	if (o->op == TG_OPT_UPCAST || o->op == TG_OPT_UNROLL ||
+	    o->op == TG_OPT_SWAP)
 		return TG_OK;
 	if (o->op == TG_OPT_NOLOCALS || o->op == TG_OPT_PADTO)
 		return tg_error(TG_EUNSUPPORTED, "opt: %s is not implemented",
@@ -266,13 +270,40 @@ static int groups_fit(const tg_kplan *p, const tg_opt *o)
 	return TG_OK;
 }
 
+/* SWAP(a, b): global axes a and b exchange places in launch order. */
+static int apply_swap(tg_kplan *p, tg_opt o)
+{
+	size_t ia = 0, ib = 0, b = (size_t)o.amt;
+
+	if (o.amt < 0 || b >= p->ndim || b == (size_t)o.axis ||
+	    ((p->reduce_axes >> o.axis) | (p->reduce_axes >> b)) & 1 ||
+	    p->sym[b])
+		return tg_error(TG_EINVAL, "opt: SWAP(%d,%lld) needs two "
+		                "distinct integer global axes of %zu",
+		                o.axis, (long long)o.amt, p->ndim);
+	if (p->nopts == TG_MAX_OPTS)
+		return tg_error(TG_EINVAL, "opt: SWAP(%d,%lld): more than %d "
+		                "opts", o.axis, (long long)o.amt, TG_MAX_OPTS);
+	for (size_t i = 0; i < p->ndim; i++) {
+		if (p->order[i] == o.axis)
+			ia = i;
+		if (p->order[i] == b)
+			ib = i;
+	}
+	p->order[ia] = (uint8_t)b;
+	p->order[ib] = (uint8_t)o.axis;
+	p->opts[p->nopts++] = o;
+	tg_kplan_update(p);
+	return TG_OK;
+}
+
 int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 {
 	tg_kplan saved;
 	int red, rc;
 	int64_t s, amt;
 
-	if (o.op < 0 || o.op > TG_OPT_PADTO)
+	if (o.op < 0 || o.op > TG_OPT_SWAP)
 		return tg_error(TG_EINVAL, "opt: unknown op %d", o.op);
 	if ((rc = opt_supported(p, &o)))
 		return rc;
@@ -287,6 +318,8 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 		                tg_sint_format(tg_sint_of(p->sym[o.axis]), e,
 		                               sizeof e));
 	}
+	if (o.op == TG_OPT_SWAP)
+		return apply_swap(p, o);
 	red = !!(p->reduce_axes & (1u << o.axis));
 	if (red != (o.op == TG_OPT_UNROLL || o.op == TG_OPT_GROUP ||
 	            o.op == TG_OPT_GROUPTOP))
@@ -535,6 +568,120 @@ static int opt_locals(tg_kplan *p, const tg_kernel *k)
 	return TG_OK;
 }
 
+/* ---------------------------------------------------- CPU register tiles */
+
+/* Whether every LOAD and STORE of k moves along axis ax by stride 1
+ * (STOREs) or by 0 or 1 (LOADs): then lanes along ax are one vector
+ * load, store or broadcast each, never a gather. */
+static int vector_friendly(const tg_kernel *k, size_t ax)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		const tg_uop *a = k->order[i];
+		if (a->op != TG_LOAD && a->op != TG_STORE)
+			continue;
+		int64_t s = stride(tg_kernel_st(k, a), ax);
+		if (s != 1 && (a->op == TG_STORE || s != 0))
+			return 0;
+	}
+	return 1;
+}
+
+/* The largest of cand[] that divides s and keeps the copies within
+ * budget, else 0. */
+static int64_t fitting(const tg_kplan *p, int64_t s, const int64_t *cand,
+                       size_t n, int64_t budget)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cand[i] > 1 && s % cand[i] == 0 &&
+		    copies(p, -1) * cand[i] <= budget)
+			return cand[i];
+	return 0;
+}
+
+static int upcast(tg_kplan *p, uint32_t ax, int64_t amt)
+{
+	return amt > 1 ? tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UPCAST,
+	                                                  (int)ax, amt })
+	               : TG_OK;
+}
+
+/* A global axis other than `not` along which some LOAD is broadcast
+ * (its rows share the vector of the other operand), -1 when none. */
+static int row_axis(const tg_kplan *p, const tg_kernel *k, int not)
+{
+	for (size_t g = p->nglobal; g-- > 0;) {
+		uint32_t ax = p->gaxes[g];
+		if ((int)ax == not || p->upcast[ax] > 1)
+			continue;
+		for (size_t i = 0; i < k->n; i++)
+			if (k->order[i]->op == TG_LOAD &&
+			    stride(tg_kernel_st(k, k->order[i]), ax) == 0)
+				return (int)ax;
+	}
+	return -1;
+}
+
+/* The rows axis varies fastest between work-items (SWAP it last in
+ * launch order): consecutive tiles then read the same panel of the
+ * input broadcast along the rows (a matmul's columns of B), which stays
+ * in the cache, and only the small row panels stream in. */
+static int stream_rows(tg_kplan *p, int iax)
+{
+	uint32_t last = p->nglobal ? p->gaxes[p->nglobal - 1] : 0;
+	int in = 0;
+
+	for (size_t g = 0; g < p->nglobal; g++)
+		in |= (int)p->gaxes[g] == iax;
+	if (iax < 0 || !in || (int)last == iax)
+		return TG_OK;
+	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_SWAP, iax, last });
+}
+
+/* On a CPU, the register tile of an outer product (the microkernel of
+ * a matmul or a convolution): the output is computed in vectors of the
+ * machine's width along an axis where it is contiguous (the vector
+ * axis: one vector of loads, a broadcast, one FMA per lane group), two
+ * vectors wide, times up to 8 rows along an axis where an input is
+ * broadcast: 16 vector accumulators that each take one FMA per step of
+ * the reduce, with one vector load per column and one broadcast per
+ * row.  Elementwise kernels get the vector axis alone, 4 vectors a
+ * work-item.  Returns 1 when a tile was made, 0 when the kernel has no
+ * vector axis (the generic heuristics then run), or an error. */
+static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
+{
+	static const int64_t rows[] = { 8, 6, 4, 3, 2 };
+	int64_t lanes = p->caps ? p->caps->max_upcast : 4, w = 0, m;
+	int jax = -1, iax, rc;
+
+	if (lanes < 2 || p->nglobal == 0)
+		return 0;
+	for (size_t g = p->nglobal; g-- > 0 && jax < 0;)
+		if (vector_friendly(k, p->gaxes[g]))
+			jax = (int)p->gaxes[g];
+	if (jax < 0)
+		return 0;
+	for (w = lanes; w >= 2 && left(p, (size_t)jax) % w; w /= 2)
+		;
+	if (w < 2 || (rc = upcast(p, (uint32_t)jax, w)))
+		return w < 2 ? 0 : rc;
+	if (!p->has_reduce) {
+		m = fitting(p, left(p, (size_t)jax), (const int64_t[]){ 4, 2 },
+		            2, TG_MAX_EXPAND);
+		return (rc = upcast(p, (uint32_t)jax, m)) ? rc : 1;
+	}
+	iax = row_axis(p, k, jax);
+	m = fitting(p, left(p, (size_t)jax), (const int64_t[]){ 2 }, 1,
+	            TG_MAX_EXPAND / (iax >= 0 ? 8 : 1));
+	if ((rc = upcast(p, (uint32_t)jax, m)))
+		return rc;
+	if (iax >= 0 &&
+	    (rc = upcast(p, (uint32_t)iax,
+	                 fitting(p, left(p, (size_t)iax), rows, 5,
+	                         TG_MAX_EXPAND))))
+		return rc;
+	return (rc = stream_rows(p, iax)) ? rc : 1;
+}
+
 int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 {
 	int rc;
@@ -542,6 +689,14 @@ int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 	for (size_t i = 0; i < p->ndim; i++)
 		if (p->full[i] == 0)
 			return TG_OK;  /* refused by lowering anyway */
+	if (!(p->caps && p->caps->has_local)) {
+		if ((rc = opt_cpu_tile(p, k)) < 0)
+			return tg_error_prefix("opt: kernel %s", p->name);
+		if (rc == 1 && (rc = opt_unroll(p)) == TG_OK)
+			return TG_OK;
+		if (rc < 0)
+			return tg_error_prefix("opt: kernel %s", p->name);
+	}
 	if ((rc = opt_group(p)) || (rc = opt_block(p, k)) ||
 	    (rc = opt_unroll(p)) || (rc = opt_upcast_last(p)) ||
 	    (rc = opt_locals(p, k)))

@@ -64,6 +64,59 @@ static tg_uop *reduce_acc(tg_rw *rw, tg_uop **cap)
 	return acc ? tg_uop2(rw->ir, TG_PHI, red->dtype, acc, u) : u;
 }
 
+/* The fused form of a float sum's chain from `v` down to `acc`: each
+ * link ADD(prev, MUL(a, b)) becomes MULACC(a, b, prev).  NULL when
+ * nothing fuses or the chain is not reduce_acc's. */
+static tg_uop *fuse_chain(tg_ir *ir, tg_uop *v, tg_uop *acc, int depth)
+{
+	tg_uop *prev, *t;
+
+	if (v == acc || depth > TG_MAX_EXPAND * 4)
+		return NULL;
+	if (v->op != TG_ADD && v->op != TG_MULACC)
+		return NULL;
+	prev = v->src[v->op == TG_ADD ? 0 : 2];
+	t = fuse_chain(ir, prev, acc, depth + 1);
+	if (!t && prev != acc && tg_ir_status(ir))
+		return NULL;
+	if (v->op == TG_ADD && v->src[1]->op == TG_MUL)
+		return tg_uop_alu(ir, TG_MULACC, v->src[1]->src[0],
+		                  v->src[1]->src[1], t ? t : prev);
+	if (!t)
+		return NULL;
+	return v->op == TG_ADD ? tg_uop_alu(ir, TG_ADD, t, v->src[1], NULL)
+	                       : tg_uop_alu(ir, TG_MULACC, v->src[0],
+	                                    v->src[1], t);
+}
+
+/* PHI(acc, ((acc + a*b) + c*d)) -> PHI(acc, mulacc(c, d, mulacc(a, b,
+ * acc))) on float32 and float64 sums: a fused multiply-add per step
+ * (tinygrad's MULACC, where the renderer has one; every dialect here
+ * has).  NOOPT kernels fuse the same way, so an optimized kernel still
+ * equals NOOPT bit for bit.  Run after loop collapse, which reads the
+ * plain sums. */
+static tg_uop *fuse_phi(tg_rw *rw, tg_uop **cap)
+{
+	tg_uop *phi = cap[0], *acc = phi->src[0], *v;
+	unsigned s = tg_type_scalar(phi->dtype);
+
+	if ((s != TG_FLOAT32 && s != TG_FLOAT64) || acc->op != TG_DEFINE_ACC ||
+	    !(v = fuse_chain(rw->ir, phi->src[1], acc, 0)))
+		return NULL;
+	return tg_uop2(rw->ir, TG_PHI, phi->dtype, acc, v);
+}
+
+static const tg_rule fuse_table[] = {
+	{ "phi(acc, (acc + a*b) + ..) -> phi(acc, mulacc(a, b, acc) ..)",
+	  P_OP(0, TG_PHI), fuse_phi },
+};
+static tg_ruleset fuse_rules = TG_RULESET("mulacc", fuse_table, NULL);
+
+tg_uop *tg_fuse_mulacc(tg_ir *ir, tg_uop *sink)
+{
+	return tg_rewrite(ir, sink, &fuse_rules, NULL);
+}
+
 static const tg_rule reduce_table[] = {
 	{ "reduce(v0..vk-1 | r) -> phi(acc, ((acc op v0) op v1) ..)",
 	  P_OP(0, TG_REDUCE), reduce_acc },

@@ -21,6 +21,9 @@
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 
+/* The widest vector formed (C's GCC vectors go to 64 lanes). */
+#define VZ_MAXW 64
+
 /* One scalar LOAD or STORE that may join a vector. */
 typedef struct vz_mem {
 	tg_uop *u;
@@ -30,10 +33,11 @@ typedef struct vz_mem {
 } vz_mem;
 
 typedef struct vz_ctx {
-	unsigned maxw;   /* widest vector to form (4 or 2) */
+	unsigned maxw;   /* widest vector to form (a power of 2, <= 64) */
 	int aligned;     /* runs must start at a multiple of their width */
 	tg_uop **repl;   /* by id: the GEP a folded LOAD becomes */
 	size_t nrepl;
+	int64_t nacc;    /* the next accumulator number (vector ones) */
 } vz_ctx;
 
 static uint64_t id1(const tg_uop *u)
@@ -100,14 +104,15 @@ static int cmp_mem(const void *a, const void *b)
 	return (x->off > y->off) - (x->off < y->off);
 }
 
-/* The width of the run that starts at m[i] (sorted): 4, else 2, else
- * 0.  Members of a run share the key and have offsets off, off+1, ... */
+/* The width of the run that starts at m[i] (sorted): the widest power
+ * of 2 up to maxw, else 0.  Members of a run share the key and have
+ * offsets off, off+1, ... */
 static unsigned run_at(const vz_ctx *c, const vz_mem *m, size_t n,
                        size_t i)
 {
-	for (unsigned w = 4; w >= 2; w /= 2) {
+	for (unsigned w = c->maxw; w >= 2; w /= 2) {
 		size_t j;
-		if (w > c->maxw || i + w > n)
+		if (i + w > n)
 			continue;
 		for (j = 1; j < w; j++)
 			if (memcmp(m[i].key, m[i + j].key, sizeof m[i].key) ||
@@ -195,6 +200,8 @@ static int plan_loads(tg_ir *ir, vz_ctx *c, tg_uop *sink)
 	}
 	for (size_t i = 0; i < n; i++) {
 		tg_uop *u = topo[i];
+		if (u->op == TG_DEFINE_ACC && u->arg.v.i >= c->nacc)
+			c->nacc = u->arg.v.i + 1;
 		if (foldable_load(u))
 			mem_of(&m[nm++], u, u->nsrc == 4 ? u->src[2] : NULL,
 			       u->nsrc == 4 ? u->src[3] : NULL, u->dtype);
@@ -225,7 +232,7 @@ static tg_uop *load_lane(tg_rw *rw, tg_uop **cap)
  * values at the first index. */
 static tg_uop *vector_store(tg_ir *ir, const vz_mem *m, unsigned w)
 {
-	tg_uop *vals[4], *src[4], *s = m[0].u;
+	tg_uop *vals[VZ_MAXW], *src[4], *s = m[0].u;
 
 	for (unsigned j = 0; j < w; j++)
 		vals[j] = m[j].u->src[2];
@@ -316,6 +323,160 @@ static tg_uop *vec_of_lanes(tg_rw *rw, tg_uop **cap)
 	return x;
 }
 
+/* ------------------------------------------------------- vector ALUs */
+
+/* ALU ops a vector of lanes may compute at once.  Comparisons and WHERE
+ * are left out: their bools have no vector type. */
+static int vector_op(unsigned op)
+{
+	switch (op) {
+	case TG_ADD: case TG_MUL: case TG_MULACC: case TG_NEG: case TG_MAX:
+	case TG_RECIP: case TG_SQRT: case TG_EXP2: case TG_LOG2: case TG_SIN:
+	case TG_IDIV: case TG_MOD: case TG_XOR: case TG_OR: case TG_AND:
+	case TG_SHL: case TG_SHR: case TG_CAST:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* VECTORIZE(lane j of each of v's sources' operand k). */
+static tg_uop *lanes_of(tg_ir *ir, tg_uop *const *v, uint32_t n,
+                        uint32_t k)
+{
+	tg_uop *src[VZ_MAXW];
+
+	for (uint32_t j = 0; j < n; j++)
+		src[j] = v[j]->src[k];
+	return tg_uop_new(ir, TG_VECTORIZE,
+	                  tg_type_vec(src[0]->dtype, n), src, n, NULL);
+}
+
+/* vectorize(op(a0, b0), .., op(an, bn)) -> op(vectorize(a0..an),
+ * vectorize(b0..bn)) (tinygrad's vectorized ALUs; SLP in compilers):
+ * an upcast of a contiguous axis computes a vector per op, not a lane
+ * per copy.  Lanes that are all one node stay a broadcast. */
+static tg_uop *vec_alu(tg_rw *rw, tg_uop **cap)
+{
+	tg_uop *v = cap[0], *x = v->src[0], *src[3];
+	uint32_t n = v->nsrc, j, k;
+
+	if ((!vector_op(x->op) && x->op != TG_CONST) || n > VZ_MAXW ||
+	    !foldable_type(x->dtype))
+		return NULL;
+	for (j = 1; j < n && v->src[j] == x; j++)
+		;
+	if (j == n)  /* a broadcast: of a constant, a vector constant */
+		return x->op == TG_CONST
+		       ? tg_uop_const(rw->ir, v->dtype, x->arg.v) : NULL;
+	if (x->op == TG_CONST)
+		return NULL;  /* lanes of different constants stay lanes */
+	for (j = 1; j < n; j++)
+		if (v->src[j]->op != x->op || v->src[j]->dtype != x->dtype ||
+		    v->src[j]->nsrc != x->nsrc)
+			return NULL;
+	for (k = 0; k < x->nsrc; k++) {
+		if (!foldable_type(x->src[k]->dtype))
+			return NULL;
+		for (j = 1; j < n; j++)
+			if (v->src[j]->src[k]->dtype != x->src[k]->dtype)
+				return NULL;
+	}
+	for (k = 0; k < x->nsrc; k++)
+		src[k] = lanes_of(rw->ir, v->src, n, k);
+	return tg_uop_new(rw->ir, x->op, v->dtype, src, x->nsrc, NULL);
+}
+
+/* A chain of reduce.c: links from v down to acc, each ADD/MAX(prev, t)
+ * or MULACC(a, b, prev); the links into out[] from the accumulator up.
+ * The number of links, or -1 when v is not such a chain. */
+static int chain_of(tg_uop *v, const tg_uop *acc, tg_uop **out, int max)
+{
+	int n = 0;
+
+	while (v != acc) {
+		if (n == max || v->nsrc < 2 ||
+		    (v->op != TG_ADD && v->op != TG_MAX && v->op != TG_MULACC))
+			return -1;
+		out[n++] = v;
+		v = v->src[v->op == TG_MULACC ? 2 : 0];
+	}
+	for (int i = 0; i < n / 2; i++) {
+		tg_uop *t = out[i];
+		out[i] = out[n - 1 - i];
+		out[n - 1 - i] = t;
+	}
+	return n;
+}
+
+/* Whether the accumulators of the lanes match: one init and one set of
+ * loops, scalar. */
+static int same_accs(tg_uop *const *phi, uint32_t n)
+{
+	const tg_uop *a = phi[0]->src[0];
+
+	if (a->op != TG_DEFINE_ACC || tg_type_count(a->dtype) != 1)
+		return 0;
+	for (uint32_t j = 1; j < n; j++) {
+		const tg_uop *b = phi[j]->src[0];
+		if (b->op != TG_DEFINE_ACC || b->dtype != a->dtype ||
+		    b->nsrc != a->nsrc || b == a ||
+		    memcmp(b->src, a->src, a->nsrc * sizeof *a->src))
+			return 0;
+	}
+	return 1;
+}
+
+#define VZ_MAXCHAIN 64
+
+/* vectorize(phi(acc0, (acc0 op t00) op t01), ..) -> phi(vacc, (vacc op
+ * vectorize(t00, t10 ..)) op ..): the lanes' accumulators become one
+ * vector accumulator, every link one vector op. */
+static tg_uop *vec_phi(tg_rw *rw, tg_uop **cap)
+{
+	vz_ctx *c = rw->ctx;
+	tg_uop *v = cap[0], *acc0, *acc, *src[1 + TG_MAX_DIMS], *u, *l[2];
+	tg_uop *ch[VZ_MAXW][VZ_MAXCHAIN];
+	uint32_t n = v->nsrc, j;
+	int len = -1;
+
+	if (n > VZ_MAXW || !foldable_type(v->src[0]->dtype))
+		return NULL;
+	for (j = 0; j < n; j++)
+		if (v->src[j]->op != TG_PHI)
+			return NULL;
+	if (!same_accs(v->src, n))
+		return NULL;
+	for (j = 0; j < n; j++) {
+		int m = chain_of(v->src[j]->src[1], v->src[j]->src[0], ch[j],
+		                 VZ_MAXCHAIN);
+		if (m < 0 || (j && m != len))
+			return NULL;
+		len = m;
+	}
+	for (int i = 0; i < len; i++)
+		for (j = 1; j < n; j++)
+			if (ch[j][i]->op != ch[0][i]->op)
+				return NULL;
+	acc0 = v->src[0]->src[0];
+	src[0] = tg_uop_const(rw->ir, v->dtype, acc0->src[0]->arg.v);
+	memcpy(src + 1, acc0->src + 1, (acc0->nsrc - 1) * sizeof *src);
+	acc = tg_uop_new(rw->ir, TG_DEFINE_ACC, v->dtype, src, acc0->nsrc,
+	                 &(tg_arg){ .v.i = c->nacc++ });
+	u = acc;
+	for (int i = 0; i < len; i++) {
+		tg_uop *lanes[VZ_MAXW];
+		int mul = ch[0][i]->op == TG_MULACC;
+		for (j = 0; j < n; j++)
+			lanes[j] = ch[j][i];
+		for (uint32_t k = 0; k < (mul ? 2u : 1u); k++)
+			l[k] = lanes_of(rw->ir, lanes, n, mul ? k : 1);
+		u = mul ? tg_uop_alu(rw->ir, TG_MULACC, l[0], l[1], u)
+		        : tg_uop_alu(rw->ir, ch[0][i]->op, u, l[0], NULL);
+	}
+	return tg_uop2(rw->ir, TG_PHI, v->dtype, acc, u);
+}
+
 static const tg_rule vectorize_table[] = {
 	{ "load(b, i+c) .. load(b, i+c+3) -> gep(load4(b, i+c), lane)",
 	  P_OP(0, TG_LOAD), load_lane },
@@ -324,6 +485,11 @@ static const tg_rule vectorize_table[] = {
 	  P_OP(0, TG_SINK), fold_stores },
 	{ "vectorize(gep(x,0), .., gep(x,n-1)) -> x",
 	  P_OP(0, TG_VECTORIZE), vec_of_lanes },
+	{ "vectorize(phi(acc0, acc0 op t0), ..) -> "
+	  "phi(vacc, vacc op vectorize(t0, ..))",
+	  P_OP(0, TG_VECTORIZE), vec_phi },
+	{ "vectorize(op(a0, b0), ..) -> op(vectorize(a0, ..), "
+	  "vectorize(b0, ..))", P_OP(0, TG_VECTORIZE), vec_alu },
 };
 static tg_ruleset vectorize_rules =
 	TG_RULESET("vectorize", vectorize_table, NULL);

@@ -12,8 +12,9 @@
  * double and rounded once to the kind, which gives the same bits as
  * float arithmetic (and as float arithmetic rounded to half): double has
  * more than 2p+2 bits for p = 24, so rounding twice is harmless.
- * MULACC rounds the product before adding (no fused multiply-add: what
- * C gives without contraction).
+ * MULACC on floats is a fused multiply-add (one rounding, C's fma and
+ * fmaf): accumulators use it, on every device, for a*b summed into an
+ * accumulator.  On integers it is a*b+c, wrapping.
  */
 #include "config.h"
 
@@ -299,9 +300,13 @@ static int float_alu(unsigned op, unsigned s, const tg_scalar *src,
 	out->u = 0;
 	if (op != TG_MULACC)
 		return float_op(op, s, x, &out->f);
-	float_op(TG_MUL, s, x, &x[0]);   /* a*b, rounded, then + c */
-	x[1] = x[2];
-	return float_op(TG_ADD, s, x, &out->f);
+	/* fused, rounded once to float64 or float32 (narrower kinds then
+	 * round again: codegen makes no MULACC of them) */
+	out->f = tg_float_round(s == TG_FLOAT64
+	                        ? fma(x[0], x[1], x[2])
+	                        : (double)fmaf((float)x[0], (float)x[1],
+	                                       (float)x[2]), s);
+	return 0;
 }
 
 /* ------------------------------------------------------------- common */

@@ -314,6 +314,22 @@ static const char *const vec_c_name[TG_NSCALARS] = {
 	[TG_FLOAT64] = "double",
 };
 
+/* tg_fma_float16(a, b, c): a fused multiply-add per lane.  GCC and
+ * Clang have no vector fma builtin in common, but compile this loop of
+ * fmaf to one vector fma instruction where the machine has one. */
+static void fma_helper(tg_strbuf *sb, const char *type, const char *vn,
+                       unsigned w)
+{
+	const char *f = strcmp(type, "double") ? "__builtin_fmaf"
+	                                       : "__builtin_fma";
+
+	tg_strbuf_addf(sb, "static inline __attribute__((always_inline)) "
+	               "tg_%s%u tg_fma_tg_%s%u(tg_%s%u a, tg_%s%u b, "
+	               "tg_%s%u c)\n{ tg_%s%u r; for (int i = 0; i < %u; i++) "
+	               "r[i] = %s(a[i], b[i], c[i]); return r; }\n",
+	               vn, w, vn, w, vn, w, vn, w, vn, w, vn, w, w, f);
+}
+
 static void wrap_c(const tg_cdialect *d, const tg_ckernel *k,
                    tg_strbuf *sb)
 {
@@ -326,6 +342,10 @@ static void wrap_c(const tg_cdialect *d, const tg_ckernel *k,
 				               d->type[s], vec_c_name[s], 1u << w,
 				               (size_t)(1u << w) *
 				               (tg_scalar_bits(s) / 8));
+	for (unsigned s = 0; s < TG_NSCALARS; s++)
+		for (unsigned w = 1; w < 7; w++)
+			if (k->fma_used[s] & (1u << w))
+				fma_helper(sb, d->type[s], vec_c_name[s], 1u << w);
 	helpers(d, k, sb);
 	tg_strbuf_addf(sb, "__attribute__((optimize(\"fp-contract=off\")))\n"
 	               "void %s(void *const *bufs, const int64_t *vals, "

@@ -80,6 +80,7 @@ typedef struct tg_ckernel {
 	uint64_t kinds_used;    /* bit s: a value of scalar kind s */
 	uint64_t stored_used;   /* bit s: a buffer of scalar kind s */
 	uint32_t vec_used[TG_NSCALARS]; /* GCC vectors: bit k width 1<<k */
+	uint32_t fma_used[TG_NSCALARS]; /* C's vector fma helpers, likewise */
 	int use_bf16, use_threefry;
 } tg_ckernel;
 

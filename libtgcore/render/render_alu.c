@@ -78,6 +78,33 @@ static int transcendental(rc_state *st, tg_strbuf *sb, unsigned op,
 	return 0;
 }
 
+/* A fused multiply-add on floats (MULACC: tg_exec_alu rounds once): C's
+ * fmaf and fma, OpenCL's and GLSL's fma.  float16 goes through float. */
+static void fma_expr(rc_state *st, tg_strbuf *sb, unsigned cs,
+                     const char *T, const char *a, const char *b,
+                     const char *c)
+{
+	int cd = st->d->id == TG_DIALECT_C;
+	const char *fn = !cd ? "fma" : cs == TG_FLOAT64 ? "__builtin_fma"
+	                                                : "__builtin_fmaf";
+
+	if (cs != TG_FLOAT16) {
+		tg_strbuf_addf(sb, "%s(%s,%s,%s)", fn, a, b, c);
+		return;
+	}
+	tg_rstate_open_cast(st, sb, T);
+	tg_strbuf_addf(sb, "%s(", fn);
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			tg_strbuf_add(sb, ",");
+		tg_rstate_open_cast(st, sb, "float");
+		tg_strbuf_add(sb, i == 0 ? a : i == 1 ? b : c);
+		tg_rstate_close_cast(st, sb);
+	}
+	tg_strbuf_add(sb, ")");
+	tg_rstate_close_cast(st, sb);
+}
+
 /* Scalar ALU op: sout the result kind, sin the operand kind (WHERE: of
  * b and c). */
 void tg_render_alu(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
@@ -221,6 +248,10 @@ void tg_render_alu(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
 		break;
 	case TG_MULACC:
 		operand(sin, ec, c, n);
+		if (isf) {
+			fma_expr(st, sb, cs, T, a, b, c);
+			break;
+		}
 		tg_rstate_open_cast(st, sb, T);
 		tg_strbuf_add(sb, "(");
 		tg_rstate_open_cast(st, sb, T);

@@ -280,6 +280,48 @@ static void emit_value(rc_state *st, const tg_uop *u, lane_fn fn)
 	set_name(st, u, name);
 }
 
+/* A vector op the language computes whole (GCC's vector extensions,
+ * OpenCL's vector types): +, *, unary - and fused multiply-add on
+ * float vectors, whose lanes round as the scalar ops do.  The others
+ * (integer ops that must wrap, MAX with its NaN rule) go lane by lane.
+ * 1 when rendered. */
+static int native_vector(rc_state *st, const tg_uop *u)
+{
+	char tb[64], name[32], e[3][TG_EXPR_MAX];
+	unsigned s = tg_type_scalar(u->dtype), c = tg_type_count(u->dtype);
+	const char *t;
+
+	if (c == 1 || st->d->vec == TG_CVEC_NONE ||
+	    (s != TG_FLOAT32 && s != TG_FLOAT64) ||
+	    (u->op != TG_ADD && u->op != TG_MUL && u->op != TG_NEG &&
+	     u->op != TG_MULACC))
+		return 0;
+	for (uint32_t i = 0; i < u->nsrc; i++)
+		if (u->src[i]->dtype != u->dtype)
+			return 0;
+	if (!(t = tyname(st, u->dtype, tb, sizeof tb)))
+		return 1;
+	for (uint32_t i = 0; i < u->nsrc; i++)
+		expr_of(st, u->src[i], e[i], sizeof e[i]);
+	begin_value(st, t, name, sizeof name);
+	if (u->op == TG_NEG)
+		tg_strbuf_addf(&st->body, "-%s;\n", e[0]);
+	else if (u->op != TG_MULACC)
+		tg_strbuf_addf(&st->body, "%s%s%s;\n", e[0],
+		               u->op == TG_ADD ? "+" : "*", e[1]);
+	else if (st->d->vec == TG_CVEC_OPENCL)
+		tg_strbuf_addf(&st->body, "fma(%s,%s,%s);\n", e[0], e[1], e[2]);
+	else {
+		for (unsigned k = 0; k < 7; k++)
+			if (c == 1u << k)
+				st->k.fma_used[s] |= 1u << k;
+		tg_strbuf_addf(&st->body, "tg_fma_%s(%s,%s,%s);\n", t, e[0],
+		               e[1], e[2]);
+	}
+	set_name(st, u, name);
+	return 1;
+}
+
 static void render_bitcast(rc_state *st, const tg_uop *u)
 {
 	char tb[64], ts[64], e0[TG_EXPR_MAX], name[32];
@@ -335,6 +377,29 @@ static void load_elem(rc_state *st, unsigned s, const char *buf,
 		tg_strbuf_addf(&st->body, "%s[%s]", buf, idx);
 }
 
+/* A C vector load: one memcpy of the lanes, which the compiler makes
+ * one unaligned vector load (a compound literal of lanes it may not).
+ * Gated: the alternative unless the gate holds. */
+static void c_vector_load(rc_state *st, const tg_uop *u, const char *t,
+                          const char *buf, const char *idx)
+{
+	char name[32], e[TG_EXPR_MAX];
+
+	snprintf(name, sizeof name, "v%u", st->nv++);
+	ind(st);
+	if (u->nsrc >= 4) {
+		tg_strbuf_addf(&st->body, "%s %s = %s; ", t, name,
+		               expr_of(st, u->src[3], e, sizeof e));
+		tg_strbuf_addf(&st->body, "if (%s) ",
+		               expr_of(st, u->src[2], e, sizeof e));
+	} else {
+		tg_strbuf_addf(&st->body, "%s %s; ", t, name);
+	}
+	tg_strbuf_addf(&st->body, "__builtin_memcpy(&%s, %s+%s, sizeof %s);\n",
+	               name, buf, idx, name);
+	set_name(st, u, name);
+}
+
 static void render_load(rc_state *st, const tg_uop *u)
 {
 	char e0[TG_EXPR_MAX], e1[TG_EXPR_MAX], e2[TG_EXPR_MAX], tb[64], name[32];
@@ -345,6 +410,10 @@ static void render_load(rc_state *st, const tg_uop *u)
 		return;
 	expr_of(st, u->src[0], e0, sizeof e0);
 	expr_of(st, u->src[1], e1, sizeof e1);
+	if (c > 1 && st->d->vec == TG_CVEC_GCC) {
+		c_vector_load(st, u, t, e0, e1);
+		return;
+	}
 	begin_value(st, t, name, sizeof name);
 	if (u->nsrc >= 4) {
 		expr_of(st, u->src[2], e2, sizeof e2);
@@ -398,12 +467,12 @@ static void render_store(rc_state *st, const tg_uop *u)
 		tg_strbuf_addf(&st->body, "vstore%u(%s, 0, %s+%s);\n", vc, e2, e0,
 		               e1);
 	} else {
-		tg_strbuf_add(&st->body, "{");
-		for (unsigned i = 0; i < vc; i++) {
-			lane_of(st, u->src[2], i, e2, sizeof e2);
-			tg_strbuf_addf(&st->body, " %s[%s+%u] = %s;", e0, e1, i, e2);
-		}
-		tg_strbuf_add(&st->body, " }\n");
+		char tb[64];
+		const char *t = tyname(st, u->src[2]->dtype, tb, sizeof tb);
+		expr_of(st, u->src[2], e2, sizeof e2);
+		tg_strbuf_addf(&st->body, "{ const %s tg_s = %s; "
+		               "__builtin_memcpy(%s+%s, &tg_s, sizeof tg_s); }\n",
+		               t ? t : "?", e2, e0, e1);
 	}
 }
 
@@ -567,7 +636,8 @@ static void render_node(rc_state *st, const tg_uop *u)
 		return;
 	default:
 		if (tg_op_arity(u->op)) {
-			emit_value(st, u, lane_alu);
+			if (!native_vector(st, u))
+				emit_value(st, u, lane_alu);
 			return;
 		}
 		fail(st, "render: cannot render op %s", tg_op_name(u->op));

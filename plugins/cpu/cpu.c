@@ -32,6 +32,8 @@ struct cpu_ctx {
 	struct cpu_pool *pool;      /* owned */
 	size_t nthreads;
 	uint64_t alloc_max;         /* RAM + swap: larger requests fail */
+	struct tg_renderer_caps caps; /* cpu_renderer with this CPU's
+	                                vector width */
 	char description[256];
 };
 
@@ -355,6 +357,20 @@ static void describe(struct cpu_ctx *ctx)
 
 static void cpu_close(struct tg_device *dev);
 
+/* float lanes of the widest vector register (the kernels are built
+ * with -march=native): 16 with AVX-512, 8 with AVX, else 4 (SSE, NEON,
+ * or what the compiler splits). */
+static int vector_lanes(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	if (__builtin_cpu_supports("avx512f"))
+		return 16;
+	if (__builtin_cpu_supports("avx"))
+		return 8;
+#endif
+	return 4;
+}
+
 static void fill_device(struct cpu_ctx *ctx)
 {
 	ctx->dev = (struct tg_device){
@@ -363,7 +379,7 @@ static void fill_device(struct cpu_ctx *ctx)
 		.info = &ctx->info,
 		.allocator = &cpu_allocator,
 		.compiler = &cpu_compiler,
-		.renderer = &cpu_renderer,
+		.renderer = &ctx->caps,
 		.runtime = &cpu_runtime,
 		.close = cpu_close,
 	};
@@ -393,6 +409,8 @@ static int cpu_open(const struct tg_host *host, int index,
 	if (ret != 0)
 		goto out_free_cc;
 	ctx->alloc_max = backing_bytes();
+	ctx->caps = cpu_renderer;
+	ctx->caps.max_upcast = vector_lanes();
 	describe(ctx);
 	fill_device(ctx);
 	host->log(host, TG_LOG_DEBUG, "cpu: opened %s; compiler identity: "
@@ -442,7 +460,7 @@ static const struct tg_renderer_caps cpu_renderer = {
 	.dialect = TG_DIALECT_C,
 	.has_local = 0,
 	.has_shared = 0,
-	.max_upcast = 8, /* float8 in one AVX register */
+	.max_upcast = 4, /* cpu_open sets the CPU's (vector_lanes) */
 	.global_max = { SIZE_MAX, SIZE_MAX, SIZE_MAX }, /* launch checks */
 	.local_max = { 1, 1, 1 },
 	.local_max_total = 1,
