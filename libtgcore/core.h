@@ -180,7 +180,12 @@ enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
 	  0, 1, 1)                                                      \
 	X(REDUCEOP_SPLIT_THRESHOLD, "REDUCEOP_SPLIT_THRESHOLD",         \
 	  "REDUCEOP_SPLIT_THRESHOLD", INT, 1, LONG_MAX, 32768)          \
-	X(JIT, "JIT", "JIT", INT, 0, 2, 1)
+	X(JIT, "JIT", "JIT", INT, 0, 2, 1)                              \
+	X(BEAM, "BEAM", "BEAM", INT, 0, 64, 0)                          \
+	X(IGNORE_BEAM_CACHE, "IGNORE_BEAM_CACHE", "IGNORE_BEAM_CACHE",  \
+	  BOOL, 0, 1, 0)                                                \
+	X(BEAM_TIMEOUT_SEC, "BEAM_TIMEOUT_SEC", "BEAM_TIMEOUT_SEC",     \
+	  INT, 1, 86400, 60)
 
 enum tg_key {
 #define TG_KEY_ENUM_(id, ...) TG_KEY_##id,
@@ -228,6 +233,10 @@ typedef struct tg_settings {
 	                                  elements per output */
 	tg_dtype default_float;        /* DEFAULT_FLOAT (float32 unset) */
 	int cachelevel;                /* CACHELEVEL: 0 no compile cache */
+	int beam;                      /* BEAM: search width, 0 off */
+	int ignore_beam_cache;         /* IGNORE_BEAM_CACHE: search again */
+	int beam_timeout;              /* BEAM_TIMEOUT_SEC: one search's
+	                                  time budget */
 } tg_settings;
 /* Fills *out from the configuration as it is now, under one lock, so a
  * concurrent tg_config_set is seen whole or not at all.  Returns 0, or
@@ -393,6 +402,10 @@ void tg_select_reset(void);
 
 /* ------------------------------------------------------ device/program.c */
 /* (public: tg_program_*) */
+
+/* "plugin\ncompiler identity\n": what a cache of compiled or tuned
+ * kernels keys on besides the kernel.  New string, NULL on OOM. */
+char *tg_dev_compile_key(struct tg_dev *dev);
 
 /* Checks a launch (geometry against the device's limits, buffers on
  * the program's device, allocating them) and fills *out for the

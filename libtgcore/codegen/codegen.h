@@ -175,6 +175,11 @@ int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
  * opts: register blocking and unrolling everywhere, a grouped reduce
  * and local axes where p->caps has work groups. */
 int tg_kplan_hand_opt(struct tg_kplan *p, const tg_kernel *k);
+/* The moves of a search from plan p: every opt of the action space
+ * (UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP at tinygrad's amounts and a
+ * CPU vector's, and SWAP of a global axis with the innermost) that p
+ * takes, in a fixed order, at most max into out.  The count. */
+size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
 /* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */
 void tg_kplan_format_opts(const struct tg_kplan *p, char *buf, size_t len);
 
@@ -215,6 +220,20 @@ int tg_codegen_opts(const tg_uop *sink, const struct tg_renderer_caps *caps,
                     const tg_settings *set, const tg_opt *opts,
                     size_t nopts, tg_ksrc *out);
 void tg_ksrc_free(tg_ksrc *ks);
+/* The moves (tg_kplan_actions) of `sink` for a device with these caps
+ * after `opts`: at most max into out, the count in *n.  Errors: an opt
+ * the plan refuses, a malformed AST, OOM. */
+int tg_codegen_actions(const tg_uop *sink,
+                       const struct tg_renderer_caps *caps,
+                       const tg_opt *opts, size_t nopts, tg_opt *out,
+                       size_t max, size_t *n);
+/* The hand-coded opts of `sink` for these caps (what tg_codegen
+ * applies), at most TG_MAX_OPTS into opts, the count into *n. */
+int tg_codegen_hand_opts(const tg_uop *sink,
+                         const struct tg_renderer_caps *caps, tg_opt *opts,
+                         size_t *n);
+/* The opts as text, "UPCAST(1,4) UNROLL(2,4)", into buf ("" none). */
+void tg_opts_format(const tg_opt *opts, size_t n, char *buf, size_t len);
 
 /* ----------------------------------------------------- codegen/lower.c */
 

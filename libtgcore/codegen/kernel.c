@@ -366,17 +366,79 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 	return rc;
 }
 
-void tg_kplan_format_opts(const tg_kplan *p, char *buf, size_t len)
+/* The search's moves (tinygrad's beam actions, with the amounts a CPU
+ * vector and its doubles need): per axis, then per op, in this order,
+ * so the list is the same on every run. */
+static const struct action_space {
+	int op;
+	int maxaxis;         /* axes 0 .. maxaxis-1 */
+	int64_t amt[9];      /* 0 ends the list, except as the first */
+	int whole;           /* amt 0 (the whole axis) is a move too */
+} actions_space[] = {
+	{ TG_OPT_UPCAST, 6, { 2, 3, 4, 5, 7, 8, 16 }, 1 },
+	{ TG_OPT_UNROLL, 5, { 2, 4, 7, 8 }, 1 },
+	{ TG_OPT_LOCAL, 5, { 2, 3, 4, 8, 13, 16, 29, 32 }, 0 },
+	{ TG_OPT_GROUPTOP, 3, { 13, 16, 28, 29, 32, 49, 64, 256 }, 0 },
+	{ TG_OPT_GROUP, 3, { 4, 8, 16 }, 1 },
+};
+
+/* Adds o to out when p takes it (on a copy). */
+static size_t try_action(const tg_kplan *p, tg_opt o, tg_opt *out,
+                         size_t n, size_t max)
+{
+	tg_kplan c = *p;
+
+	if (n >= max)
+		return n;
+	if (tg_kplan_apply_opt(&c, o)) {
+		tg_clear_error();
+		return n;
+	}
+	out[n] = o;
+	return n + 1;
+}
+
+size_t tg_kplan_actions(const tg_kplan *p, tg_opt *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t s = 0; s < sizeof actions_space / sizeof *actions_space;
+	     s++) {
+		const struct action_space *a = &actions_space[s];
+		for (int ax = 0; ax < a->maxaxis && (size_t)ax < p->ndim; ax++) {
+			if (a->whole)
+				n = try_action(p, (tg_opt){ a->op, ax, 0 }, out, n,
+				               max);
+			for (int i = 0; i < 9 && a->amt[i]; i++)
+				n = try_action(p, (tg_opt){ a->op, ax, a->amt[i] },
+				               out, n, max);
+		}
+	}
+	for (size_t i = 0; i + 1 < p->nglobal; i++)
+		n = try_action(p, (tg_opt){ TG_OPT_SWAP, (int)p->gaxes[i],
+		                            p->gaxes[p->nglobal - 1] },
+		               out, n, max);
+	return n;
+}
+
+void tg_opts_format(const tg_opt *opts, size_t nopts, char *buf,
+                    size_t len)
 {
 	size_t n = 0;
 
 	if (len)
 		buf[0] = 0;
-	for (size_t i = 0; i < p->nopts && n < len; i++)
+	for (size_t i = 0; i < nopts && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s(%d,%lld)",
-		                      i ? " " : "", opt_names[p->opts[i].op],
-		                      p->opts[i].axis,
-		                      (long long)p->opts[i].amt);
+		                      i ? " " : "",
+		                      opts[i].op >= 0 && opts[i].op <= TG_OPT_SWAP
+		                      ? opt_names[opts[i].op] : "?",
+		                      opts[i].axis, (long long)opts[i].amt);
+}
+
+void tg_kplan_format_opts(const tg_kplan *p, char *buf, size_t len)
+{
+	tg_opts_format(p->opts, p->nopts, buf, len);
 }
 
 /* The stride of st's last view on axis ax, or -1 when symbolic. */

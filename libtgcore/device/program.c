@@ -16,9 +16,7 @@ struct tg_program {
 	char *name;
 };
 
-/* The compile cache key: plugin, compiler identity and source, so a new
- * compiler or new flags never reuse an old binary. */
-static char *cache_key(struct tg_dev *dev, const char *src)
+char *tg_dev_compile_key(struct tg_dev *dev)
 {
 	const char *id = dev->comp.identity(dev->impl);
 	tg_strbuf sb;
@@ -26,7 +24,22 @@ static char *cache_key(struct tg_dev *dev, const char *src)
 	tg_strbuf_init(&sb);
 	tg_strbuf_addf(&sb, "%s\n%s\n", dev->plugin->desc->name,
 	               id ? id : "");
+	return tg_strbuf_finish(&sb);
+}
+
+/* The compile cache key: plugin, compiler identity and source, so a new
+ * compiler or new flags never reuse an old binary. */
+static char *cache_key(struct tg_dev *dev, const char *src)
+{
+	char *prefix = tg_dev_compile_key(dev);
+	tg_strbuf sb;
+
+	if (!prefix)
+		return NULL;
+	tg_strbuf_init(&sb);
+	tg_strbuf_add(&sb, prefix);
 	tg_strbuf_add(&sb, src);
+	free(prefix);
 	return tg_strbuf_finish(&sb);
 }
 

@@ -76,6 +76,19 @@ void tg_method_cache_clear(void);
 void tg_engine_lock(void);
 void tg_engine_unlock(void);
 
+/* ------------------------------------------------- engine/search.c */
+
+/* BEAM=set->beam search over the opts of kernel `ast` on dev (see
+ * search.c): the opts into opts (at most TG_MAX_OPTS; none when nothing
+ * beats the unoptimized kernel), their count into *nopts.  bufs are the
+ * kernel's buffers in argument order: only their sizes and dtypes are
+ * read (the search runs on scratch copies).  The result is cached on
+ * disk.  Errors: OOM, the device refusing scratch buffers, the
+ * unoptimized kernel failing. */
+int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
+                 size_t nbufs, const tg_settings *set, tg_opt *opts,
+                 size_t *nopts);
+
 /* ------------------------------------------------ engine/capture.c */
 
 /* Capture (the JIT's second call): while a capture is open on a thread,

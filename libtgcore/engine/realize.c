@@ -22,6 +22,7 @@ typedef struct method {
 	const tg_uop *ast;  /* the SINK, in the kernel context */
 	tg_dev *dev;
 	int noopt;          /* NOOPT changes the kernel */
+	int beam;           /* and so does BEAM (its width) */
 	tg_program *prog;
 	tg_ksrc ks;
 	struct method *next; /* in its bucket */
@@ -71,23 +72,31 @@ size_t tg_method_cache_count(void)
 /* The AST's structural hash (interned: it names one node) mixed with
  * the device and NOOPT. */
 static uint64_t method_hash(const tg_uop *ast, const tg_dev *dev,
-                            int noopt)
+                            int noopt, int beam)
 {
 	uint64_t h = ast->hash;
 
 	h = (h ^ (uint64_t)(uintptr_t)dev) * 0x9e3779b97f4a7c15u;
 	h = (h ^ (uint64_t)noopt) * 0x9e3779b97f4a7c15u;
+	h = (h ^ (uint64_t)beam) * 0x9e3779b97f4a7c15u;
 	return h ^ (h >> 29);
 }
 
+/* NOOPT wins over BEAM. */
+static int beam_of(const tg_settings *set)
+{
+	return set->noopt ? 0 : set->beam;
+}
+
 /* Called with mc_lock held. */
-static method *mc_find(const tg_uop *ast, tg_dev *dev, int noopt,
-                       uint64_t h)
+static method *mc_find(const tg_uop *ast, tg_dev *dev,
+                       const tg_settings *set, uint64_t h)
 {
 	method *m;
 
 	for (m = mc_buckets[h % MC_BUCKETS]; m; m = m->next)
-		if (m->ast == ast && m->dev == dev && m->noopt == noopt)
+		if (m->ast == ast && m->dev == dev && m->noopt == set->noopt &&
+		    m->beam == beam_of(set))
 			return m;
 	return NULL;
 }
@@ -102,10 +111,28 @@ static void debug_compiled(const tg_ksrc *ks, int debug)
 		fprintf(stderr, "%s\n", ks->src);
 }
 
+/* The kernel's source: BEAM's opts (searched or cached) when BEAM is
+ * on and the kernel takes no variables, else the hand-coded ones. */
+static int render(tg_dev *dev, const tg_sched_item *it,
+                  const tg_settings *set, tg_ksrc *ks)
+{
+	tg_opt opts[TG_MAX_OPTS];
+	size_t n = 0;
+	int rc;
+
+	if (!beam_of(set) || it->nvars)
+		return tg_codegen(it->ast, tg_dev_caps(dev), set, ks);
+	if ((rc = tg_beam_opts(dev, it->ast, it->bufs, it->nbufs, set, opts,
+	                       &n)))
+		return tg_error_prefix("beam");
+	return tg_codegen_opts(it->ast, tg_dev_caps(dev), set, opts, n, ks);
+}
+
 /* Renders, compiles and loads the kernel (a cache miss). */
-static method *method_build(tg_dev *dev, const tg_uop *ast,
+static method *method_build(tg_dev *dev, const tg_sched_item *it,
                             const tg_settings *set)
 {
+	const tg_uop *ast = it->ast;
 	method *m = calloc(1, sizeof *m);
 	int rc;
 
@@ -113,8 +140,9 @@ static method *method_build(tg_dev *dev, const tg_uop *ast,
 		tg_error_oom("method cache");
 		return NULL;
 	}
-	*m = (method){ .ast = ast, .dev = dev, .noopt = set->noopt };
-	rc = tg_codegen(ast, tg_dev_caps(dev), set, &m->ks);
+	*m = (method){ .ast = ast, .dev = dev, .noopt = set->noopt,
+	               .beam = beam_of(set) };
+	rc = render(dev, it, set, &m->ks);
 	if (rc && set->debug >= 3) {  /* what failed */
 		char *text = tg_ast_format(ast);
 		fprintf(stderr, "%s\n", text ? text : "");
@@ -134,19 +162,20 @@ static method *method_build(tg_dev *dev, const tg_uop *ast,
 
 /* The compiled kernel for ast on dev under these settings (borrowed
  * from the cache). */
-static method *method_get(tg_dev *dev, const tg_uop *ast,
+static method *method_get(tg_dev *dev, const tg_sched_item *it,
                           const tg_settings *set)
 {
-	uint64_t h = method_hash(ast, dev, set->noopt);
+	const tg_uop *ast = it->ast;
+	uint64_t h = method_hash(ast, dev, set->noopt, beam_of(set));
 	method *m, *dup;
 
 	pthread_mutex_lock(&mc_lock);
-	m = mc_find(ast, dev, set->noopt, h);
+	m = mc_find(ast, dev, set, h);
 	pthread_mutex_unlock(&mc_lock);
-	if (m || !(m = method_build(dev, ast, set)))
+	if (m || !(m = method_build(dev, it, set)))
 		return m;
 	pthread_mutex_lock(&mc_lock);
-	if ((dup = mc_find(ast, dev, set->noopt, h))) {
+	if ((dup = mc_find(ast, dev, set, h))) {
 		/* another thread compiled it meanwhile: keep theirs */
 		method_free(m);
 		m = dup;
@@ -182,7 +211,7 @@ static int kernel_vals(const tg_sched_item *it, const tg_ksrc *ks,
 static int run_kernel(tg_sched_item *it, const tg_settings *set)
 {
 	tg_dev *dev = tg_buffer_dev(it->bufs[0]);
-	method *m = method_get(dev, it->ast, set);
+	method *m = method_get(dev, it, set);
 	tg_launch_args args = { 0 };
 	int64_t vals[64];
 	double t = 0;

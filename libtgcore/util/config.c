@@ -630,6 +630,9 @@ int tg_settings_read(tg_settings *out)
 			key_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD),
 		.default_float = float_type(key_lookup(TG_KEY_DEFAULT_FLOAT)),
 		.cachelevel = (int)key_int(TG_KEY_CACHELEVEL),
+		.beam = (int)key_int(TG_KEY_BEAM),
+		.ignore_beam_cache = key_int(TG_KEY_IGNORE_BEAM_CACHE) != 0,
+		.beam_timeout = (int)key_int(TG_KEY_BEAM_TIMEOUT_SEC),
 	};
 	pthread_mutex_unlock(&cfg_lock);
 	return rc;

@@ -1,0 +1,588 @@
+/*
+ * engine/search.c - BEAM search over a kernel's opts (tinygrad's
+ * engine/search.py, mid-2024), run by realize when BEAM=N on a method
+ * cache miss.
+ *
+ * The search keeps the N fastest opt lists.  Each round extends every
+ * one of them by every move the plan takes (tg_codegen_actions),
+ * renders and compiles the new candidates on a few threads at once (the
+ * renderer is re-entrant, and plugins' compile entries are too), runs
+ * each on scratch buffers of the kernel's sizes filled with random
+ * values, and times it.  Before a candidate is timed its outputs are
+ * compared with the unoptimized (NOOPT) kernel's on the same inputs: a
+ * mismatch is a codegen bug, reported on stderr and never a winner.  A
+ * candidate that fails to compile is skipped.  The search stops when a
+ * round improves nothing, when no move is left, or when its time budget
+ * (BEAM_TIMEOUT_SEC) is spent; the best list found so far wins.
+ *
+ * Candidates are loop nests of constant extents over indices that
+ * lowering bounds-checks (tg_uop_verify and the gates of every access),
+ * so none can run forever or out of its buffers; the budget bounds the
+ * rest.  Compiles run in the plugin's compiler (the CPU plugin's is a
+ * child process).
+ *
+ * The result goes to the on-disk cache (table beam_search) keyed by the
+ * plugin, the compiler's identity, the device, N and the kernel's AST
+ * text, so a second run searches nothing (IGNORE_BEAM_CACHE=1 searches
+ * again).  DEBUG>=2 prints what was chosen.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+#define MAX_MOVES 512    /* moves of one plan */
+#define MAX_THREADS 8    /* compile threads */
+#define RUNS 3           /* timed runs of a candidate */
+
+typedef struct cand {
+	tg_opt opts[TG_MAX_OPTS];
+	size_t nopts;
+	tg_ksrc ks;
+	tg_program *prog;
+	int rc;            /* build status */
+	char err[256];     /* why the build failed */
+	double t;          /* best run in seconds; INFINITY: none */
+} cand;
+
+typedef struct search {
+	tg_dev *dev;
+	const tg_uop *ast;
+	const struct tg_renderer_caps *caps;
+	tg_settings set;       /* the realize's, for codegen */
+	size_t nbufs;
+	tg_buffer **bufs;      /* scratch, the kernel's sizes */
+	void **ref;            /* NOOPT's outputs, by buffer (NULL: input) */
+	double deadline;       /* monotonic seconds */
+	cand *cands;
+	size_t ncands;
+	atomic_size_t next;    /* the next candidate to build */
+	uint64_t *seen;        /* hashes of the sources timed */
+	size_t nseen, capseen;
+	size_t tried, mismatched;
+} search;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+	return h;
+}
+
+/* ---------------------------------------------------------- scratch data */
+
+static uint64_t rnd(uint64_t *st)
+{
+	uint64_t z = (*st += 0x9e3779b97f4a7c15u);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/* Element i of a host array of kind dt as a double. */
+static double elem(tg_dtype dt, const void *p, size_t i)
+{
+	switch (dt) {
+	case TG_FLOAT32: return ((const float *)p)[i];
+	case TG_FLOAT64: return ((const double *)p)[i];
+	case TG_FLOAT16: return tg_f16_value(((const uint16_t *)p)[i]);
+	case TG_BFLOAT16: return tg_bf16_value(((const uint16_t *)p)[i]);
+	case TG_BOOL: case TG_UINT8: return ((const uint8_t *)p)[i];
+	case TG_INT8: return ((const int8_t *)p)[i];
+	case TG_INT16: return ((const int16_t *)p)[i];
+	case TG_UINT16: return ((const uint16_t *)p)[i];
+	case TG_INT32: return ((const int32_t *)p)[i];
+	case TG_UINT32: return ((const uint32_t *)p)[i];
+	case TG_INT64: return (double)((const int64_t *)p)[i];
+	default: return (double)((const uint64_t *)p)[i];
+	}
+}
+
+/* Values in [-1, 1) for floats (exact in every float kind), 0..7 for
+ * integers, 0/1 for bool: nothing overflows a short sum. */
+static void fill(tg_dtype dt, void *p, size_t n, uint64_t *st)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = rnd(st);
+		double f = (double)(int)(r % 256) / 128.0 - 1.0;
+		int64_t k = (int64_t)(r % 8);
+		switch (dt) {
+		case TG_FLOAT32: ((float *)p)[i] = (float)f; break;
+		case TG_FLOAT64: ((double *)p)[i] = f; break;
+		case TG_FLOAT16: ((uint16_t *)p)[i] = tg_f16_bits(f); break;
+		case TG_BFLOAT16: ((uint16_t *)p)[i] = tg_bf16_bits(f); break;
+		case TG_BOOL: ((uint8_t *)p)[i] = (uint8_t)(k & 1); break;
+		case TG_INT8: case TG_UINT8: ((uint8_t *)p)[i] = (uint8_t)k; break;
+		case TG_INT16: case TG_UINT16:
+			((uint16_t *)p)[i] = (uint16_t)k;
+			break;
+		case TG_INT32: case TG_UINT32:
+			((uint32_t *)p)[i] = (uint32_t)k;
+			break;
+		default: ((uint64_t *)p)[i] = (uint64_t)k; break;
+		}
+	}
+}
+
+/* Scratch buffers like the item's, every one filled with random
+ * values (an output may be read too: an assign). */
+static int make_scratch(search *s, tg_buffer *const *like)
+{
+	uint64_t st = 0x7467636f7265u;  /* fixed: a search is repeatable */
+
+	if (!(s->bufs = calloc(s->nbufs, sizeof *s->bufs)) ||
+	    !(s->ref = calloc(s->nbufs, sizeof *s->ref)))
+		return tg_error_oom("beam");
+	for (size_t i = 0; i < s->nbufs; i++) {
+		tg_dtype dt = tg_buffer_dtype(like[i]);
+		size_t n = tg_buffer_count(like[i]);
+		void *h = malloc(tg_buffer_nbytes(like[i]) + 1);
+		int rc;
+		if (!h)
+			return tg_error_oom("beam");
+		fill(dt, h, n, &st);
+		s->bufs[i] = tg_buffer_new(s->dev, n, dt);
+		rc = s->bufs[i] ? tg_buffer_copyin(s->bufs[i], h,
+		                                   tg_buffer_nbytes(like[i]))
+		                : tg_last_status();
+		free(h);
+		if (rc)
+			return rc;
+	}
+	return TG_OK;
+}
+
+static void free_scratch(search *s)
+{
+	for (size_t i = 0; i < s->nbufs; i++) {
+		if (s->bufs)
+			tg_buffer_unref(s->bufs[i]);
+		if (s->ref)
+			free(s->ref[i]);
+	}
+	free(s->bufs);
+	free(s->ref);
+}
+
+/* ------------------------------------------------------------ candidates */
+
+static void cand_free(cand *c)
+{
+	tg_program_free(c->prog);
+	tg_ksrc_free(&c->ks);
+	c->prog = NULL;
+}
+
+/* Renders and compiles one candidate (on any thread). */
+static void build(search *s, cand *c)
+{
+	c->t = INFINITY;
+	c->rc = tg_codegen_opts(s->ast, s->caps, &s->set, c->opts, c->nopts,
+	                        &c->ks);
+	if (!c->rc && !(c->prog = tg_program_new(s->dev, c->ks.name,
+	                                         c->ks.src)))
+		c->rc = tg_last_status();
+	if (c->rc)
+		snprintf(c->err, sizeof c->err, "%s", tg_last_error());
+}
+
+static void *build_worker(void *arg)
+{
+	search *s = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&s->next, 1)) < s->ncands)
+		build(s, &s->cands[i]);
+	return NULL;
+}
+
+/* Builds s->cands on up to MAX_THREADS threads (the caller is one). */
+static void build_all(search *s)
+{
+	pthread_t tid[MAX_THREADS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = cpus > 1 ? (size_t)cpus : 1, started = 0;
+
+	if (n > MAX_THREADS)
+		n = MAX_THREADS;
+	if (n > s->ncands)
+		n = s->ncands;
+	atomic_store(&s->next, 0);
+	for (size_t i = 1; i < n; i++)
+		if (!pthread_create(&tid[started], NULL, build_worker, s))
+			started++;
+	build_worker(s);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+}
+
+static int launch(search *s, const cand *c, double *t)
+{
+	tg_launch_args a = { .bufs = s->bufs, .nbufs = s->nbufs };
+
+	memcpy(a.global, c->ks.global, sizeof a.global);
+	memcpy(a.local, c->ks.local, sizeof a.local);
+	return tg_program_launch(c->prog, &a, t);
+}
+
+/* Whether got and want (n elements of dt) agree: floats within a
+ * reordered sum's rounding, integers exactly, NaN where NaN.  The first
+ * difference into *at. */
+static int agree(tg_dtype dt, const void *got, const void *want, size_t n,
+                 size_t *at)
+{
+	int isf = tg_scalar_is_float(dt);
+	double tol = dt == TG_FLOAT16 || dt == TG_BFLOAT16 ? 2e-2 : 1e-3;
+
+	for (size_t i = 0; i < n; i++) {
+		double g = elem(dt, got, i), w = elem(dt, want, i);
+		if (g == w || (isnan(g) && isnan(w)))
+			continue;
+		if (isf && fabs(g - w) <= tol * (1.0 + fabs(w)))
+			continue;
+		*at = i;
+		return 0;
+	}
+	return 1;
+}
+
+/* Runs c once and compares its outputs with NOOPT's: 1 when they
+ * agree; a mismatch is reported as the bug it is. */
+static int check(search *s, const cand *c)
+{
+	for (size_t b = 0; b < s->nbufs; b++) {
+		size_t nb = tg_buffer_nbytes(s->bufs[b]), at = 0;
+		tg_dtype dt = tg_buffer_dtype(s->bufs[b]);
+		void *h;
+		int ok;
+		if (!s->ref[b])
+			continue;
+		if (!(h = malloc(nb + 1)) ||
+		    tg_buffer_copyout(s->bufs[b], h, nb)) {
+			free(h);
+			return 0;
+		}
+		ok = agree(dt, h, s->ref[b], tg_buffer_count(s->bufs[b]), &at);
+		if (!ok) {
+			char o[TG_MAX_OPTS * 24];
+			tg_opts_format(c->opts, c->nopts, o, sizeof o);
+			tg_debug_log(0, "beam: kernel %s with opts %s differs from "
+			             "NOOPT in buffer %zu at %zu: got %.9g, want "
+			             "%.9g (a codegen bug: please report it; the "
+			             "candidate is dropped)", c->ks.name, o, b, at,
+			             elem(dt, h, at), elem(dt, s->ref[b], at));
+			s->mismatched++;
+		}
+		free(h);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+/* Times c: up to RUNS runs counting the first (t0), the fastest,
+ * stopping early when it is 3x slower than `best`.  INFINITY when it
+ * fails. */
+static double time_cand(search *s, const cand *c, double t0, double best)
+{
+	double t, min = t0;
+
+	for (int r = 1; r < RUNS && min <= 3 * best; r++) {
+		if (launch(s, c, &t)) {
+			tg_clear_error();
+			return INFINITY;
+		}
+		if (t < min)
+			min = t;
+	}
+	return min;
+}
+
+/* Whether c's source was timed already (another opt list that renders
+ * the same kernel); remembers it if not. */
+static int seen_before(search *s, const cand *c)
+{
+	uint64_t h = fnv(c->ks.src);
+
+	for (size_t i = 0; i < s->nseen; i++)
+		if (s->seen[i] == h)
+			return 1;
+	if (s->nseen == s->capseen) {
+		size_t cap = s->capseen ? 2 * s->capseen : 64;
+		uint64_t *p = realloc(s->seen, cap * sizeof *p);
+		if (!p)
+			return 0;
+		s->seen = p;
+		s->capseen = cap;
+	}
+	s->seen[s->nseen++] = h;
+	return 0;
+}
+
+/* Builds, checks and times s->cands; candidates not timed get
+ * INFINITY. */
+static void evaluate(search *s, double best)
+{
+	build_all(s);
+	for (size_t i = 0; i < s->ncands; i++) {
+		cand *c = &s->cands[i];
+		if (c->rc) {
+			tg_debug_log(4, "beam: a candidate failed to build: %s",
+			             c->err);
+		} else if (!seen_before(s, c) && now_s() < s->deadline) {
+			double t;
+			s->tried++;
+			if (!launch(s, c, &t) && check(s, c))
+				c->t = time_cand(s, c, t, best);
+			else
+				tg_clear_error();
+		}
+		cand_free(c);
+	}
+}
+
+/* The NOOPT kernel's outputs on the scratch inputs: the reference
+ * every candidate is checked against.  Also its time into *t. */
+static int reference(search *s, double *t)
+{
+	cand c = { .nopts = 0 };
+	int rc;
+
+	build(s, &c);
+	if (c.rc)
+		return c.rc;
+	rc = launch(s, &c, t);
+	for (size_t b = 0; b < s->nbufs && !rc; b++) {
+		size_t nb = tg_buffer_nbytes(s->bufs[b]);
+		if (!(c.ks.outs & (1u << b)))
+			continue;
+		if (!(s->ref[b] = malloc(nb + 1)))
+			rc = tg_error_oom("beam");
+		else
+			rc = tg_buffer_copyout(s->bufs[b], s->ref[b], nb);
+	}
+	cand_free(&c);
+	return rc;
+}
+
+/* ----------------------------------------------------------- the search */
+
+static int cmp_time(const void *a, const void *b)
+{
+	double x = ((const cand *)a)->t, y = ((const cand *)b)->t;
+
+	return (x > y) - (x < y);
+}
+
+/* The next round's candidates: every beam entry extended by each of its
+ * moves. */
+static int expand(search *s, const cand *beam, size_t nbeam)
+{
+	static const size_t max = MAX_MOVES;
+	tg_opt *moves = malloc(max * sizeof *moves);
+	size_t cap = nbeam * max;
+	int rc = TG_OK;
+
+	free(s->cands);
+	s->ncands = 0;
+	s->cands = calloc(cap ? cap : 1, sizeof *s->cands);
+	if (!moves || !s->cands) {
+		free(moves);
+		return tg_error_oom("beam");
+	}
+	for (size_t b = 0; b < nbeam && !rc; b++) {
+		size_t nm = 0;
+		if (beam[b].nopts == TG_MAX_OPTS)
+			continue;
+		rc = tg_codegen_actions(s->ast, s->caps, beam[b].opts,
+		                        beam[b].nopts, moves, max, &nm);
+		for (size_t m = 0; m < nm; m++) {
+			cand *c = &s->cands[s->ncands++];
+			memcpy(c->opts, beam[b].opts,
+			       beam[b].nopts * sizeof *c->opts);
+			c->nopts = beam[b].nopts + 1;
+			c->opts[beam[b].nopts] = moves[m];
+		}
+	}
+	free(moves);
+	return rc;
+}
+
+/* The hand-coded opts join the first beam (so the search starts where
+ * the heuristics end, and never ends worse), timed like any candidate. */
+static int seed(search *s, cand *keep, size_t *nkeep, int width)
+{
+	cand *c;
+	int rc;
+
+	if (width < 2)
+		return TG_OK;
+	free(s->cands);
+	if (!(s->cands = calloc(1, sizeof *s->cands)))
+		return tg_error_oom("beam");
+	c = &s->cands[0];
+	s->ncands = 1;
+	if ((rc = tg_codegen_hand_opts(s->ast, s->caps, c->opts, &c->nopts)))
+		return rc;
+	if (c->nopts == 0)
+		return TG_OK;
+	evaluate(s, keep[0].t);
+	if (isfinite(s->cands[0].t))
+		keep[(*nkeep)++] = s->cands[0];
+	return TG_OK;
+}
+
+/* The search proper: the best opts into best (an empty list when
+ * nothing beats the unoptimized kernel). */
+static int beam(search *s, int width, cand *best)
+{
+	cand *keep = calloc((size_t)width, sizeof *keep);
+	size_t nkeep = 1;
+	double t0;
+	int rc;
+
+	if (!keep)
+		return tg_error_oom("beam");
+	if ((rc = reference(s, &t0)))
+		goto out;
+	keep[0].t = t0;
+	if ((rc = seed(s, keep, &nkeep, width)))
+		goto out;
+	*best = keep[0];
+	for (size_t i = 1; i < nkeep; i++)
+		if (keep[i].t < best->t)
+			*best = keep[i];
+	while (now_s() < s->deadline) {
+		if ((rc = expand(s, keep, nkeep)) || s->ncands == 0)
+			break;
+		evaluate(s, best->t);
+		qsort(s->cands, s->ncands, sizeof *s->cands, cmp_time);
+		if (!(s->cands[0].t < best->t))
+			break;  /* no progress */
+		*best = s->cands[0];
+		for (nkeep = 0; nkeep < (size_t)width && nkeep < s->ncands &&
+		     isfinite(s->cands[nkeep].t); nkeep++)
+			keep[nkeep] = s->cands[nkeep];
+		tg_debug_log(2, "beam: %zu candidates, best %.2f us", s->ncands,
+		             best->t * 1e6);
+	}
+out:
+	free(keep);
+	return rc;
+}
+
+/* The cache key: plugin, compiler, device, width and the AST's text. */
+static char *cache_key(tg_dev *dev, const tg_uop *ast, int width)
+{
+	char *prefix = tg_dev_compile_key(dev), *text = tg_ast_format(ast);
+	tg_strbuf sb;
+
+	tg_strbuf_init(&sb);
+	if (prefix && text)
+		tg_strbuf_addf(&sb, "%s%s\nBEAM=%d\n%s", prefix, tg_dev_name(dev),
+		               width, text);
+	free(prefix);
+	free(text);
+	return prefix && text ? tg_strbuf_finish(&sb)
+	                      : (tg_strbuf_release(&sb), NULL);
+}
+
+/* A cached result: n opts, each op, axis, amt as int64. */
+static int from_cache(const char *key, tg_opt *opts, size_t *nopts)
+{
+	int64_t *v = NULL;
+	size_t len = 0, n;
+
+	if (tg_diskcache_get("beam_search", key, (void **)&v, &len) != 1)
+		return 0;
+	n = len / (3 * sizeof *v);
+	if (len % (3 * sizeof *v) || n > TG_MAX_OPTS) {
+		free(v);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		opts[i] = (tg_opt){ (int)v[3 * i], (int)v[3 * i + 1],
+		                    v[3 * i + 2] };
+	*nopts = n;
+	free(v);
+	return 1;
+}
+
+static void to_cache(const char *key, const tg_opt *opts, size_t n)
+{
+	int64_t v[3 * TG_MAX_OPTS];
+
+	for (size_t i = 0; i < n; i++) {
+		v[3 * i] = opts[i].op;
+		v[3 * i + 1] = opts[i].axis;
+		v[3 * i + 2] = opts[i].amt;
+	}
+	tg_diskcache_put("beam_search", key, v, n * 3 * sizeof *v);
+}
+
+int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
+                 size_t nbufs, const tg_settings *set, tg_opt *opts,
+                 size_t *nopts)
+{
+	search s;
+	cand best;
+	char *key = cache_key(dev, ast, set->beam), o[TG_MAX_OPTS * 24];
+	double start = now_s();
+	int rc;
+
+	*nopts = 0;
+	if (!key)
+		return tg_error_oom("beam");
+	if (!set->ignore_beam_cache && from_cache(key, opts, nopts)) {
+		tg_opts_format(opts, *nopts, o, sizeof o);
+		tg_debug_log(2, "beam: cached opts %s", o[0] ? o : "(none)");
+		free(key);
+		return TG_OK;
+	}
+	memset(&s, 0, sizeof s);
+	s.dev = dev;
+	s.ast = ast;
+	s.caps = tg_dev_caps(dev);
+	s.set = *set;
+	s.set.debug = 0;
+	s.nbufs = nbufs;
+	s.deadline = start + set->beam_timeout;
+	memset(&best, 0, sizeof best);
+	if (!(rc = make_scratch(&s, bufs)) &&
+	    !(rc = beam(&s, set->beam, &best))) {
+		memcpy(opts, best.opts, best.nopts * sizeof *opts);
+		*nopts = best.nopts;
+		to_cache(key, opts, *nopts);
+		tg_opts_format(opts, *nopts, o, sizeof o);
+		tg_debug_log(2, "beam: chose %s: %.2f us (%zu kernels timed, "
+		             "%zu wrong, %.2f s)", o[0] ? o : "(no opts)",
+		             best.t * 1e6, s.tried, s.mismatched,
+		             now_s() - start);
+	}
+	for (size_t i = 0; i < s.ncands; i++)
+		cand_free(&s.cands[i]);
+	free(s.cands);
+	free(s.seen);
+	free_scratch(&s);
+	free(key);
+	return rc;
+}
