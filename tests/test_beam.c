@@ -1,0 +1,179 @@
+/*
+ * test_beam.c - BEAM search: it finds opts, the kernel computes the
+ * same values (against C loops in double precision), the result is
+ * cached so that a second run searches nothing, IGNORE_BEAM_CACHE
+ * searches again, and a candidate that fails to compile is skipped.
+ * Runs on the device under test (the CPU here; OPENCL and VULKAN
+ * through tests/ondevice.sh).  The compile-failure case needs the CPU
+ * plugin (its compiler is a command the test can replace).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "../libtgcore/engine/engine.h"
+
+static void setup(void)
+{
+	char db[256];
+
+	/* a cache of this test's own, empty */
+	snprintf(db, sizeof db, "%s/beam-%d.db", getenv("TG_TEST_TMP") ?
+	         getenv("TG_TEST_TMP") : "/tmp", (int)getpid());
+	unlink(db);
+	setenv("CACHEDB", db, 1);
+	setenv("BEAM", "2", 1);
+	setenv("BEAM_TIMEOUT_SEC", "30", 1);
+	unsetenv("IGNORE_BEAM_CACHE");
+	unsetenv("NOOPT");
+}
+
+static void teardown(void)
+{
+	const char *db = getenv("CACHEDB");
+
+	tg_shutdown();
+	if (db)
+		unlink(db);
+}
+
+/* a(M,K) @ b(K,N) realized with DEBUG=debug output in log; checks the
+ * values against C. */
+enum { M = 24, K = 40, N = 32 };
+
+static void matmul_logged(const char *logname, int debug, char **log)
+{
+	static float a[M * K], b[K * N], c[M * N];
+	int64_t sa[2] = { M, K }, sb[2] = { K, N };
+	const char *path = tl_write_file(logname, "");
+	int saved = dup(2);
+	tg_tensor *x, *y, *z;
+	FILE *f;
+	long n;
+
+	for (int i = 0; i < M * K; i++)
+		a[i] = (float)((i * 7) % 13 - 6) * 0.125f;
+	for (int i = 0; i < K * N; i++)
+		b[i] = (float)((i * 5) % 11 - 5) * 0.25f;
+	/* made first: the library's start-up sets the DEBUG level */
+	x = tg_tensor_new(NULL, TG_FLOAT32, 2, sa, a);
+	y = tg_tensor_new(NULL, TG_FLOAT32, 2, sb, b);
+	ck_assert(freopen(path, "w", stderr) != NULL);
+	tg_debug_set(debug);
+	z = tg_matmul(x, y);
+	ck_assert_msg(z && tg_tensor_data(z, c, sizeof c) == 0, "%s",
+	              tg_last_error());
+	tg_debug_set(0);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double e = 0;
+			for (int l = 0; l < K; l++)
+				e += (double)a[i * K + l] * b[l * N + j];
+			ck_assert_double_eq_tol(c[i * N + j], e, 1e-4);
+		}
+	tg_tensor_unref(x);
+	tg_tensor_unref(y);
+	tg_tensor_unref(z);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	ck_assert_ptr_nonnull(*log = calloc(1, (size_t)n + 1));
+	ck_assert_uint_eq(fread(*log, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+}
+
+/* The first run searches ("beam: chose ..."), the second (a new
+ * process's method cache: cleared here) reads the cache only. */
+START_TEST(finds_and_caches)
+{
+	char *log;
+
+	matmul_logged("beam1.log", 2, &log);
+	ck_assert_msg(strstr(log, "beam: chose ") != NULL, "%s", log);
+	ck_assert_ptr_null(strstr(log, "beam: cached opts"));
+	free(log);
+	tg_method_cache_clear();
+	matmul_logged("beam2.log", 2, &log);
+	ck_assert_msg(strstr(log, "beam: cached opts") != NULL, "%s", log);
+	ck_assert_msg(strstr(log, "beam: chose ") == NULL, "%s", log);
+	free(log);
+	/* IGNORE_BEAM_CACHE searches again */
+	tg_method_cache_clear();
+	setenv("IGNORE_BEAM_CACHE", "1", 1);
+	matmul_logged("beam3.log", 2, &log);
+	ck_assert_msg(strstr(log, "beam: chose ") != NULL, "%s", log);
+	free(log);
+}
+END_TEST
+
+/* BEAM's kernels are the method cache's too: NOOPT and BEAM=2 of one
+ * kernel are two entries, and the values agree. */
+START_TEST(keys_the_method_cache)
+{
+	char *log;
+	size_t before;
+
+	setenv("NOOPT", "1", 1);
+	matmul_logged("noopt.log", 2, &log);
+	ck_assert_ptr_null(strstr(log, "beam:"));  /* NOOPT wins over BEAM */
+	free(log);
+	before = tg_method_cache_count();
+	unsetenv("NOOPT");
+	matmul_logged("beam.log", 2, &log);
+	ck_assert_msg(strstr(log, "beam: chose ") != NULL, "%s", log);
+	ck_assert_uint_gt(tg_method_cache_count(), before);
+	free(log);
+}
+END_TEST
+
+/* With a compiler that refuses every kernel with a 16-lane vector (a
+ * stand-in for a candidate the compiler cannot build), the search skips
+ * those candidates (the hand-coded tile among them), still chooses, and
+ * the kernel computes the right values. */
+START_TEST(failed_compile_skipped)
+{
+	const char *cc = tl_write_file("cc-no16.sh",
+		"#!/bin/sh\n"
+		"src=$(cat)\n"
+		"case \"$src\" in *tg_float16*) "
+		"echo 'cc-no16: no 16-lane vectors' >&2; exit 1;; esac\n"
+		"printf '%s\\n' \"$src\" | exec cc \"$@\"\n");
+	char *log;
+
+	ck_assert_int_eq(chmod(cc, 0755), 0);
+	setenv("TG_CPU_CC", cc, 1);
+	setenv("DEVICE", "CPU", 1);
+	matmul_logged("nocc.log", 4, &log);
+	ck_assert_msg(strstr(log, "beam: chose ") != NULL, "%s", log);
+	ck_assert_ptr_nonnull(strstr(log, "beam: a candidate failed to build: "));
+	ck_assert_ptr_nonnull(strstr(log, "cc-no16: no 16-lane vectors"));
+	free(log);
+}
+END_TEST
+
+static Suite *beam_suite(void)
+{
+	Suite *s = suite_create("beam");
+	TCase *t = tcase_create("core");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 300);
+	tcase_add_test(t, finds_and_caches);
+	tcase_add_test(t, keys_the_method_cache);
+	if (!getenv("DEVICE") || !strcmp(getenv("DEVICE"), "CPU"))
+		tcase_add_test(t, failed_compile_skipped);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	return tl_run(beam_suite());
+}
