@@ -5,8 +5,13 @@
  * Times the steady state (the kernels already compiled, the inputs
  * already realized) of:
  *   - matmul, float32, N = 256, 512, 1024, 2048: GFLOP/s (2*N^3 flops);
+ *   - the same matmuls with BEAM=2 (the first run searches, which takes
+ *     a while; the result is cached on disk, so later runs do not);
  *   - a*b+c on 16M float32 elements: GB/s (3 reads and 1 write of 4
- *     bytes per element), checking that it ran as one fused kernel;
+ *     bytes per element), checking that it ran as one fused kernel,
+ *     next to a STREAM-style triad (a[i] = b[i] + s*c[i], 3 arrays of
+ *     16M floats, one thread per core, 12 bytes per element) that the
+ *     benchmark runs itself in C: the memory bandwidth there is;
  *   - a tiny op (x+1 on 16 elements) built, scheduled and run: the
  *     framework's overhead per op, in microseconds.
  * Every figure is checked against the host before it is printed.  When
@@ -18,6 +23,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +47,7 @@ static const int64_t all_sizes[MAX_SIZES] = { 256, 512, 1024, 2048 };
 struct figures {
 	size_t nsizes;
 	double matmul[MAX_SIZES];  /* GFLOP/s */
+	double beam[MAX_SIZES];    /* GFLOP/s with BEAM=2 */
 	double fused;              /* GB/s */
 	double tiny;               /* microseconds per op */
 	struct jit_figures jit;
@@ -500,9 +507,10 @@ static void jit_row(const char *label, const struct figures *f, size_t nd,
 	putchar('\n');
 }
 
-/* The table: a row per figure, a column per device, then numpy. */
+/* The table: a row per figure, a column per device, then numpy.
+ * triad: the machine's STREAM triad, GB/s. */
 static void table(char names[][32], const struct figures *f, size_t nd,
-                  const struct figures *np)
+                  const struct figures *np, double triad)
 {
 	printf("%-22s", "");
 	for (size_t d = 0; d < nd; d++)
@@ -515,10 +523,19 @@ static void table(char names[][32], const struct figures *f, size_t nd,
 		cell(np->matmul[k]);
 		putchar('\n');
 	}
+	for (size_t k = 0; k < f[0].nsizes; k++) {
+		printf("  BEAM=2 N=%-5lld     ", (long long)all_sizes[k]);
+		for (size_t d = 0; d < nd; d++)
+			cell(f[d].beam[k]);
+		putchar('\n');
+	}
 	printf("%-22s", "a*b+c 16M f32 GB/s");
 	for (size_t d = 0; d < nd; d++)
 		cell(f[d].fused);
 	cell(np->fused);
+	printf("\n%-22s", "  triad (C) GB/s");
+	for (size_t d = 0; d < nd; d++)
+		cell(triad);
 	printf("\n%-22s", "x+1 (16 el) us/op");
 	for (size_t d = 0; d < nd; d++)
 		cell(f[d].tiny);
@@ -534,6 +551,82 @@ static void table(char names[][32], const struct figures *f, size_t nd,
 	                                                step_eager));
 	jit_row("fmnist b128 jit ms", f, nd, offsetof(struct jit_figures,
 	                                              step_jit));
+}
+
+/* ------------------------------------------------------- STREAM triad */
+
+struct triad_job {
+	float *a, *b, *c;
+	size_t lo, hi;
+	int init;
+};
+
+static void *triad_part(void *arg)
+{
+	struct triad_job *j = arg;
+
+	if (j->init)  /* first touch: each thread's pages near it */
+		for (size_t i = j->lo; i < j->hi; i++) {
+			j->b[i] = (float)(i % 7);
+			j->c[i] = (float)(i % 5);
+			j->a[i] = 0;
+		}
+	else
+		for (size_t i = j->lo; i < j->hi; i++)
+			j->a[i] = j->b[i] + 3.0f * j->c[i];
+	return NULL;
+}
+
+/* Runs the triad once on nt threads (or initializes). */
+static void triad_run(struct triad_job *jobs, size_t nt, int init)
+{
+	pthread_t tid[64];
+	size_t started = 0;
+
+	for (size_t t = 0; t < nt; t++) {
+		jobs[t].init = init;
+		if (t && !pthread_create(&tid[started], NULL, triad_part,
+		                         &jobs[t]))
+			started++;
+		else if (t)
+			triad_part(&jobs[t]);
+	}
+	triad_part(&jobs[0]);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
+/* STREAM's triad over FUSED_N floats per array: the best of 10 runs,
+ * 12 bytes per element (two reads, one write), on one thread per
+ * online core; -1 when memory is short. */
+static double stream_triad(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = cores < 1 ? 1 : cores > 64 ? 64 : (size_t)cores;
+	float *a = malloc(FUSED_N * sizeof *a), *b = malloc(FUSED_N * sizeof *b);
+	float *c = malloc(FUSED_N * sizeof *c);
+	struct triad_job jobs[64];
+	double best = 1e30;
+
+	if (!a || !b || !c) {
+		free(a), free(b), free(c);
+		return -1;
+	}
+	for (size_t t = 0; t < nt; t++)
+		jobs[t] = (struct triad_job){ a, b, c, FUSED_N * t / nt,
+		                              FUSED_N * (t + 1) / nt, 0 };
+	triad_run(jobs, nt, 1);
+	for (int r = 0; r < 10; r++) {
+		double t0 = bench_now();
+		triad_run(jobs, nt, 0);
+		if (bench_now() - t0 < best)
+			best = bench_now() - t0;
+	}
+	if (a[FUSED_N - 1] != (float)((FUSED_N - 1) % 7) +
+	                      3.0f * (float)((FUSED_N - 1) % 5))
+		best = -1;
+	free(a), free(b), free(c);
+	return best > 0 ? 3.0 * sizeof(float) * FUSED_N / best / 1e9 : -1;
 }
 
 static void usage(FILE *f)
@@ -566,6 +659,14 @@ static int bench_device(const char *name, struct figures *f, double target,
 	for (size_t k = 0; k < f->nsizes; k++)
 		if (bench_matmul(all_sizes[k], target, &f->matmul[k]))
 			return 1;
+	if (tg_config_set("BEAM", "2"))
+		return fail("BEAM=2");
+	for (size_t k = 0; k < f->nsizes; k++)
+		if (bench_matmul(all_sizes[k], target, &f->beam[k])) {
+			tg_config_set("BEAM", NULL);
+			return 1;
+		}
+	tg_config_set("BEAM", NULL);
 	if (bench_fused(target, &f->fused) || bench_tiny(iters, &f->tiny) ||
 	    bench_jit(bench_dev, iters < 1000, &f->jit))
 		return 1;
@@ -607,7 +708,7 @@ int main(int argc, char **argv)
 	np_iters = quick ? 10000 : 100000;
 	np.nsizes = quick ? 2 : MAX_SIZES;
 	for (k = 0; k < MAX_SIZES; k++)
-		np.matmul[k] = -1;
+		np.matmul[k] = np.beam[k] = -1;
 
 	if (tg_init()) {
 		fail("init");
@@ -631,7 +732,7 @@ int main(int argc, char **argv)
 	if (numpy && !run_numpy(target, np_iters, &np, version,
 	                        sizeof version))
 		printf("numpy: %s\n", version);
-	table(names, tg, nd, &np);
+	table(names, tg, nd, &np, stream_triad());
 	rc = 0;
 out:
 	tg_shutdown();

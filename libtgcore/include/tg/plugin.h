@@ -173,7 +173,9 @@ struct tg_compiler_iface {
 	 * TG_ECOMPILE, calls set_error with the compiler's message and may set
 	 * *log (host->alloc'd, NUL-terminated) to the full output.  *log may
 	 * also carry warnings on success.  The core sets *blob and *log to
-	 * NULL before the call and never passes NULL pointers.  Required,
+	 * NULL before the call and never passes NULL pointers.  Several
+	 * threads may compile at once (a BEAM search builds its candidates
+	 * in parallel): keep no unguarded state between calls.  Required,
 	 * since 0.1. */
 	int (*compile)(struct tg_device *dev, const char *src, void **blob,
 	               size_t *blob_len, char **log);
