@@ -9,6 +9,7 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,11 +263,68 @@ static int run_copy(tg_sched_item *it, const tg_settings *set)
 	return rc;
 }
 
+#define PREBUILD_THREADS 8
+
+typedef struct prebuild {
+	tg_schedule *s;
+	const tg_settings *set;
+	atomic_size_t next;
+} prebuild;
+
+static void *prebuild_worker(void *arg)
+{
+	prebuild *p = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->s->items.n) {
+		tg_sched_item *it = &p->s->items.v[i];
+		if (it->ast && !method_get(tg_buffer_dev(it->bufs[0]), it, p->set))
+			tg_clear_error();  /* the run in order reports it */
+	}
+	return NULL;
+}
+
+/* Compiles the schedule's new kernels on several threads before the
+ * first runs: a training step's first call compiles dozens, each in a
+ * compiler process.  Not under BEAM (a search's timings must not
+ * overlap others) nor DEBUG>=3 (sources are printed in order). */
+static void prebuild_all(tg_schedule *s, const tg_settings *set)
+{
+	pthread_t tid[PREBUILD_THREADS];
+	prebuild p = { .s = s, .set = set };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t misses = 0, n, started = 0;
+
+	if (beam_of(set) || set->debug >= 3)
+		return;
+	pthread_mutex_lock(&mc_lock);
+	for (size_t i = 0; i < s->items.n; i++) {
+		tg_sched_item *it = &s->items.v[i];
+		tg_dev *dev = it->ast ? tg_buffer_dev(it->bufs[0]) : NULL;
+		misses += it->ast &&
+		          !mc_find(it->ast, dev, set,
+		                   method_hash(it->ast, dev, set->noopt,
+		                               beam_of(set)));
+	}
+	pthread_mutex_unlock(&mc_lock);
+	n = cpus > 1 ? (size_t)cpus : 1;
+	n = n < PREBUILD_THREADS ? n : PREBUILD_THREADS;
+	n = n < misses ? n : misses;
+	if (n < 2)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!pthread_create(&tid[started], NULL, prebuild_worker, &p))
+			started++;
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+}
+
 int tg_schedule_run(tg_schedule *s, const tg_settings *set)
 {
 	size_t i, j;
 	int rc;
 
+	prebuild_all(s, set);
 	for (i = 0; i < s->items.n; i++) {
 		tg_sched_item *it = &s->items.v[i];
 
