@@ -403,18 +403,25 @@ static int apply(tg_kplan *p, int op, int axis, int64_t amt)
 	return tg_kplan_apply_opt(p, (tg_opt){ op, axis, amt });
 }
 
-/* tg_kplan_apply_opt refuses what it cannot do, leaving the plan. */
-START_TEST(apply_opt_errors)
+/* The plan of a (16,12,6) matmul without opts. */
+static void matmul_plan(tg_kplan *p)
 {
-	tg_kplan p;
 	tg_kernel kern;
 	tg_ir *ir = tg_ir_new();
 
 	ck_assert_int_eq(tg_kernel_open(&kern, ir, kt_matmul(k, 16, 12, 6)),
 	                 TG_OK);
-	ck_assert_int_eq(tg_lower_plan(&kern, &p), TG_OK);
+	ck_assert_int_eq(tg_lower_plan(&kern, p), TG_OK);
 	tg_kernel_close(&kern);
 	tg_ir_free(ir);
+}
+
+/* tg_kplan_apply_opt refuses what it cannot do, leaving the plan. */
+START_TEST(apply_opt_errors)
+{
+	tg_kplan p;
+
+	matmul_plan(&p);
 	ck_assert_int_eq(apply(&p, TG_OPT_UPCAST, 2, 2), TG_EINVAL);
 	ck_assert_error("UPCAST on reduce axis 2");
 	ck_assert_int_eq(apply(&p, TG_OPT_UNROLL, 0, 2), TG_EINVAL);
@@ -445,14 +452,8 @@ END_TEST
 START_TEST(swap)
 {
 	tg_kplan p;
-	tg_kernel kern;
-	tg_ir *ir = tg_ir_new();
 
-	ck_assert_int_eq(tg_kernel_open(&kern, ir, kt_matmul(k, 16, 12, 6)),
-	                 TG_OK);
-	ck_assert_int_eq(tg_lower_plan(&kern, &p), TG_OK);
-	tg_kernel_close(&kern);
-	tg_ir_free(ir);
+	matmul_plan(&p);
 	ck_assert_int_eq(apply(&p, TG_OPT_SWAP, 0, 2), TG_EINVAL);
 	ck_assert_error("SWAP(0,2) needs two distinct integer global axes");
 	ck_assert_int_eq(apply(&p, TG_OPT_SWAP, 1, 1), TG_EINVAL);

@@ -332,31 +332,41 @@ done:
 	return rc;
 }
 
+/* The plan of sink for caps (its kernel opened in a context of its
+ * own, closed again); opts applied as tg_codegen does (NULL: the
+ * hand-coded ones). */
+static int plan_of(const tg_uop *sink, const struct tg_renderer_caps *caps,
+                   const tg_opt *opts, size_t nopts, tg_kplan *plan)
+{
+	tg_kernel k;
+	tg_ir *ir;
+	int rc;
+
+	if (!sink || !caps)
+		return tg_error(TG_EINVAL, "codegen: NULL argument");
+	if (!(ir = tg_ir_new()))
+		return TG_ENOMEM;
+	memset(&k, 0, sizeof k);
+	if (!(rc = tg_kernel_open(&k, ir, sink)) &&
+	    !(rc = tg_lower_plan(&k, plan))) {
+		plan->caps = caps;
+		rc = apply_opts(plan, &k, opts, nopts);
+	}
+	tg_kernel_close(&k);
+	tg_ir_free(ir);
+	return rc;
+}
+
 int tg_codegen_hand_opts(const tg_uop *sink,
                          const struct tg_renderer_caps *caps, tg_opt *opts,
                          size_t *n)
 {
 	tg_kplan plan;
-	tg_kernel k;
-	tg_ir *ir;
-	int rc;
+	int rc = plan_of(sink, caps, NULL, 0, &plan);
 
-	*n = 0;
-	if (!sink || !caps)
-		return tg_error(TG_EINVAL, "codegen_hand_opts: NULL argument");
-	if (!(ir = tg_ir_new()))
-		return TG_ENOMEM;
-	memset(&k, 0, sizeof k);
-	if (!(rc = tg_kernel_open(&k, ir, sink)) &&
-	    !(rc = tg_lower_plan(&k, &plan))) {
-		plan.caps = caps;
-		if (!(rc = tg_kplan_hand_opt(&plan, &k))) {
-			memcpy(opts, plan.opts, plan.nopts * sizeof *opts);
-			*n = plan.nopts;
-		}
-	}
-	tg_kernel_close(&k);
-	tg_ir_free(ir);
+	*n = rc ? 0 : plan.nopts;
+	if (!rc)
+		memcpy(opts, plan.opts, plan.nopts * sizeof *opts);
 	return rc;
 }
 
@@ -366,25 +376,9 @@ int tg_codegen_actions(const tg_uop *sink,
                        size_t max, size_t *n)
 {
 	tg_kplan plan;
-	tg_kernel k;
-	tg_ir *ir;
-	int rc;
+	int rc = plan_of(sink, caps, opts ? opts : (const tg_opt[1]){ 0 },
+	                 nopts, &plan);
 
-	*n = 0;
-	if (!sink || !caps)
-		return tg_error(TG_EINVAL, "codegen_actions: NULL argument");
-	if (!(ir = tg_ir_new()))
-		return TG_ENOMEM;
-	memset(&k, 0, sizeof k);
-	if (!(rc = tg_kernel_open(&k, ir, sink)) &&
-	    !(rc = tg_lower_plan(&k, &plan))) {
-		plan.caps = caps;
-		rc = apply_opts(&plan, &k, opts ? opts : (const tg_opt[1]){ 0 },
-		                nopts);
-		if (!rc)
-			*n = tg_kplan_actions(&plan, out, max);
-	}
-	tg_kernel_close(&k);
-	tg_ir_free(ir);
+	*n = rc ? 0 : tg_kplan_actions(&plan, out, max);
 	return rc;
 }
