@@ -2,7 +2,9 @@
 # Installs every Debian package tgcore needs to build, test and run its
 # examples: build tools, libraries, and the runtimes the backends are tested
 # on (PoCL for OpenCL, Mesa's lavapipe for Vulkan), plus the Fashion-MNIST
-# data set.  Idempotent: packages already present are left alone.
+# data set, and numpy with OpenBLAS (the benchmarks' anchor: Debian's
+# numpy otherwise uses the reference BLAS).  Idempotent: packages already
+# present are left alone.
 set -eu
 
 PACKAGES="
@@ -13,6 +15,7 @@ PACKAGES="
   libvulkan-dev mesa-vulkan-drivers vulkan-tools libshaderc-dev glslc
   glslang-dev spirv-tools
   dataset-fashion-mnist
+  python3-numpy libopenblas0-pthread
 "
 
 missing=""
