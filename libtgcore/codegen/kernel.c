@@ -632,6 +632,24 @@ static int opt_locals(tg_kplan *p, const tg_kernel *k)
 
 /* ---------------------------------------------------- CPU register tiles */
 
+/* The stride of st along axis ax as the kernel reads memory: through
+ * every view of the tracker (tinygrad's real_strides, masks ignored),
+ * -1 when it is not one number (a div or mod of the axis). */
+static int64_t real_stride(const tg_kernel *k, const tg_st *st, size_t ax)
+{
+	tg_sint s[TG_MAX_DIMS];
+	uint8_t known[TG_MAX_DIMS];
+
+	if (st->nviews == 1)
+		return stride(st, ax);
+	if (tg_st_real_strides(k->ir, st, 1, s, known)) {
+		tg_ir_clear_status(k->ir);
+		tg_clear_error();
+		return -1;
+	}
+	return known[ax] && tg_sint_is_int(s[ax]) ? s[ax].c : -1;
+}
+
 /* Whether every LOAD and STORE of k moves along axis ax by stride 1
  * (STOREs) or by 0 or 1 (LOADs): then lanes along ax are one vector
  * load, store or broadcast each, never a gather. */
@@ -641,7 +659,7 @@ static int vector_friendly(const tg_kernel *k, size_t ax)
 		const tg_uop *a = k->order[i];
 		if (a->op != TG_LOAD && a->op != TG_STORE)
 			continue;
-		int64_t s = stride(tg_kernel_st(k, a), ax);
+		int64_t s = real_stride(k, tg_kernel_st(k, a), ax);
 		if (s != 1 && (a->op == TG_STORE || s != 0))
 			return 0;
 	}
@@ -667,20 +685,32 @@ static int upcast(tg_kplan *p, uint32_t ax, int64_t amt)
 	               : TG_OK;
 }
 
-/* A global axis other than `not` along which some LOAD is broadcast
- * (its rows share the vector of the other operand), -1 when none. */
-static int row_axis(const tg_kplan *p, const tg_kernel *k, int not)
+/* The rows of the tile: a global axis other than the vector axis jax
+ * along which some LOAD is broadcast.  Preferred: one along which a
+ * LOAD that is a vector along jax is broadcast, so that the rows share
+ * that vector and each broadcast the other operand's scalar (a
+ * matmul's b along its rows, a convolution's input along its output
+ * channels).  -1 when none. */
+static int row_axis(const tg_kplan *p, const tg_kernel *k, int jax)
 {
+	int any = -1;
+
 	for (size_t g = p->nglobal; g-- > 0;) {
 		uint32_t ax = p->gaxes[g];
-		if ((int)ax == not || p->upcast[ax] > 1)
+		if ((int)ax == jax || p->upcast[ax] > 1)
 			continue;
-		for (size_t i = 0; i < k->n; i++)
-			if (k->order[i]->op == TG_LOAD &&
-			    stride(tg_kernel_st(k, k->order[i]), ax) == 0)
+		for (size_t i = 0; i < k->n; i++) {
+			const tg_st *st = tg_kernel_st(k, k->order[i]);
+			if (k->order[i]->op != TG_LOAD ||
+			    real_stride(k, st, ax) != 0)
+				continue;
+			if (real_stride(k, st, (size_t)jax) == 1)
 				return (int)ax;
+			if (any < 0)
+				any = (int)ax;
+		}
 	}
-	return -1;
+	return any;
 }
 
 /* The rows axis varies fastest between work-items (SWAP it last in
