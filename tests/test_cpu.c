@@ -7,6 +7,8 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "testlib.h"
 
@@ -140,6 +142,42 @@ START_TEST(missing_compiler_is_an_error)
 }
 END_TEST
 
+/* A compiler that hangs is killed after [cpu] compile_timeout seconds
+ * (its process group: the shell and its sleep) and the compile fails
+ * with a message, in about that time. */
+START_TEST(hung_compiler_times_out)
+{
+	const char *cc = tl_write_file("hang-cc.sh",
+		"#!/bin/sh\n"
+		"case \"$1\" in --version) echo 'hang-cc 1.0'; exit 0;; esac\n"
+		"sleep 60\n");
+	double t0;
+	struct timespec ts;
+
+	ck_assert_int_eq(chmod(cc, 0755), 0);
+	setenv("TG_CPU_CC", cc, 1);
+	setenv("TG_CPU_COMPILE_TIMEOUT", "1", 1);
+	setenv("CACHELEVEL", "0", 1);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	ck_assert_ptr_null(tg_program_new(cpu(), "f", "void f(void) {}"));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ck_assert_double_lt((double)ts.tv_sec + ts.tv_nsec * 1e-9 - t0, 20);
+	ck_assert_int_eq(tg_last_status(), TG_ECOMPILE);
+	ck_assert_error("did not finish within 1 s ([cpu] compile_timeout); "
+	                "killed");
+}
+END_TEST
+
+START_TEST(bad_compile_timeout_is_a_config_error)
+{
+	setenv("TG_CPU_COMPILE_TIMEOUT", "soon", 1);
+	ck_assert_ptr_null(tg_dev_get("CPU"));
+	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+	ck_assert_error("bad compile_timeout value 'soon'");
+}
+END_TEST
+
 START_TEST(missing_function_is_an_error)
 {
 	ck_assert_ptr_null(tg_program_new(cpu(), "nosuch",
@@ -246,6 +284,8 @@ int main(void)
 	tcase_add_test(tc, compile_error_returns_the_compilers_message);
 	tcase_add_test(tc, missing_compiler_is_an_error);
 	tcase_add_test(tc, missing_function_is_an_error);
+	tcase_add_test(tc, hung_compiler_times_out);
+	tcase_add_test(tc, bad_compile_timeout_is_a_config_error);
 	tcase_add_test(tc, bad_thread_count_is_a_config_error);
 	tcase_add_test(tc, huge_allocation_fails_cleanly);
 	tcase_add_test(tc, second_compile_comes_from_the_disk_cache);

@@ -11,8 +11,12 @@
  * and deleted; loading writes the blob to a memfd and dlopens it through
  * /proc, so no file is left behind even when the process dies.
  *
- * Known limits: a compiler that hangs hangs the compile (there is no
- * timeout), and an application that reaps every child itself (SIGCHLD
+ * A compiler that runs longer than `compile_timeout` seconds (default
+ * 300) is killed with its process group (the child leads its own, so
+ * cc1 and as go too) and the compile fails: a BEAM candidate that hangs
+ * the compiler costs the budget, not the process.
+ *
+ * Known limit: an application that reaps every child itself (SIGCHLD
  * set to SIG_IGN, or waitpid(-1) in a handler) makes compiles fail with
  * "cannot wait for the compiler".
  */
@@ -33,6 +37,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cpu.h"
@@ -52,6 +57,7 @@
 
 struct cpu_cc {
 	const struct tg_host *host; /* borrowed, outlives cc */
+	double timeout_s; /* a compile's limit ([cpu] compile_timeout) */
 	char *words;    /* owned: "<cc> <cflags>", split in place */
 	char **argv;    /* owned: argc pointers into words, NULL-ended */
 	size_t argc;
@@ -70,7 +76,8 @@ struct output {
 
 /* A running compiler and our ends of its stdin and stdout+stderr. */
 struct child {
-	pid_t pid;
+	pid_t pid;       /* also its process group */
+	double deadline; /* monotonic seconds; 0: none */
 	int in;  /* a socket, for MSG_NOSIGNAL; -1 once closed */
 	int out; /* -1 once closed */
 };
@@ -213,8 +220,10 @@ static int spawn_with(char *const argv[], int in, int out, pid_t *pid)
 	    (err = posix_spawn_file_actions_adddup2(&fa, out, 2)) != 0 ||
 	    (err = posix_spawnattr_setsigmask(&attr, &none)) != 0 ||
 	    (err = posix_spawnattr_setsigdefault(&attr, &all)) != 0 ||
+	    (err = posix_spawnattr_setpgroup(&attr, 0)) != 0 ||
 	    (err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-	                                    POSIX_SPAWN_SETSIGDEF)) != 0)
+	                                    POSIX_SPAWN_SETSIGDEF |
+	                                    POSIX_SPAWN_SETPGROUP)) != 0)
 		goto out_destroy_attr;
 	err = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
 out_destroy_attr:
@@ -276,8 +285,29 @@ static void drain(struct child *c, struct output *o)
 		close_fd(&c->out);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Milliseconds left before the child's deadline (-1: none), 0 once it
+ * passed. */
+static int wait_ms(const struct child *c)
+{
+	double left;
+
+	if (c->deadline <= 0)
+		return -1;
+	left = c->deadline - mono_s();
+	return left <= 0 ? 0 : left > 1e6 ? 1000000000 : (int)(left * 1e3) + 1;
+}
+
 /* Feeds `src` to the child while collecting its output, until both are
- * finished; closes both descriptors.  0 or an errno value. */
+ * finished; closes both descriptors.  0, ETIMEDOUT when the deadline
+ * passed (the child's group is killed), or an errno value. */
 static int pump(struct child *c, const char *src, struct output *o)
 {
 	size_t off = 0, len = strlen(src);
@@ -286,11 +316,17 @@ static int pump(struct child *c, const char *src, struct output *o)
 	if (len == 0)
 		close_fd(&c->in);
 	while (c->in >= 0 || c->out >= 0) {
+		int ms = wait_ms(c), err = 0;
 		/* poll skips a negative fd, so a closed side just drops out */
 		p[0] = (struct pollfd){ .fd = c->out, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = c->in, .events = POLLOUT };
-		if (poll(p, 2, -1) < 0 && errno != EINTR) {
-			int err = errno;
+		if (ms == 0)
+			err = ETIMEDOUT;
+		else if (poll(p, 2, ms) < 0 && errno != EINTR)
+			err = errno;
+		if (err) {
+			if (err == ETIMEDOUT)
+				kill(-c->pid, SIGKILL);
 			close_fd(&c->in);
 			close_fd(&c->out);
 			return err;
@@ -305,15 +341,18 @@ static int pump(struct child *c, const char *src, struct output *o)
 
 /* Runs argv with `input` on its stdin, collecting its output into *o.
  * 0 and its wait status, or an errno value when it could not run. */
-static int run(char *const argv[], const char *input, struct output *o,
-               int *status)
+static int run(char *const argv[], const char *input, double timeout_s,
+               struct output *o, int *status)
 {
 	struct child c;
 	int err = spawn_child(argv, &c), werr = 0;
 
 	if (err != 0)
 		return err;
+	c.deadline = timeout_s > 0 ? mono_s() + timeout_s : 0;
 	err = pump(&c, input, o);
+	if (err == ETIMEDOUT)  /* a grandchild may outlive the leader */
+		kill(-c.pid, SIGKILL);
 	while (waitpid(c.pid, status, 0) < 0 && werr == 0)
 		if (errno != EINTR)
 			werr = errno;
@@ -375,6 +414,29 @@ static char *join(char *const argv[])
 	return s;
 }
 
+/* [cpu] compile_timeout: seconds, 0 for none, default 300. */
+static int parse_timeout(struct cpu_cc *cc)
+{
+	const char *s = cc->host->config_get(cc->host, "compile_timeout");
+	char *end;
+	double v;
+
+	cc->timeout_s = 300;
+	if (s == NULL || *s == '\0')
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	while (*end == ' ' || *end == '\t')
+		end++;
+	if (errno != 0 || end == s || *end != '\0' || !(v >= 0) || v > 1e6)
+		return cc->host->set_error(cc->host, TG_ECONFIG,
+			"cpu open: bad compile_timeout value '%s' ([cpu] "
+			"compile_timeout or TG_CPU_COMPILE_TIMEOUT): expected "
+			"seconds from 0 (no limit) to 1000000", s);
+	cc->timeout_s = v;
+	return 0;
+}
+
 /* argv from "<cc> <cflags>" (config, or the defaults). */
 static int parse_command(struct cpu_cc *cc)
 {
@@ -408,7 +470,7 @@ static int query_version(struct cpu_cc *cc)
 		return no_memory(cc->host, "open");
 	memcpy(argv, cc->argv, cc->ncc * sizeof(*argv));
 	argv[cc->ncc] = "--version";
-	err = run(argv, "", &o, &status);
+	err = run(argv, "", cc->timeout_s, &o, &status);
 	free(argv);
 	if (err == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    o.len > 0) {
@@ -469,7 +531,9 @@ int cpu_cc_new(const struct tg_host *host, struct cpu_cc **out)
 		return no_memory(host, "open");
 	cc->host = host;
 	atomic_init(&cc->serial, 0);
-	ret = parse_command(cc);
+	ret = parse_timeout(cc);
+	if (ret == 0)
+		ret = parse_command(cc);
 	if (ret == 0)
 		ret = query_version(cc);
 	if (ret == 0)
@@ -602,8 +666,13 @@ static int build(struct cpu_cc *cc, const char *src, char *so, char **log)
 	if (host->debug >= TG_LOG_DEBUG)
 		host->log(host, TG_LOG_DEBUG, "cpu compile: %s -o %s "
 		          INPUT_TEXT, cc->command, so);
-	err = run(argv, src, &o, &status);
-	if (err == ENOENT || err == EACCES)
+	err = run(argv, src, cc->timeout_s, &o, &status);
+	if (err == ETIMEDOUT)
+		ret = host->set_error(host, TG_ECOMPILE,
+			"cpu compile: %s did not finish within %g s "
+			"([cpu] compile_timeout); killed", cc->argv[0],
+			cc->timeout_s);
+	else if (err == ENOENT || err == EACCES)
 		ret = host->set_error(host, TG_ECOMPILE,
 			"cpu compile: cannot run %s: %s", cc->argv[0],
 			strerror(err));
