@@ -350,8 +350,40 @@ START_TEST(refusals)
 	        "opt: LOCAL(0,3) does not split 16");
 	refused(mm, (tg_opt){ TG_OPT_GROUPTOP, 2, 8192 }, "exceeds the "
 	        "device's");
-	refused(mm, (tg_opt){ TG_OPT_NOLOCALS, 0, 0 },
-	        "opt: NOLOCALS is not implemented");
+}
+END_TEST
+
+/* NOLOCALS: the kernel runs without work groups (equal to NOOPT bit for
+ * bit), and no LOCAL or GROUP comes after it, nor it after them. */
+START_TEST(nolocals)
+{
+	static const tg_opt nl[2] = { { TG_OPT_NOLOCALS, 0, 0 },
+	                              { TG_OPT_UPCAST, 1, 4 } };
+	tg_uop *mm;
+	tg_ksrc ks;
+
+	if (!has_groups()) {
+		refused(kt_matmul(k, 16, 16, 32), nl[0],
+		        "opt: NOLOCALS needs work groups");
+		return;
+	}
+	check_matmul(16, 16, 32, nl, 2, "NOLOCALS(0,0) UPCAST(1,4)");
+	mm = kt_matmul(k, 16, 16, 32);  /* check_matmul made k anew */
+	ck_assert_int_eq(tg_codegen_opts(mm, kt_cpu_caps(), kt_set(), nl, 1,
+	                                 &ks), TG_OK);
+	ck_assert_uint_eq(ks.local[0] * ks.local[1] * ks.local[2], 1);
+	tg_ksrc_free(&ks);
+	{
+		tg_opt o[2] = { nl[0], { TG_OPT_LOCAL, 0, 4 } };
+		ck_assert_int_ne(tg_codegen_opts(mm, kt_cpu_caps(), kt_set(), o,
+		                                 2, &ks), TG_OK);
+		ck_assert_error("opt: LOCAL(0,4) after NOLOCALS");
+		o[0] = (tg_opt){ TG_OPT_GROUPTOP, 2, 4 };
+		o[1] = nl[0];
+		ck_assert_int_ne(tg_codegen_opts(mm, kt_cpu_caps(), kt_set(), o,
+		                                 2, &ks), TG_OK);
+		ck_assert_error("opt: NOLOCALS after LOCAL, GROUP or GROUPTOP");
+	}
 }
 END_TEST
 
@@ -394,6 +426,7 @@ static Suite *suite(void)
 	tcase_add_test(t, grouped_outer_of_three_reduce_axes);
 	tcase_add_test(t, hand_coded_use_groups);
 	tcase_add_test(t, refusals);
+	tcase_add_test(t, nolocals);
 	tcase_add_test(t, four_local_axes_refused);
 	suite_add_tcase(s, t);
 	return s;

@@ -123,16 +123,16 @@ static inline const tg_st *tg_kernel_st(const tg_kernel *k,
 
 /* ---------------------------------------------------- codegen/kernel.c */
 
-/* Optimization ops (tinygrad's OptOps).  LOCAL, GROUP and GROUPTOP
- * need a device with work groups (and shared memory for the groups);
- * NOLOCALS and PADTO are not implemented (TG_EUNSUPPORTED). */
+/* Optimization ops (tinygrad's OptOps).  LOCAL, GROUP, GROUPTOP and
+ * NOLOCALS need a device with work groups (and shared memory for the
+ * groups); PADTO is not implemented (TG_EUNSUPPORTED). */
 enum tg_optop {
 	TG_OPT_UPCAST,  /* unroll a global axis by amt into the body */
 	TG_OPT_UNROLL,  /* unroll a reduce axis by amt */
 	TG_OPT_LOCAL,   /* split a global axis into work-group items */
 	TG_OPT_GROUP,   /* split a reduce across a work-group (shared) */
 	TG_OPT_GROUPTOP,
-	TG_OPT_NOLOCALS,
+	TG_OPT_NOLOCALS, /* no work groups for this kernel (axis unused) */
 	TG_OPT_PADTO,
 	TG_OPT_SWAP     /* exchange the launch order of global axes `axis`
 	                   and `amt` (tinygrad's later SWAP): the last in
@@ -302,6 +302,7 @@ typedef struct tg_kplan {
 	uint32_t grouptop;  /* bit i: axis i's group part is its outer
 	                       digit (GROUPTOP), else the inner */
 	size_t nlocal;
+	int nolocals;       /* NOLOCALS applied: no LOCAL or GROUP after */
 	uint32_t laxes[3];  /* axes with a local or group part: the last is
 	                       lidx0, the one before lidx1, then lidx2 */
 	size_t local_size[3]; /* work-group size per launch axis */

@@ -228,7 +228,7 @@ static int opt_supported(const tg_kplan *p, const tg_opt *o)
 	if (o->op == TG_OPT_UPCAST || o->op == TG_OPT_UNROLL ||
 	    o->op == TG_OPT_SWAP)
 		return TG_OK;
-	if (o->op == TG_OPT_NOLOCALS || o->op == TG_OPT_PADTO)
+	if (o->op == TG_OPT_PADTO)
 		return tg_error(TG_EUNSUPPORTED, "opt: %s is not implemented",
 		                opt_names[o->op]);
 	if (!c || !c->has_local)
@@ -270,6 +270,20 @@ static int groups_fit(const tg_kplan *p, const tg_opt *o)
 	return TG_OK;
 }
 
+/* NOLOCALS (tinygrad's): the kernel keeps one work-item per group; no
+ * LOCAL, GROUP or GROUPTOP may come after it, nor may it come after
+ * them.  The axis and amount are not read. */
+static int apply_nolocals(tg_kplan *p, tg_opt o)
+{
+	if (p->nlocal || p->nolocals || p->nopts == TG_MAX_OPTS)
+		return tg_error(TG_EINVAL, "opt: NOLOCALS %s",
+		                p->nlocal ? "after LOCAL, GROUP or GROUPTOP"
+		                : p->nolocals ? "twice" : "past the opt limit");
+	p->nolocals = 1;
+	p->opts[p->nopts++] = o;
+	return TG_OK;
+}
+
 /* SWAP(a, b): global axes a and b exchange places in launch order. */
 static int apply_swap(tg_kplan *p, tg_opt o)
 {
@@ -307,6 +321,12 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 		return tg_error(TG_EINVAL, "opt: unknown op %d", o.op);
 	if ((rc = opt_supported(p, &o)))
 		return rc;
+	if (o.op == TG_OPT_NOLOCALS)
+		return apply_nolocals(p, o);
+	if (p->nolocals && o.op != TG_OPT_UPCAST && o.op != TG_OPT_UNROLL &&
+	    o.op != TG_OPT_SWAP)
+		return tg_error(TG_EINVAL, "opt: %s(%d,%lld) after NOLOCALS",
+		                opt_names[o.op], o.axis, (long long)o.amt);
 	if (o.axis < 0 || (size_t)o.axis >= p->ndim)
 		return tg_error(TG_EINVAL, "opt: %s axis %d of %zu",
 		                opt_names[o.op], o.axis, p->ndim);
@@ -414,6 +434,7 @@ size_t tg_kplan_actions(const tg_kplan *p, tg_opt *out, size_t max)
 				               out, n, max);
 		}
 	}
+	n = try_action(p, (tg_opt){ TG_OPT_NOLOCALS, 0, 0 }, out, n, max);
 	for (size_t i = 0; i + 1 < p->nglobal; i++)
 		n = try_action(p, (tg_opt){ TG_OPT_SWAP, (int)p->gaxes[i],
 		                            p->gaxes[p->nglobal - 1] },
