@@ -78,15 +78,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
-	return h;
-}
-
 /* ---------------------------------------------------------- scratch data */
 
 static uint64_t rnd(uint64_t *st)
@@ -321,7 +312,7 @@ static double time_cand(search *s, const cand *c, double t0, double best)
  * the same kernel); remembers it if not. */
 static int seen_before(search *s, const cand *c)
 {
-	uint64_t h = fnv(c->ks.src);
+	uint64_t h = tg_hash_str(c->ks.src);
 
 	for (size_t i = 0; i < s->nseen; i++)
 		if (s->seen[i] == h)

@@ -113,15 +113,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 31);
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
-	return h;
-}
-
 /* Hashes the node's identity: op, dtype, arg bits and source addresses
  * (sources are interned already, so their address is their identity). */
 static uint32_t hash_node(unsigned op, tg_type dt, tg_uop *const *src,
@@ -134,7 +125,7 @@ static uint32_t hash_node(unsigned op, tg_type dt, tg_uop *const *src,
 	h = mix(h, (uint64_t)arg->a);
 	h = mix(h, (uint64_t)arg->b);
 	if (arg->name)
-		h = mix(h, hash_str(arg->name));
+		h = mix(h, tg_hash_str(arg->name));
 	for (i = 0; i < nsrc; i++)
 		h = mix(h, (uint64_t)(uintptr_t)src[i]);
 	/* murmur3's finalizer: the bucket takes the low bits, which the

@@ -96,3 +96,12 @@ void tg_strbuf_release(tg_strbuf *sb)
 		free(sb->s);
 	tg_strbuf_init(sb);
 }
+
+uint64_t tg_hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+	return h;
+}
