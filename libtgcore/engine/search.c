@@ -359,8 +359,10 @@ static int reference(search *s, double *t)
 	int rc;
 
 	build(s, &c);
-	if (c.rc)
+	if (c.rc) {
+		cand_free(&c);  /* rendered, then refused by the compiler */
 		return c.rc;
+	}
 	rc = launch(s, &c, t);
 	for (size_t b = 0; b < s->nbufs && !rc; b++) {
 		size_t nb = tg_buffer_nbytes(s->bufs[b]);
