@@ -653,35 +653,42 @@ static int opt_locals(tg_kplan *p, const tg_kernel *k)
 
 /* ---------------------------------------------------- CPU register tiles */
 
-/* The stride of st along axis ax as the kernel reads memory: through
+/* The strides of st on every axis as the kernel reads memory: through
  * every view of the tracker (tinygrad's real_strides, masks ignored),
- * -1 when it is not one number (a div or mod of the axis). */
-static int64_t real_stride(const tg_kernel *k, const tg_st *st, size_t ax)
+ * -1 where an axis's is not one number (a div or mod of the axis). */
+static void real_strides(const tg_kernel *k, const tg_st *st, int64_t *out)
 {
 	tg_sint s[TG_MAX_DIMS];
 	uint8_t known[TG_MAX_DIMS];
+	size_t n = tg_st_ndim(st);
 
-	if (st->nviews == 1)
-		return stride(st, ax);
-	if (tg_st_real_strides(k->ir, st, 1, s, known)) {
+	if (st->nviews > 1 && tg_st_real_strides(k->ir, st, 1, s, known)) {
 		tg_ir_clear_status(k->ir);
 		tg_clear_error();
-		return -1;
+		for (size_t ax = 0; ax < n; ax++)
+			out[ax] = -1;
+		return;
 	}
-	return known[ax] && tg_sint_is_int(s[ax]) ? s[ax].c : -1;
+	for (size_t ax = 0; ax < n; ax++)
+		out[ax] = st->nviews == 1 ? stride(st, ax)
+		          : known[ax] && tg_sint_is_int(s[ax]) ? s[ax].c : -1;
 }
+
+/* rs[i]: the real strides of k->order[i] when it is a LOAD or STORE
+ * (each tracker's expression is built once per plan). */
+typedef int64_t kstrides[TG_MAX_DIMS];
 
 /* Whether every LOAD and STORE of k moves along axis ax by stride 1
  * (STOREs) or by 0 or 1 (LOADs): then lanes along ax are one vector
  * load, store or broadcast each, never a gather. */
-static int vector_friendly(const tg_kernel *k, size_t ax)
+static int vector_friendly(const tg_kernel *k, const kstrides *rs,
+                           size_t ax)
 {
 	for (size_t i = 0; i < k->n; i++) {
 		const tg_uop *a = k->order[i];
 		if (a->op != TG_LOAD && a->op != TG_STORE)
 			continue;
-		int64_t s = real_stride(k, tg_kernel_st(k, a), ax);
-		if (s != 1 && (a->op == TG_STORE || s != 0))
+		if (rs[i][ax] != 1 && (a->op == TG_STORE || rs[i][ax] != 0))
 			return 0;
 	}
 	return 1;
@@ -712,7 +719,8 @@ static int upcast(tg_kplan *p, uint32_t ax, int64_t amt)
  * that vector and each broadcast the other operand's scalar (a
  * matmul's b along its rows, a convolution's input along its output
  * channels).  -1 when none. */
-static int row_axis(const tg_kplan *p, const tg_kernel *k, int jax)
+static int row_axis(const tg_kplan *p, const tg_kernel *k,
+                    const kstrides *rs, int jax)
 {
 	int any = -1;
 
@@ -721,11 +729,9 @@ static int row_axis(const tg_kplan *p, const tg_kernel *k, int jax)
 		if ((int)ax == jax || p->upcast[ax] > 1)
 			continue;
 		for (size_t i = 0; i < k->n; i++) {
-			const tg_st *st = tg_kernel_st(k, k->order[i]);
-			if (k->order[i]->op != TG_LOAD ||
-			    real_stride(k, st, ax) != 0)
+			if (k->order[i]->op != TG_LOAD || rs[i][ax] != 0)
 				continue;
-			if (real_stride(k, st, (size_t)jax) == 1)
+			if (rs[i][jax] == 1)
 				return (int)ax;
 			if (any < 0)
 				any = (int)ax;
@@ -758,21 +764,15 @@ static int stream_rows(tg_kplan *p, int iax)
  * broadcast: 16 vector accumulators that each take one FMA per step of
  * the reduce, with one vector load per column and one broadcast per
  * row.  Elementwise kernels get the vector axis alone, 4 vectors a
- * work-item.  Returns 1 when a tile was made, 0 when the kernel has no
- * vector axis (the generic heuristics then run), or an error. */
-static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
+ * work-item.  jax is the vector axis (vector_friendly).  1 when a tile
+ * was made, 0 when the axis takes no vector, or an error. */
+static int tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
+                int jax, int64_t lanes)
 {
 	static const int64_t rows[] = { 8, 6, 4, 3, 2 };
-	int64_t lanes = p->caps ? p->caps->max_upcast : 4, w = 0, m;
-	int jax = -1, iax, rc;
+	int64_t w, m;
+	int iax, rc;
 
-	if (lanes < 2 || p->nglobal == 0)
-		return 0;
-	for (size_t g = p->nglobal; g-- > 0 && jax < 0;)
-		if (vector_friendly(k, p->gaxes[g]))
-			jax = (int)p->gaxes[g];
-	if (jax < 0)
-		return 0;
 	for (w = lanes; w >= 2 && left(p, (size_t)jax) % w; w /= 2)
 		;
 	if (w < 2 || (rc = upcast(p, (uint32_t)jax, w)))
@@ -782,7 +782,7 @@ static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
 		            2, TG_MAX_EXPAND);
 		return (rc = upcast(p, (uint32_t)jax, m)) ? rc : 1;
 	}
-	iax = row_axis(p, k, jax);
+	iax = row_axis(p, k, rs, jax);
 	m = fitting(p, left(p, (size_t)jax), (const int64_t[]){ 2 }, 1,
 	            TG_MAX_EXPAND / (iax >= 0 ? 8 : 1));
 	if ((rc = upcast(p, (uint32_t)jax, m)))
@@ -793,6 +793,31 @@ static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
 	                         TG_MAX_EXPAND))))
 		return rc;
 	return (rc = stream_rows(p, iax)) ? rc : 1;
+}
+
+/* The CPU tile (tile) on the first vector-friendly global axis from
+ * the innermost, every tracker's strides read once.  1 when a tile was
+ * made, 0 when the kernel has no vector axis (the generic heuristics
+ * then run), or an error. */
+static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
+{
+	int64_t lanes = p->caps ? p->caps->max_upcast : 4;
+	kstrides *rs;
+	int jax = -1, rc;
+
+	if (lanes < 2 || p->nglobal == 0)
+		return 0;
+	if (!(rs = calloc(k->n ? k->n : 1, sizeof *rs)))
+		return tg_error_oom("opt");
+	for (size_t i = 0; i < k->n; i++)
+		if (k->order[i]->op == TG_LOAD || k->order[i]->op == TG_STORE)
+			real_strides(k, tg_kernel_st(k, k->order[i]), rs[i]);
+	for (size_t g = p->nglobal; g-- > 0 && jax < 0;)
+		if (vector_friendly(k, rs, p->gaxes[g]))
+			jax = (int)p->gaxes[g];
+	rc = jax < 0 ? 0 : tile(p, k, rs, jax, lanes);
+	free(rs);
+	return rc;
 }
 
 int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
