@@ -371,6 +371,18 @@ tg_uop *tg_expand_upcasts(tg_ir *ir, tg_uop *sink, const tg_kplan *p);
  * rewritten sink, or NULL (error in ir). */
 tg_uop *tg_lower_reduces(tg_ir *ir, tg_uop *sink);
 
+/* The link below v in an accumulator's chain (reduce_acc builds
+ * ((acc op v0) op v1) ..; tg_fuse_mulacc turns sum links into MULACC):
+ * ADD or MAX (prev, t), or MULACC(a, b, prev).  NULL when v is none. */
+static inline tg_uop *tg_acc_link_prev(const tg_uop *v)
+{
+	if (v->op == TG_MULACC && v->nsrc == 3)
+		return v->src[2];
+	if ((v->op == TG_ADD || v->op == TG_MAX) && v->nsrc == 2)
+		return v->src[0];
+	return NULL;
+}
+
 /* Float sums of products fuse: PHI(acc, (acc + a*b) + c*d) becomes
  * PHI(acc, MULACC(c, d, MULACC(a, b, acc))) on float32 and float64
  * accumulators (MULACC on floats is one rounding, tg_exec_alu).  Run

@@ -71,11 +71,9 @@ static tg_uop *fuse_chain(tg_ir *ir, tg_uop *v, tg_uop *acc, int depth)
 {
 	tg_uop *prev, *t;
 
-	if (v == acc || depth > TG_MAX_EXPAND * 4)
+	if (v == acc || depth > TG_MAX_EXPAND * 4 || v->op == TG_MAX ||
+	    !(prev = tg_acc_link_prev(v)))
 		return NULL;
-	if (v->op != TG_ADD && v->op != TG_MULACC)
-		return NULL;
-	prev = v->src[v->op == TG_ADD ? 0 : 2];
 	t = fuse_chain(ir, prev, acc, depth + 1);
 	if (!t && prev != acc && tg_ir_status(ir))
 		return NULL;

@@ -395,11 +395,11 @@ static int chain_of(tg_uop *v, const tg_uop *acc, tg_uop **out, int max)
 	int n = 0;
 
 	while (v != acc) {
-		if (n == max || v->nsrc < 2 ||
-		    (v->op != TG_ADD && v->op != TG_MAX && v->op != TG_MULACC))
+		tg_uop *prev = tg_acc_link_prev(v);
+		if (n == max || !prev)
 			return -1;
 		out[n++] = v;
-		v = v->src[v->op == TG_MULACC ? 2 : 0];
+		v = prev;
 	}
 	for (int i = 0; i < n / 2; i++) {
 		tg_uop *t = out[i];
