@@ -285,7 +285,7 @@ static void drain(struct child *c, struct output *o)
 		close_fd(&c->out);
 }
 
-static double mono_s(void)
+double cpu_now_s(void)
 {
 	struct timespec ts;
 
@@ -301,7 +301,7 @@ static int wait_ms(const struct child *c)
 
 	if (c->deadline <= 0)
 		return -1;
-	left = c->deadline - mono_s();
+	left = c->deadline - cpu_now_s();
 	return left <= 0 ? 0 : left > 1e6 ? 1000000000 : (int)(left * 1e3) + 1;
 }
 
@@ -349,7 +349,7 @@ static int run(char *const argv[], const char *input, double timeout_s,
 
 	if (err != 0)
 		return err;
-	c.deadline = timeout_s > 0 ? mono_s() + timeout_s : 0;
+	c.deadline = timeout_s > 0 ? cpu_now_s() + timeout_s : 0;
 	err = pump(&c, input, o);
 	if (err == ETIMEDOUT)  /* a grandchild may outlive the leader */
 		kill(-c.pid, SIGKILL);

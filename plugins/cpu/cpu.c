@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cpu.h"
@@ -177,14 +176,6 @@ static int total_items(const size_t global[3], size_t *total)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The work-items of a launch (`what` names it in errors). */
 static int launch_total(const struct tg_host *host, const char *what,
                         const struct tg_launch *args, size_t *total)
@@ -217,10 +208,10 @@ static int cpu_launch(struct tg_device *dev, void *prog,
 	job = (struct cpu_job){ .fn = p->fn, .bufs = args->bufs,
 	                        .vals = args->vals, .global = args->global,
 	                        .total = total };
-	start = args->wait ? now_s() : 0.0;
+	start = args->wait ? cpu_now_s() : 0.0;
 	cpu_pool_run(ctx->pool, &job);
 	if (args->wait)
-		args->elapsed_s = now_s() - start;
+		args->elapsed_s = cpu_now_s() - start;
 	return 0;
 }
 

@@ -23,6 +23,9 @@ typedef void (*cpu_kernel_fn)(void *const *bufs, const int64_t *vals,
 /* compile.c: building and loading kernel shared objects              */
 /* ------------------------------------------------------------------ */
 
+/* Monotonic seconds (launch timing, compile deadlines). */
+double cpu_now_s(void);
+
 /* The compiler command (config keys `cc` and `cflags`) and what it
  * reports about itself; read-only after cpu_cc_new, so compiles may run
  * on several threads at once. */
