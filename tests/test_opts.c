@@ -470,8 +470,8 @@ START_TEST(swap)
 }
 END_TEST
 
-/* PADTO and NOLOCALS are not implemented yet: refused, with a
- * message, not ignored. */
+/* PADTO is not implemented yet: refused, with a message, not ignored
+ * (NOLOCALS is tested in test_locals). */
 START_TEST(unimplemented_refused)
 {
 	tg_ksrc ks;
