@@ -470,17 +470,178 @@ START_TEST(swap)
 }
 END_TEST
 
-/* PADTO is not implemented yet: refused, with a message, not ignored
- * (NOLOCALS is tested in test_locals). */
-START_TEST(unimplemented_refused)
+/* Compiles sink with the opts o[0..n) (they must all apply), runs it
+ * over bufs and copies buffer 0's nbytes into out; the same under NOOPT
+ * into ref. */
+static void run_opts(tg_uop *sink, const tg_opt *o, size_t n,
+                     tg_buffer **bufs, size_t nbufs, void *out, void *ref,
+                     size_t nbytes)
 {
 	tg_ksrc ks;
-	tg_opt o[1] = { { TG_OPT_PADTO, 0, 32 } };
 
-	ck_assert_int_ne(tg_codegen_opts(kt_matmul(k, 16, 12, 6),
-	                                 kt_cpu_caps(), kt_set(), o, 1, &ks),
-	                 TG_OK);
-	ck_assert_error("PADTO is not implemented");
+	run1(sink, 1, "", bufs, nbufs, ref, NULL, nbytes);
+	ck_assert_msg(tg_codegen_opts(sink, kt_cpu_caps(), kt_set(), o, n,
+	                              &ks) == TG_OK, "%s", tg_last_error());
+	if (getenv("TG_TEST_SHOW_SOURCE"))
+		fprintf(stderr, "%s\n%s", ks.opts, ks.src);
+	kt_launch(&ks, bufs, nbufs);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, nbytes), TG_OK);
+}
+
+/* PADTO on all three axes of a 20x20x20 matmul rounds each up to 32,
+ * so the CPU tile of 16 columns by 4 rows and an unroll by 4 fit: the
+ * padding reads 0 and is not stored, the result equals NOOPT's (the
+ * padded terms add +0) and C's. */
+START_TEST(padto_matmul)
+{
+	enum { N = 20 };
+	static const tg_opt o[] = {
+		{ TG_OPT_PADTO, 0, 32 }, { TG_OPT_PADTO, 1, 32 },
+		{ TG_OPT_PADTO, 2, 32 }, { TG_OPT_UPCAST, 1, 16 },
+		{ TG_OPT_UPCAST, 0, 4 }, { TG_OPT_UNROLL, 2, 4 },
+	};
+	float a[N * N], b[N * N], out[N * N], ref[N * N];
+	tg_buffer *bufs[3];
+
+	kt_fill(a, N * N, 0.5f, 0.125f);
+	kt_fill(b, N * N, 0.25f, -0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, N * N, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, N * N, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, N * N, b);
+	run_opts(kt_matmul(k, N, N, N), o, 6, bufs, 3, out, ref, sizeof out);
+	ck_assert(!memcmp(out, ref, sizeof out));
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++) {
+			double acc = 0;
+			for (int l = 0; l < N; l++)
+				acc += (double)a[i * N + l] * b[l * N + j];
+			ck_assert_double_eq_tol(out[i * N + j], acc, 1e-4);
+		}
+	kt_unref(bufs, 3);
+}
+END_TEST
+
+/* out(3) = (a(3,20) + 1).sum(1) padded to 32 on the reduce axis: the
+ * constant, broadcast from a (1,1) tracker, is 0 on the padding too,
+ * so each row adds 20 ones, not 32. */
+START_TEST(padto_sum_const)
+{
+	static const tg_opt o[] = { { TG_OPT_PADTO, 1, 32 },
+	                            { TG_OPT_UNROLL, 1, 16 } };
+	tg_scalar one = { .f = 1.0 };
+	float a[60], out[3], ref[3];
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 20));
+	tg_uop *c = tg_ast_const(k, TG_FLOAT32, one, kt_st(2, 1, 1));
+	tg_uop *s = tg_ast_store(k, 0,
+	                         tg_ast_reduce(k, TG_ADD,
+	                                       tg_ast_alu(k, TG_ADD, x, c,
+	                                                  NULL), 2u),
+	                         kt_st(2, 3, 1));
+	tg_buffer *bufs[2];
+
+	kt_fill(a, 60, 0.375f, 0.125f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 3, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 60, a);
+	run_opts(tg_ast_sink(k, &s, 1), o, 2, bufs, 2, out, ref, sizeof out);
+	for (int i = 0; i < 3; i++) {
+		double acc = 0;
+		for (int j = 0; j < 20; j++)
+			acc += a[i * 20 + j] + 1.0;
+		ck_assert_double_eq_tol(out[i], acc, 1e-4);
+		ck_assert_double_eq_tol(ref[i], acc, 1e-4);
+	}
+	kt_unref(bufs, 2);
+}
+END_TEST
+
+/* The plan of sink without opts. */
+static void plan_of(tg_kplan *p, tg_uop *sink)
+{
+	tg_kernel kern;
+	tg_ir *ir = tg_ir_new();
+
+	ck_assert_int_eq(tg_kernel_open(&kern, ir, sink), TG_OK);
+	ck_assert_int_eq(tg_lower_plan(&kern, p), TG_OK);
+	tg_kernel_close(&kern);
+	tg_ir_free(ir);
+}
+
+/* The reduce of op over a (4,5) int32 load through `alu` (when not
+ * TG_NOOP: alu(x, 3)) along axis 1, as a plan. */
+static void reduce_plan(tg_kplan *p, unsigned op, unsigned alu)
+{
+	tg_scalar three = { .i = 3 };
+	tg_uop *x = tg_ast_load(k, 1, TG_INT32, kt_st(2, 4, 5)), *s;
+
+	if (alu != TG_NOOP)
+		x = tg_ast_alu(k, alu, x,
+		               tg_ast_const(k, TG_INT32, three, kt_st(2, 4, 5)),
+		               NULL);
+	s = tg_ast_store(k, 0, tg_ast_reduce(k, op, x, 2u), kt_st(2, 4, 1));
+	plan_of(p, tg_ast_sink(k, &s, 1));
+}
+
+/* PADTO is refused with a message where it would pad nothing, more
+ * than quadruple the work, follow a split, or change a result: a MAX
+ * reduce, an op with f(0) != 0 under a SUM, integer division anywhere
+ * (the padding would divide by 0); the plan is left as it was. */
+START_TEST(padto_refused)
+{
+	tg_kplan p;
+
+	matmul_plan(&p);
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 0, 16), TG_EINVAL);
+	ck_assert_error("PADTO(0,16): nothing to pad on 16");
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 2, 32), TG_EINVAL);
+	ck_assert_error("PADTO(2,32): pads to more than 4x the work of 6");
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 1, 1), TG_EINVAL);
+	ck_assert_error("PADTO(1,1) needs an amount of at least 2");
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 9, 16), TG_EINVAL);
+	ck_assert_error("PADTO axis 9 of 3");
+	ck_assert_int_eq(p.nopts, 0);
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 1, 16), TG_OK);
+	ck_assert_str_eq(p.name, "r_16_16_6");
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 1, 32), TG_EINVAL);
+	ck_assert_error("PADTO(1,32): axis 1 is split or padded already");
+	ck_assert_int_eq(apply(&p, TG_OPT_UPCAST, 1, 16), TG_OK);
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 2, 8), TG_OK);
+	ck_assert_str_eq(p.name, "r_16_8_16");
+	matmul_plan(&p);
+	ck_assert_int_eq(apply(&p, TG_OPT_UPCAST, 0, 4), TG_OK);
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 0, 32), TG_EINVAL);
+	ck_assert_error("axis 0 is split or padded already");
+
+	reduce_plan(&p, TG_MAX, TG_NOOP);
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 1, 8), TG_EINVAL);
+	ck_assert_error("PADTO(1,8): the reduce over the axis is not a SUM "
+	                "of ops that keep 0 at 0");
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 0, 8), TG_OK);
+	reduce_plan(&p, TG_ADD, TG_CMPNE);
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 1, 8), TG_OK);
+	reduce_plan(&p, TG_ADD, TG_MOD);
+	ck_assert_int_eq(apply(&p, TG_OPT_PADTO, 0, 8), TG_EINVAL);
+	ck_assert_error("PADTO(0,8): the kernel divides integers (padded "
+	                "lanes would divide by 0)");
+}
+END_TEST
+
+/* PADTO on an axis whose exp2 runs under a SUM: refused through
+ * tg_codegen_opts as well, with the message. */
+START_TEST(padto_unsafe_op)
+{
+	tg_ksrc ks;
+	tg_opt o[1] = { { TG_OPT_PADTO, 1, 8 } };
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 4, 5));
+	tg_uop *s = tg_ast_store(k, 0,
+	                         tg_ast_reduce(k, TG_ADD,
+	                                       tg_ast_alu(k, TG_EXP2, x, NULL,
+	                                                  NULL), 2u),
+	                         kt_st(2, 4, 1));
+
+	ck_assert_int_ne(tg_codegen_opts(tg_ast_sink(k, &s, 1), kt_cpu_caps(),
+	                                 kt_set(), o, 1, &ks), TG_OK);
+	ck_assert_error("PADTO(1,8): the reduce over the axis is not a SUM");
 }
 END_TEST
 
@@ -506,7 +667,10 @@ static Suite *suite(void)
 	tcase_add_test(t, max_int32);
 	tcase_add_test(t, apply_opt_errors);
 	tcase_add_test(t, swap);
-	tcase_add_test(t, unimplemented_refused);
+	tcase_add_test(t, padto_matmul);
+	tcase_add_test(t, padto_sum_const);
+	tcase_add_test(t, padto_refused);
+	tcase_add_test(t, padto_unsafe_op);
 	suite_add_tcase(s, t);
 	return s;
 }

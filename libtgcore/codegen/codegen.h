@@ -125,7 +125,7 @@ static inline const tg_st *tg_kernel_st(const tg_kernel *k,
 
 /* Optimization ops (tinygrad's OptOps).  LOCAL, GROUP, GROUPTOP and
  * NOLOCALS need a device with work groups (and shared memory for the
- * groups); PADTO is not implemented (TG_EUNSUPPORTED). */
+ * groups). */
 enum tg_optop {
 	TG_OPT_UPCAST,  /* unroll a global axis by amt into the body */
 	TG_OPT_UNROLL,  /* unroll a reduce axis by amt */
@@ -133,7 +133,8 @@ enum tg_optop {
 	TG_OPT_GROUP,   /* split a reduce across a work-group (shared) */
 	TG_OPT_GROUPTOP,
 	TG_OPT_NOLOCALS, /* no work groups for this kernel (axis unused) */
-	TG_OPT_PADTO,
+	TG_OPT_PADTO,   /* round an axis up to a multiple of amt: the
+	                   padding reads 0 and is not stored */
 	TG_OPT_SWAP     /* exchange the launch order of global axes `axis`
 	                   and `amt` (tinygrad's later SWAP): the last in
 	                   launch order is gidx0, which varies fastest
@@ -176,7 +177,7 @@ int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
  * and local axes where p->caps has work groups. */
 int tg_kplan_hand_opt(struct tg_kplan *p, const tg_kernel *k);
 /* The moves of a search from plan p: every opt of the action space
- * (UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP at tinygrad's amounts and a
+ * (UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO at tinygrad's amounts and a
  * CPU vector's, and SWAP of a global axis with the innermost) that p
  * takes, in a fixed order, at most max into out.  The count. */
 size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
@@ -270,7 +271,17 @@ void tg_opts_format(const tg_opt *opts, size_t n, char *buf, size_t len);
 typedef struct tg_kplan {
 	size_t ndim;
 	int64_t full[TG_MAX_DIMS];  /* the full shape (a symbolic axis: its
-	                               largest value) */
+	                               largest value); PADTO rounds an
+	                               axis up */
+	int64_t real[TG_MAX_DIMS];  /* the extent before PADTO: indices at
+	                               or past it are padding, read as 0
+	                               and never stored */
+	uint32_t padded;            /* bit i: PADTO padded axis i */
+	uint32_t pad_unsafe;        /* bit i: padding reduce axis i would
+	                               change a result (not a SUM, or an op
+	                               with f(0) != 0 under it) */
+	int int_div;                /* the kernel divides integers: padded
+	                               lanes could divide by zero */
 	/* Symbolic axes (a shape with a variable) take no opts, and one
 	 * that is not reduced is a loop in every thread, as reduce axes
 	 * are, not a launch index: launch sizes never depend on a

@@ -56,6 +56,38 @@ static int64_t left(const tg_kplan *p, size_t ax)
 
 /* ------------------------------------------------------------- the plan */
 
+/* What PADTO may pad (tinygrad's UNSAFE_PAD_OPS check).  Padding reads
+ * every leaf as 0 there, so a SUM over a padded reduce axis stays
+ * right only when everything under it maps zeros to zero: no op with
+ * f(0) != 0, no integer modulo (0 % 0), no nested reduce (its value
+ * need not vanish).  Any integer division refuses padding outright:
+ * padded lanes are computed, then dropped, and x / 0 traps. */
+static int pad_safety(const tg_kernel *k, tg_kplan *p)
+{
+	uint8_t *unsafe = calloc(k->nid ? k->nid : 1, 1);
+
+	if (!unsafe)
+		return tg_error_oom("plan");
+	for (size_t i = 0; i < k->n; i++) {
+		const tg_uop *a = k->order[i];
+		uint8_t u = a->op == TG_MOD || a->op == TG_REDUCE_AXIS ||
+		            (tg_op_flags(a->op) & TG_OPF_UNSAFE_PAD);
+		if (a->op == TG_IDIV || a->op == TG_MOD)
+			p->int_div = 1;
+		if (a->op == TG_REDUCE_AXIS &&
+		    (tg_ast_reduce_op(a) != TG_ADD ||
+		     (a->src[0]->id < k->nid && unsafe[a->src[0]->id])))
+			p->pad_unsafe |= tg_ast_reduce_axes(a);
+		for (uint32_t j = 0; j < a->nsrc; j++)
+			if (a->src[j]->id < k->nid && unsafe[a->src[j]->id])
+				u = 1;
+		if (a->id < k->nid)
+			unsafe[a->id] = u;
+	}
+	free(unsafe);
+	return TG_OK;
+}
+
 int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 {
 	tg_sint shape[TG_MAX_DIMS];
@@ -66,7 +98,7 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 	if ((rc = tg_ast_full_shape(k->sink, &nd, shape)))
 		return rc;
 	for (i = 0; i < nd; i++) {
-		p->full[i] = tg_sint_vmax(shape[i]);
+		p->full[i] = p->real[i] = tg_sint_vmax(shape[i]);
 		p->sym[i] = shape[i].u;
 	}
 	p->ndim = nd;
@@ -84,6 +116,8 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 			p->outs |= 1u << buf;
 	}
 	p->has_reduce = has_reduce;
+	if ((rc = pad_safety(k, p)))
+		return rc;
 	for (i = 0; i < nd; i++) {
 		p->upcast[i] = p->local[i] = p->group[i] = 1;
 		p->order[i] = (uint8_t)i;
@@ -226,11 +260,8 @@ static int opt_supported(const tg_kplan *p, const tg_opt *o)
 	const struct tg_renderer_caps *c = p->caps;
 
 	if (o->op == TG_OPT_UPCAST || o->op == TG_OPT_UNROLL ||
-	    o->op == TG_OPT_SWAP)
+	    o->op == TG_OPT_SWAP || o->op == TG_OPT_PADTO)
 		return TG_OK;
-	if (o->op == TG_OPT_PADTO)
-		return tg_error(TG_EUNSUPPORTED, "opt: %s is not implemented",
-		                opt_names[o->op]);
 	if (!c || !c->has_local)
 		return tg_error(TG_EUNSUPPORTED, "opt: %s needs work groups",
 		                opt_names[o->op]);
@@ -311,6 +342,44 @@ static int apply_swap(tg_kplan *p, tg_opt o)
 	return TG_OK;
 }
 
+/* PADTO(ax, amt) (tinygrad's): the axis's extent s rounds up to a
+ * multiple of amt, so that later opts can split it; lowering reads the
+ * padding as 0 and does not store it.  Only an axis not split yet, by
+ * at most 4x the work, never where a result would change (pad_safety).
+ */
+static int apply_padto(tg_kplan *p, tg_opt o)
+{
+	uint32_t bit = 1u << o.axis;
+	int64_t s = p->full[o.axis], to;
+
+	if (o.amt < 2 || p->nopts == TG_MAX_OPTS)
+		return tg_error(TG_EINVAL, "opt: PADTO(%d,%lld) needs an "
+		                "amount of at least 2 within %d opts", o.axis,
+		                (long long)o.amt, TG_MAX_OPTS);
+	if (left(p, (size_t)o.axis) != s || (p->padded & bit))
+		return tg_error(TG_EINVAL, "opt: PADTO(%d,%lld): axis %d is "
+		                "split or padded already", o.axis,
+		                (long long)o.amt, o.axis);
+	to = (s + o.amt - 1) / o.amt * o.amt;
+	if (to == s || s * 4 <= o.amt)
+		return tg_error(TG_EINVAL, "opt: PADTO(%d,%lld): %s %lld",
+		                o.axis, (long long)o.amt,
+		                to == s ? "nothing to pad on" :
+		                "pads to more than 4x the work of", (long long)s);
+	if (p->int_div || (p->pad_unsafe & bit))
+		return tg_error(TG_EINVAL, "opt: PADTO(%d,%lld): %s", o.axis,
+		                (long long)o.amt, p->int_div
+		                ? "the kernel divides integers (padded lanes "
+		                  "would divide by 0)"
+		                : "the reduce over the axis is not a SUM of "
+		                  "ops that keep 0 at 0");
+	p->full[o.axis] = to;
+	p->padded |= bit;
+	p->opts[p->nopts++] = o;
+	tg_kplan_update(p);
+	return TG_OK;
+}
+
 int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 {
 	tg_kplan saved;
@@ -324,7 +393,7 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 	if (o.op == TG_OPT_NOLOCALS)
 		return apply_nolocals(p, o);
 	if (p->nolocals && o.op != TG_OPT_UPCAST && o.op != TG_OPT_UNROLL &&
-	    o.op != TG_OPT_SWAP)
+	    o.op != TG_OPT_SWAP && o.op != TG_OPT_PADTO)
 		return tg_error(TG_EINVAL, "opt: %s(%d,%lld) after NOLOCALS",
 		                opt_names[o.op], o.axis, (long long)o.amt);
 	if (o.axis < 0 || (size_t)o.axis >= p->ndim)
@@ -340,6 +409,8 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 	}
 	if (o.op == TG_OPT_SWAP)
 		return apply_swap(p, o);
+	if (o.op == TG_OPT_PADTO)
+		return apply_padto(p, o);
 	red = !!(p->reduce_axes & (1u << o.axis));
 	if (red != (o.op == TG_OPT_UNROLL || o.op == TG_OPT_GROUP ||
 	            o.op == TG_OPT_GROUPTOP))
@@ -400,6 +471,7 @@ static const struct action_space {
 	{ TG_OPT_LOCAL, 5, { 2, 3, 4, 8, 13, 16, 29, 32 }, 0 },
 	{ TG_OPT_GROUPTOP, 3, { 13, 16, 28, 29, 32, 49, 64, 256 }, 0 },
 	{ TG_OPT_GROUP, 3, { 4, 8, 16 }, 1 },
+	{ TG_OPT_PADTO, 7, { 32 }, 0 },
 };
 
 /* Adds o to out when p takes it (on a copy). */

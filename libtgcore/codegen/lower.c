@@ -47,6 +47,8 @@ typedef struct lower_state {
 	tg_uop **val;                  /* by ast id */
 	tg_uop *bufs[64];
 	tg_uop *store_gate;            /* grouped reduces: group lidx 0 */
+	uint32_t *under;               /* by ast id: the axes of the
+	                                  reduces the node is under */
 } lower_state;
 
 static tg_uop *zero_of(tg_ir *ir, tg_dtype dt)
@@ -57,9 +59,30 @@ static tg_uop *zero_of(tg_ir *ir, tg_dtype dt)
 	return tg_uop_const(ir, dt, z);
 }
 
-/* (idx, valid) of st at the kernel's indices (0 where st has 1). */
-static int st_index(lower_state *ls, const tg_st *st, tg_uop **idx,
-                    tg_uop **valid)
+/* valid, and each of the padded axes in `pad` below its real extent;
+ * an output axis where st has 1 is indexed 0, inside the buffer. */
+static tg_uop *unpadded(lower_state *ls, const tg_st *st, uint32_t pad,
+                        tg_uop *valid)
+{
+	const tg_kplan *p = ls->p;
+	const tg_sint *sh = tg_st_shape(st);
+
+	for (size_t i = 0; i < p->ndim; i++)
+		if ((pad & p->padded & (1u << i)) &&
+		    ((p->reduce_axes & (1u << i)) || !tg_sint_is(sh[i], 1)))
+			valid = tg_uop_alu(ls->ir, TG_AND, valid,
+			                   tg_uop_alu(ls->ir, TG_CMPLT,
+			                              ls->axis_idx[i],
+			                              tg_sym_int(ls->ir,
+			                                         p->real[i]),
+			                              NULL), NULL);
+	return valid;
+}
+
+/* (idx, valid) of st at the kernel's indices (0 where st has 1);
+ * valid is false on the padding (PADTO) of the axes in `pad`. */
+static int st_index(lower_state *ls, const tg_st *st, uint32_t pad,
+                    tg_uop **idx, tg_uop **valid)
 {
 	tg_uop *ix[TG_MAX_DIMS];
 	const tg_sint *sh = tg_st_shape(st);
@@ -73,6 +96,7 @@ static int st_index(lower_state *ls, const tg_st *st, tg_uop **idx,
 		ix[i] = tg_sint_is(sh[i], 1) ? ls->zero : ls->axis_idx[i];
 	if ((rc = tg_st_expr_idxs(ls->ir, st, ix, idx, valid)))
 		return rc;
+	*valid = unpadded(ls, st, pad, *valid);
 	*idx = tg_sym_simplify(ls->ir, *idx);
 	*valid = tg_sym_simplify(ls->ir, *valid);
 	if (!*idx || !*valid)
@@ -187,7 +211,14 @@ static int lower_leaf(lower_state *ls, const tg_uop *a, tg_uop **res)
 	    !(b = buf_of(ls, tg_ast_buf(a), dt,
 	                 (ls->p->outs >> tg_ast_buf(a)) & 1u)))
 		return tg_last_status();
-	if ((rc = st_index(ls, tg_kernel_st(ls->k, a), &idx, &valid)))
+	/* padding reads 0: loads on padded output axes (they would read
+	 * past the buffer), loads and constants under a SUM over a padded
+	 * reduce axis (they would add); a constant on an output axis's
+	 * padding is computed, then not stored */
+	if ((rc = st_index(ls, tg_kernel_st(ls->k, a),
+	                   ls->under[a->id] |
+	                   (a->op == TG_LOAD ? ~ls->p->reduce_axes : 0u),
+	                   &idx, &valid)))
 		return rc;
 	cb = const_bool(valid);
 	if (cb == 0)
@@ -211,11 +242,16 @@ static int lower_store(lower_state *ls, const tg_uop *a, tg_uop **res)
 
 	if (!b)
 		return tg_last_status();
-	if ((rc = st_index(ls, tg_kernel_st(ls->k, a), &idx, &valid)))
+	if ((rc = st_index(ls, tg_kernel_st(ls->k, a), ~ls->p->reduce_axes,
+	                   &idx, &valid)))
 		return rc;
-	tg_uop *src[4] = { b, idx, src_val(ls, a, 2), ls->store_gate };
-	*res = tg_uop_new(ls->ir, TG_STORE, TG_VOID, src,
-	                  ls->store_gate ? 4 : 3, NULL);
+	/* the padding of output axes is not stored */
+	tg_uop *gate = const_bool(valid) == 1 ? ls->store_gate
+	        : !ls->store_gate ? valid
+	        : tg_uop_alu(ls->ir, TG_AND, ls->store_gate, valid, NULL);
+	tg_uop *src[4] = { b, idx, src_val(ls, a, 2), gate };
+	*res = tg_uop_new(ls->ir, TG_STORE, TG_VOID, src, gate ? 4 : 3,
+	                  NULL);
 	return TG_OK;
 }
 
@@ -397,6 +433,20 @@ static int check_plan(const tg_kplan *p)
 	return TG_OK;
 }
 
+/* under[id]: the reduce axes of every REDUCE_AXIS above node id (users
+ * come after their sources in k->order). */
+static void mark_under(const tg_kernel *k, uint32_t *under)
+{
+	for (size_t i = k->n; i-- > 0;) {
+		const tg_uop *a = k->order[i];
+		uint32_t m = under[a->id] | (a->op == TG_REDUCE_AXIS
+		                             ? tg_ast_reduce_axes(a) : 0u);
+		for (uint32_t j = 0; j < a->nsrc; j++)
+			if (a->src[j]->id <= k->sink->id)
+				under[a->src[j]->id] |= m;
+	}
+}
+
 int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 {
 	tg_ir *ir = k->ir;
@@ -411,12 +461,17 @@ int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 	if (tg_ir_status(ir))
 		return tg_ir_status(ir);
 	/* sources have smaller ids than the sink */
-	if (!(ls.val = calloc((size_t)k->sink->id + 1, sizeof *ls.val)))
-		return tg_error_oom("lower");
+	ls.val = calloc((size_t)k->sink->id + 1, sizeof *ls.val);
+	ls.under = calloc((size_t)k->sink->id + 1, sizeof *ls.under);
+	if (!ls.val || !ls.under)
+		rc = tg_error_oom("lower");
+	else
+		mark_under(k, ls.under);
 	for (size_t i = 0; i < k->n && rc == TG_OK; i++)
 		rc = lower_node(&ls, k->order[i], &ls.val[k->order[i]->id]);
 	if (rc == TG_OK)
 		*out = ls.val[k->sink->id];
 	free(ls.val);
+	free(ls.under);
 	return rc;
 }
