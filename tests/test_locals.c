@@ -320,6 +320,68 @@ START_TEST(hand_coded_use_groups)
 }
 END_TEST
 
+/* out = a(m,kk) @ b(kk,n) with the hand-coded opts, which must be
+ * `want`, against C loops (grouped: within rounding). */
+static void check_hand_matmul(int m, int n, int kk, const char *want)
+{
+	size_t no = (size_t)(m * n);
+	float *a = malloc(sizeof *a * (size_t)(m * kk));
+	float *b = malloc(sizeof *b * (size_t)(kk * n));
+	float *out = malloc(sizeof *out * no);
+	tg_buffer *bufs[3];
+	tg_ksrc ks;
+
+	ck_assert(a && b && out);
+	kt_fill(a, (size_t)(m * kk), 0.5f, 0.125f);
+	kt_fill(b, (size_t)(kk * n), 0.25f, -0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, no, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, (size_t)(m * kk), a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, (size_t)(kk * n), b);
+	ck_assert_msg(tg_codegen(kt_matmul(k, m, n, kk), kt_cpu_caps(),
+	                         kt_set(), &ks) == TG_OK, "%s",
+	              tg_last_error());
+	ck_assert_str_eq(ks.opts, want);
+	kt_launch(&ks, bufs, 3);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof *out * no),
+	                 TG_OK);
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++) {
+			double acc = 0;
+			for (int l = 0; l < kk; l++)
+				acc += (double)a[i * kk + l] * b[l * n + j];
+			ck_assert_double_eq_tol(out[i * n + j], acc, 1e-4);
+		}
+	kt_unref(bufs, 3);
+	free(a);
+	free(b);
+	free(out);
+}
+
+/* tinygrad's matvec heuristic: a matrix times a vector (either side)
+ * reduces each row across 8 items of a group, 4 rows a group, 4 rows
+ * an item; a matmul, whose operands are both broadcast, does not take
+ * it. */
+START_TEST(hand_coded_matvec)
+{
+	tg_ksrc ks;
+
+	if (!has_groups())
+		return;
+	check_hand_matmul(64, 1, 48, "GROUP(2,8) LOCAL(0,4) UPCAST(0,4)");
+	check_hand_matmul(1, 64, 48, "GROUP(2,8) LOCAL(1,4) UPCAST(1,4)");
+	/* rows not a multiple of 16: not a matvec for the heuristic */
+	ck_assert_int_eq(tg_codegen(kt_matmul(k, 24, 1, 48), kt_cpu_caps(),
+	                            kt_set(), &ks), TG_OK);
+	ck_assert_msg(!strstr(ks.opts, "GROUP(2,8)"), "%s", ks.opts);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_codegen(kt_matmul(k, 32, 32, 48), kt_cpu_caps(),
+	                            kt_set(), &ks), TG_OK);
+	ck_assert_msg(!strstr(ks.opts, "GROUP(2,8)"), "%s", ks.opts);
+	tg_ksrc_free(&ks);
+}
+END_TEST
+
 /* Opts the plan refuses, with their messages. */
 static void refused(tg_uop *sink, tg_opt o, const char *msg)
 {
@@ -425,6 +487,7 @@ static Suite *suite(void)
 	tcase_add_test(t, int_sum_grouped_exact);
 	tcase_add_test(t, grouped_outer_of_three_reduce_axes);
 	tcase_add_test(t, hand_coded_use_groups);
+	tcase_add_test(t, hand_coded_matvec);
 	tcase_add_test(t, refusals);
 	tcase_add_test(t, nolocals);
 	tcase_add_test(t, four_local_axes_refused);

@@ -1,8 +1,8 @@
 /*
  * codegen/kernel.c - optimizations of a kernel's plan (tinygrad's
  * codegen/kernel.py: apply_opt and hand_coded_optimizations, mid-2024):
- * UPCAST and UNROLL everywhere, LOCAL, GROUP and GROUPTOP on devices
- * with work groups.
+ * UPCAST, UNROLL, PADTO and SWAP everywhere, LOCAL, GROUP, GROUPTOP
+ * and NOLOCALS on devices with work groups.
  *
  * The plan (tg_lower_plan) classifies the full shape's axes: reduce
  * axes (those of the REDUCE_AXIS), global axes (the others), size-1
@@ -14,6 +14,10 @@
  * steps of a reduce per loop iteration.
  *
  * The heuristics, in order (each documented at its function):
+ *  on CPUs, the register tile of an outer product (opt_cpu_tile) where
+ *  the output has a vector axis, else the generic ones below;
+ *  on GPUs, a matvec is grouped by rows (opt_matvec) and nothing else,
+ *  else:
  *  0. on GPUs, a reduce to a small output is grouped (GROUPTOP);
  *  1. register blocking: upcast by 4 up to two global axes along which
  *     an input is broadcast (a matmul's output rows and columns);
@@ -892,6 +896,73 @@ static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
 	return rc;
 }
 
+/* ------------------------------------------------------------ GPU matvec */
+
+#define MV_THREADS 8  /* tinygrad's MV_THREADS_PER_ROW: a row's reduce */
+#define MV_BLOCK 4    /* MV_BLOCKSIZE: rows per work group */
+#define MV_ROWS 4     /* MV_ROWS_PER_THREAD */
+
+/* Whether st has an axis longer than 1 along which it is broadcast. */
+static int has_expanded(const tg_st *st, const int64_t *rs)
+{
+	for (size_t ax = 0; ax < tg_st_ndim(st); ax++)
+		if (rs[ax] == 0 && !tg_sint_is(tg_st_shape(st)[ax], 1))
+			return 1;
+	return 0;
+}
+
+/* tinygrad's matvec heuristic, on a GPU: a SUM of the product of two
+ * loads, the first contiguous along the first reduce axis and not both
+ * broadcast somewhere (a matrix times a vector, either side).  Each row
+ * of the output is reduced by MV_THREADS items of a work group
+ * (GROUP), MV_BLOCK rows a group (LOCAL), MV_ROWS rows an item
+ * (UPCAST), on the first global axis those divide.  1 when applied, 0
+ * when the kernel is not a matvec, or an error. */
+static int opt_matvec(tg_kplan *p, const tg_kernel *k)
+{
+	const tg_uop *red = NULL, *mul;
+	int64_t rs0[TG_MAX_DIMS], rs1[TG_MAX_DIMS];
+	uint32_t rax;
+
+	for (size_t i = 0; i < k->n && !red; i++)
+		if (k->order[i]->op == TG_REDUCE_AXIS)
+			red = k->order[i];
+	if (!has_groups(p) || !red || tg_ast_reduce_op(red) != TG_ADD ||
+	    p->nred == 0 || p->ndim < 2)
+		return 0;
+	mul = red->src[0];
+	if (mul->op != TG_MUL || mul->src[0]->op != TG_LOAD ||
+	    mul->src[1]->op != TG_LOAD)
+		return 0;
+	const tg_st *st0 = tg_kernel_st(k, mul->src[0]);
+	const tg_st *st1 = tg_kernel_st(k, mul->src[1]);
+	real_strides(k, st0, rs0);
+	real_strides(k, st1, rs1);
+	rax = p->raxes[0];
+	if (rs0[rax] != 1 || (has_expanded(st0, rs0) && has_expanded(st1, rs1)) ||
+	    left(p, rax) % MV_THREADS)
+		return 0;
+	for (size_t g = 0; g < p->nglobal; g++) {
+		uint32_t ax = p->gaxes[g];
+		tg_kplan c = *p;
+		if (left(p, ax) % (MV_BLOCK * MV_ROWS))
+			continue;
+		/* on a copy: a device whose limits refuse one of the three
+		 * gets the generic heuristics */
+		if (tg_kplan_apply_opt(&c, (tg_opt){ TG_OPT_GROUP, (int)rax,
+		                                     MV_THREADS }) ||
+		    tg_kplan_apply_opt(&c, (tg_opt){ TG_OPT_LOCAL, (int)ax,
+		                                     MV_BLOCK }) ||
+		    upcast(&c, ax, MV_ROWS)) {
+			tg_clear_error();
+			return 0;
+		}
+		*p = c;
+		return 1;
+	}
+	return 0;
+}
+
 int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 {
 	int rc;
@@ -907,6 +978,8 @@ int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 		if (rc < 0)
 			return tg_error_prefix("opt: kernel %s", p->name);
 	}
+	if (opt_matvec(p, k))
+		return TG_OK;
 	if ((rc = opt_group(p)) || (rc = opt_block(p, k)) ||
 	    (rc = opt_unroll(p)) || (rc = opt_upcast_last(p)) ||
 	    (rc = opt_locals(p, k)))
