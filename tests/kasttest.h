@@ -99,12 +99,19 @@ static inline const struct tg_renderer_caps *kt_cpu_caps(void)
 	 * has, so the hand-coded opts the tests name do not depend on the
 	 * machine (GCC splits wider vectors than the CPU has) */
 	static struct tg_renderer_caps c;
+	static struct tg_tensor_core tc;
 	const struct tg_renderer_caps *d = tg_dev_caps(kt_dev());
 
 	if (!d || d->dialect != TG_DIALECT_C)
 		return d;
 	c = *d;
 	c.max_upcast = 16;
+	if (c.tensor_cores == 1) {  /* the CPU's register tile, at 16 */
+		tc = c.tc[0];
+		tc.dims[0] = 32;
+		tc.splits[0].amt = 16;
+		c.tc = &tc;
+	}
 	return &c;
 }
 

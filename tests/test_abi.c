@@ -37,7 +37,16 @@ static const struct field {
 	F(tg_renderer_caps, local_max), F(tg_renderer_caps, local_max_total),
 	F(tg_renderer_caps, shared_max), F(tg_renderer_caps, dtype_mask),
 	F(tg_renderer_caps, needs_transcendental_fallback),
-	F(tg_renderer_caps, tensor_cores), S(tg_renderer_caps),
+	F(tg_renderer_caps, tensor_cores), F(tg_renderer_caps, tc),
+	S(tg_renderer_caps),
+
+	F(tg_tc_split, kind), F(tg_tc_split, dim), F(tg_tc_split, amt),
+	S(tg_tc_split),
+
+	F(tg_tensor_core, struct_size), F(tg_tensor_core, dims),
+	F(tg_tensor_core, dtype_in), F(tg_tensor_core, dtype_out),
+	F(tg_tensor_core, nsplits), F(tg_tensor_core, splits),
+	S(tg_tensor_core),
 
 	F(tg_launch, struct_size), F(tg_launch, bufs), F(tg_launch, nbufs),
 	F(tg_launch, vals), F(tg_launch, nvals), F(tg_launch, global),

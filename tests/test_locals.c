@@ -382,6 +382,59 @@ START_TEST(hand_coded_matvec)
 }
 END_TEST
 
+/* A tensor core of work-group shape, described by the test (PoCL and
+ * lavapipe have none): an 8x8 tile per group of 4x2 items, 2x4 values
+ * an item, K unrolled by 2.  TC(0,0) maps a 32x32x16 matmul onto it
+ * through LOCAL and UPCAST splits; the values equal NOOPT's (locals
+ * and upcasts keep the reduce's order) and C's. */
+START_TEST(tc_work_group)
+{
+	static const struct tg_tensor_core tc = {
+		.struct_size = TG_STRUCT_SIZE(struct tg_tensor_core, splits),
+		.dims = { 8, 8, 2 },
+		.dtype_in = TG_FLOAT32,
+		.dtype_out = TG_FLOAT32,
+		.nsplits = 4,
+		.splits = { { TG_TC_LOCAL, 0, 4 }, { TG_TC_UPCAST, 0, 2 },
+		            { TG_TC_LOCAL, 1, 2 }, { TG_TC_UPCAST, 1, 4 } },
+	};
+	static const tg_opt o[] = { { TG_OPT_TC, 0, 0 } };
+	struct tg_renderer_caps caps;
+	float a[32 * 16], b[16 * 32], out[32 * 32], ref[32 * 32];
+	tg_buffer *bufs[3];
+	tg_ksrc ks;
+
+	if (!has_groups())
+		return;
+	caps = *kt_cpu_caps();
+	caps.tensor_cores = 1;
+	caps.tc = &tc;
+	kt_fill(a, 32 * 16, 0.5f, 0.125f);
+	kt_fill(b, 16 * 32, 0.25f, -0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 32 * 32, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 32 * 16, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 16 * 32, b);
+	run(kt_matmul(k, 32, 32, 16), NULL, 0, "", bufs, 3, ref, sizeof ref);
+	ck_assert_msg(tg_codegen_opts(kt_matmul(k, 32, 32, 16), &caps, kt_set(),
+	                              o, 1, &ks) == TG_OK, "%s",
+	              tg_last_error());
+	ck_assert_str_eq(ks.opts, "TC(0,0)");
+	ck_assert_uint_eq(ks.local[0] * ks.local[1] * ks.local[2], 8);
+	kt_launch(&ks, bufs, 3);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	ck_assert_mem_eq(out, ref, sizeof out);
+	for (int i = 0; i < 32; i++)
+		for (int j = 0; j < 32; j++) {
+			double acc = 0;
+			for (int l = 0; l < 16; l++)
+				acc += (double)a[i * 16 + l] * b[l * 32 + j];
+			ck_assert_double_eq_tol(out[i * 32 + j], acc, 1e-4);
+		}
+	kt_unref(bufs, 3);
+}
+END_TEST
+
 /* Opts the plan refuses, with their messages. */
 static void refused(tg_uop *sink, tg_opt o, const char *msg)
 {
@@ -488,6 +541,7 @@ static Suite *suite(void)
 	tcase_add_test(t, grouped_outer_of_three_reduce_axes);
 	tcase_add_test(t, hand_coded_use_groups);
 	tcase_add_test(t, hand_coded_matvec);
+	tcase_add_test(t, tc_work_group);
 	tcase_add_test(t, refusals);
 	tcase_add_test(t, nolocals);
 	tcase_add_test(t, four_local_axes_refused);

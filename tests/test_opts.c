@@ -645,6 +645,81 @@ START_TEST(padto_unsafe_op)
 }
 END_TEST
 
+/* The CPU's tensor core (its register tile, 32 columns by 8 rows at
+ * the tests' 16 lanes) takes a matmul it divides: the hand-coded opts
+ * are the one TC opt, then the rows stream (SWAP). */
+START_TEST(tc_cpu_matmul)
+{
+	check_matmul(16, 64, 16, "TC(0,0) SWAP(0,1)");
+	/* 12 columns: the core does not divide them, the tile adapts */
+	check_matmul(16, 12, 6, "UPCAST(1,4) UPCAST(0,8) SWAP(0,1)");
+}
+END_TEST
+
+/* TC(0,2) pads what the core does not divide: a 20x20x20 matmul runs
+ * as 32 columns by 24 rows, the padding read as 0 and not stored. */
+START_TEST(tc_padded)
+{
+	enum { N = 20 };
+	static const tg_opt o[] = { { TG_OPT_TC, 0, 2 },
+	                            { TG_OPT_UNROLL, 2, 0 } };
+	float a[N * N], b[N * N], out[N * N], ref[N * N];
+	tg_buffer *bufs[3];
+
+	kt_fill(a, N * N, 0.5f, 0.125f);
+	kt_fill(b, N * N, 0.25f, -0.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, N * N, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, N * N, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, N * N, b);
+	run_opts(kt_matmul(k, N, N, N), o, 1, bufs, 3, out, ref, sizeof out);
+	ck_assert(!memcmp(out, ref, sizeof out));
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++) {
+			double acc = 0;
+			for (int l = 0; l < N; l++)
+				acc += (double)a[i * N + l] * b[l * N + j];
+			ck_assert_double_eq_tol(out[i * N + j], acc, 1e-4);
+		}
+	kt_unref(bufs, 3);
+}
+END_TEST
+
+/* The TC refusals, each with its message, the plan unchanged. */
+START_TEST(tc_refused)
+{
+	struct tg_renderer_caps none = *kt_cpu_caps();
+	tg_kplan p;
+
+	none.tensor_cores = 0;
+	plan_of(&p, kt_matmul(k, 20, 20, 20));
+	p.caps = kt_cpu_caps();
+	ck_assert_uint_eq(p.ntc, 2);  /* (a, b) and (b, a) */
+	ck_assert_int_eq(apply(&p, TG_OPT_TC, 0, 0), TG_EINVAL);
+	ck_assert_error("opt: TC(0,0): axis 1 of 20 is not a multiple of 32 "
+	                "(amount 2 pads it)");
+	ck_assert_int_eq(apply(&p, TG_OPT_TC, 2, 0), TG_EINVAL);
+	ck_assert_error("opt: TC(2,0): the kernel has 2 axis choices");
+	ck_assert_int_eq(apply(&p, TG_OPT_TC, 0, 3), TG_EINVAL);
+	ck_assert_int_eq(p.nopts, 0);
+	ck_assert_str_eq(p.name, "r_20_20_20");
+	ck_assert_int_eq(apply(&p, TG_OPT_TC, 0, 2), TG_OK);
+	ck_assert_str_eq(p.name, "r_3_20_8_32");
+	ck_assert_int_eq(p.nopts, 1);
+	ck_assert_int_eq(apply(&p, TG_OPT_TC, 1, 2), TG_EINVAL);
+	ck_assert_error("opt: TC(1,2) must be the first opt");
+
+	plan_of(&p, kt_matmul(k, 64, 32, 16));
+	p.caps = &none;
+	ck_assert_int_eq(apply(&p, TG_OPT_TC, 0, 0), TG_EUNSUPPORTED);
+	ck_assert_error("opt: TC(0,0): no tensor core of the device takes "
+	                "its dtypes");
+	reduce_plan(&p, TG_ADD, TG_NOOP);
+	p.caps = kt_cpu_caps();
+	ck_assert_int_eq(apply(&p, TG_OPT_TC, 0, 0), TG_EUNSUPPORTED);
+	ck_assert_error("opt: TC(0,0): the kernel is not a matmul-shaped SUM");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("opts");
@@ -671,6 +746,9 @@ static Suite *suite(void)
 	tcase_add_test(t, padto_sum_const);
 	tcase_add_test(t, padto_refused);
 	tcase_add_test(t, padto_unsafe_op);
+	tcase_add_test(t, tc_cpu_matmul);
+	tcase_add_test(t, tc_padded);
+	tcase_add_test(t, tc_refused);
 	suite_add_tcase(s, t);
 	return s;
 }

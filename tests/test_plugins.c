@@ -126,6 +126,20 @@ START_TEST(null_launch_is_refused_at_open)
 }
 END_TEST
 
+/* A tensor core whose splits do not make its N x M tile is refused
+ * when the device opens, naming the table. */
+START_TEST(bad_tensor_core_is_refused_at_open)
+{
+	tg_plugin_info pi = load_test_plugin("tcbad");
+
+	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
+	ck_assert_ptr_null(tg_dev_get("BADTC"));
+	ck_assert_int_eq(tg_last_status(), TG_EPLUGIN);
+	ck_assert_error("could not open device 0: the device has no valid "
+	                "renderer.tc (tensor core description) entry");
+}
+END_TEST
+
 START_TEST(probe_with_no_devices)
 {
 	tg_plugin_info pi = load_test_plugin("probe0");
@@ -159,14 +173,14 @@ START_TEST(a_directory_of_bad_plugins_leaves_good_ones_usable)
 	snprintf(path, sizeof path, "%s:%s", getenv("TG_PLUGIN_PATH"),
 	         tl_plugdir());
 	tl_use_plugins(path);
-	ck_assert_uint_eq(tg_plugin_count(), 12);
+	ck_assert_uint_eq(tg_plugin_count(), 13);
 	for (i = 0; i < tg_plugin_count(); i++) {
 		ck_assert_int_eq(tg_plugin_get(i, &pi), 0);
 		loaded += pi.state == TG_PLUGIN_LOADED;
 		refused += pi.state == TG_PLUGIN_REFUSED;
 	}
-	/* cpu mock nodev cuda openfail nulllaunch partialgraph */
-	ck_assert_uint_eq(loaded, 7);
+	/* cpu mock nodev cuda openfail nulllaunch partialgraph tcbad */
+	ck_assert_uint_eq(loaded, 8);
 	ck_assert_uint_eq(refused, 5);
 	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
 	ck_assert_ptr_nonnull(tg_dev_get("MOCK:1"));
@@ -304,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, short_descriptor_is_refused);
 	tcase_add_test(tc, null_required_entry_is_refused_at_load);
 	tcase_add_test(tc, null_launch_is_refused_at_open);
+	tcase_add_test(tc, bad_tensor_core_is_refused_at_open);
 	tcase_add_test(tc, probe_with_no_devices);
 	tcase_add_test(tc, open_failure_passes_the_plugins_message);
 	tcase_add_test(tc, a_directory_of_bad_plugins_leaves_good_ones_usable);

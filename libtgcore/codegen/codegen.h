@@ -135,10 +135,15 @@ enum tg_optop {
 	TG_OPT_NOLOCALS, /* no work groups for this kernel (axis unused) */
 	TG_OPT_PADTO,   /* round an axis up to a multiple of amt: the
 	                   padding reads 0 and is not stored */
-	TG_OPT_SWAP     /* exchange the launch order of global axes `axis`
+	TG_OPT_SWAP,    /* exchange the launch order of global axes `axis`
 	                   and `amt` (tinygrad's later SWAP): the last in
 	                   launch order is gidx0, which varies fastest
 	                   between work-items */
+	TG_OPT_TC       /* the first opt only: a matmul-shaped reduce onto
+	                   the device's first tensor core of its dtypes
+	                   (caps->tc), on the axis choice `axis`; amt 2
+	                   pads (PADTO) axes the core does not divide, 0
+	                   and 1 refuse them (tinygrad's tc_opt) */
 };
 
 /* An opt on axis `axis` of the full shape (not tinygrad's position in
@@ -150,6 +155,7 @@ typedef struct tg_opt {
 } tg_opt;
 
 #define TG_MAX_OPTS 8
+#define TG_MAX_TC_CHOICES 16
 /* Most body copies one thread may expand to (tinygrad's register
  * budget of 256 upcasted elements). */
 #define TG_MAX_EXPAND 256
@@ -325,6 +331,13 @@ typedef struct tg_kplan {
 	                      of the unrolled, then the upcasted axes */
 	size_t nopts;
 	tg_opt opts[TG_MAX_OPTS]; /* applied, in order */
+	/* TC: the kernel's matmul shape, when it has one: a SUM of the
+	 * product of two loads of dtype tc_dt[0] (maybe cast), summed in
+	 * tc_dt[1]; each choice its N, M and K axes */
+	size_t ntc;
+	uint8_t tc_axes[TG_MAX_TC_CHOICES][3];
+	int tc_dt[2];
+	int tc;            /* TC applied: 1 + its index in caps->tc */
 } tg_kplan;
 
 /* This thread's flat index among its work group's items on the axes

@@ -48,9 +48,9 @@ static const char *const opt_names[] = {
 	[TG_OPT_UPCAST] = "UPCAST", [TG_OPT_UNROLL] = "UNROLL",
 	[TG_OPT_LOCAL] = "LOCAL", [TG_OPT_GROUP] = "GROUP",
 	[TG_OPT_GROUPTOP] = "GROUPTOP", [TG_OPT_NOLOCALS] = "NOLOCALS",
-	[TG_OPT_PADTO] = "PADTO", [TG_OPT_SWAP] = "SWAP",
+	[TG_OPT_PADTO] = "PADTO", [TG_OPT_SWAP] = "SWAP", [TG_OPT_TC] = "TC",
 };
-static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_SWAP + 1,
+static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_TC + 1,
               "one name per opt");
 
 static int64_t left(const tg_kplan *p, size_t ax)
@@ -59,6 +59,67 @@ static int64_t left(const tg_kplan *p, size_t ax)
 }
 
 /* ------------------------------------------------------------- the plan */
+
+static void real_strides(const tg_kernel *k, const tg_st *st, int64_t *out);
+
+/* The LOAD under u, through at most one CAST; NULL if none. */
+static const tg_uop *tc_load(const tg_uop *u)
+{
+	if (u->op == TG_CAST)
+		u = u->src[0];
+	return u->op == TG_LOAD ? u : NULL;
+}
+
+/* The TC choices with a as A and b as B: N an integer global axis
+ * where A is broadcast and B moves, M one where B is broadcast and A
+ * moves, K an integer reduce axis where both move; innermost first. */
+static void tc_choices(tg_kplan *p, const int64_t *ra, const int64_t *rb)
+{
+	for (size_t n = p->ndim; n-- > 0;)
+		for (size_t m = p->ndim; m-- > 0;)
+			for (size_t kx = p->ndim; kx-- > 0;) {
+				uint32_t red = p->reduce_axes;
+				if (n == m || p->ntc == TG_MAX_TC_CHOICES ||
+				    (red >> n) & 1 || (red >> m) & 1 ||
+				    !((red >> kx) & 1) || p->sym[n] || p->sym[m] ||
+				    p->sym[kx] || ra[n] != 0 || rb[n] == 0 ||
+				    rb[m] != 0 || ra[m] == 0 || !ra[kx] || !rb[kx])
+					continue;
+				p->tc_axes[p->ntc][0] = (uint8_t)n;
+				p->tc_axes[p->ntc][1] = (uint8_t)m;
+				p->tc_axes[p->ntc++][2] = (uint8_t)kx;
+			}
+}
+
+/* The kernel's matmul shape for TC (tinygrad's tensor core match): one
+ * REDUCE_AXIS, a SUM, of the product of two loads of one dtype, each
+ * maybe cast to the sum's.  Choices with the product's operands in
+ * their order, then swapped. */
+static void tc_shape(const tg_kernel *k, tg_kplan *p)
+{
+	const tg_uop *red = NULL, *mul, *a, *b;
+	int64_t ra[TG_MAX_DIMS], rb[TG_MAX_DIMS];
+
+	for (size_t i = 0; i < k->n; i++)
+		if (k->order[i]->op == TG_REDUCE_AXIS) {
+			if (red)
+				return;
+			red = k->order[i];
+		}
+	if (!red || tg_ast_reduce_op(red) != TG_ADD)
+		return;
+	mul = red->src[0];
+	if (mul->op != TG_MUL || !(a = tc_load(mul->src[0])) ||
+	    !(b = tc_load(mul->src[1])) || a->dtype != b->dtype ||
+	    mul->dtype != red->dtype)
+		return;
+	p->tc_dt[0] = (int)a->dtype;
+	p->tc_dt[1] = (int)red->dtype;
+	real_strides(k, tg_kernel_st(k, a), ra);
+	real_strides(k, tg_kernel_st(k, b), rb);
+	tc_choices(p, ra, rb);
+	tc_choices(p, rb, ra);
+}
 
 /* What PADTO may pad (tinygrad's UNSAFE_PAD_OPS check).  Padding reads
  * every leaf as 0 there, so a SUM over a padded reduce axis stays
@@ -122,6 +183,7 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 	p->has_reduce = has_reduce;
 	if ((rc = pad_safety(k, p)))
 		return rc;
+	tc_shape(k, p);
 	for (i = 0; i < nd; i++) {
 		p->upcast[i] = p->local[i] = p->group[i] = 1;
 		p->order[i] = (uint8_t)i;
@@ -384,14 +446,96 @@ static int apply_padto(tg_kplan *p, tg_opt o)
 	return TG_OK;
 }
 
+/* The first of the device's tensor cores that takes the kernel's
+ * dtypes, or -1. */
+static int tc_pick(const tg_kplan *p)
+{
+	const struct tg_renderer_caps *c = p->caps;
+
+	for (int i = 0; c && c->tc && i < c->tensor_cores; i++)
+		if (c->tc[i].dtype_in == p->tc_dt[0] &&
+		    c->tc[i].dtype_out == p->tc_dt[1])
+			return i;
+	return -1;
+}
+
+/* Axis ax to a multiple of d: already, or padded when amt allows. */
+static int tc_fit(tg_kplan *p, tg_opt o, uint32_t ax, uint32_t d)
+{
+	if (d < 2 || p->full[ax] % d == 0)
+		return TG_OK;
+	if (o.amt < 2)
+		return tg_error(TG_EINVAL, "axis %u of %lld is not a multiple "
+		                "of %u (amount 2 pads it)", ax,
+		                (long long)p->full[ax], d);
+	return apply_padto(p, (tg_opt){ TG_OPT_PADTO, (int)ax, d });
+}
+
+/* The core's opts on the plan, recorded as the one TC opt: pads (amt
+ * 2), the unroll of K, then each split of N and M. */
+static int tc_apply_splits(tg_kplan *p, tg_opt o,
+                           const struct tg_tensor_core *t)
+{
+	const uint8_t *ax = p->tc_axes[o.axis];
+	int rc = TG_OK;
+
+	for (int d = 0; d < 3 && rc == TG_OK; d++)
+		rc = tc_fit(p, o, ax[d], t->dims[d]);
+	p->nopts = 0;
+	if (rc == TG_OK && t->dims[2] > 1)
+		rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, ax[2],
+		                                     t->dims[2] });
+	for (size_t i = 0; i < t->nsplits && rc == TG_OK; i++) {
+		const struct tg_tc_split *sp = &t->splits[i];
+		p->nopts = 0;  /* the splits are the TC opt, not opts */
+		rc = tg_kplan_apply_opt(p, (tg_opt){
+			sp->kind == TG_TC_LOCAL ? TG_OPT_LOCAL : TG_OPT_UPCAST,
+			ax[sp->dim], sp->amt });
+	}
+	return rc;
+}
+
+/* TC(choice, tc_opt) (tinygrad's): see TG_OPT_TC. */
+static int apply_tc(tg_kplan *p, tg_opt o)
+{
+	tg_kplan saved = *p;
+	int t = tc_pick(p), rc;
+
+	if (p->nopts)
+		return tg_error(TG_EINVAL, "opt: TC(%d,%lld) must be the "
+		                "first opt", o.axis, (long long)o.amt);
+	if (t < 0)
+		return tg_error(TG_EUNSUPPORTED, "opt: TC(%d,%lld): %s",
+		                o.axis, (long long)o.amt, !p->ntc
+		                ? "the kernel is not a matmul-shaped SUM"
+		                : "no tensor core of the device takes its "
+		                  "dtypes");
+	if (o.axis < 0 || (size_t)o.axis >= p->ntc || o.amt < 0 || o.amt > 2)
+		return tg_error(TG_EINVAL, "opt: TC(%d,%lld): the kernel has "
+		                "%zu axis choices and the amount is 0, 1 or "
+		                "2", o.axis, (long long)o.amt, p->ntc);
+	if ((rc = tc_apply_splits(p, o, &p->caps->tc[t]))) {
+		*p = saved;
+		return tg_error_prefix("opt: TC(%d,%lld)", o.axis,
+		                       (long long)o.amt);
+	}
+	p->nopts = 0;
+	p->opts[p->nopts++] = o;
+	p->tc = t + 1;
+	tg_kplan_update(p);
+	return TG_OK;
+}
+
 int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 {
 	tg_kplan saved;
 	int red, rc;
 	int64_t s, amt;
 
-	if (o.op < 0 || o.op > TG_OPT_SWAP)
+	if (o.op < 0 || o.op > TG_OPT_TC)
 		return tg_error(TG_EINVAL, "opt: unknown op %d", o.op);
+	if (o.op == TG_OPT_TC)
+		return apply_tc(p, o);
 	if ((rc = opt_supported(p, &o)))
 		return rc;
 	if (o.op == TG_OPT_NOLOCALS)
@@ -510,6 +654,10 @@ size_t tg_kplan_actions(const tg_kplan *p, tg_opt *out, size_t max)
 				               out, n, max);
 		}
 	}
+	for (size_t c = 0; c < p->ntc; c++)
+		for (int64_t amt = 0; amt <= 2; amt += 2)
+			n = try_action(p, (tg_opt){ TG_OPT_TC, (int)c, amt },
+			               out, n, max);
 	n = try_action(p, (tg_opt){ TG_OPT_NOLOCALS, 0, 0 }, out, n, max);
 	for (size_t i = 0; i + 1 < p->nglobal; i++)
 		n = try_action(p, (tg_opt){ TG_OPT_SWAP, (int)p->gaxes[i],
@@ -528,7 +676,7 @@ void tg_opts_format(const tg_opt *opts, size_t nopts, char *buf,
 	for (size_t i = 0; i < nopts && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s(%d,%lld)",
 		                      i ? " " : "",
-		                      opts[i].op >= 0 && opts[i].op <= TG_OPT_SWAP
+		                      opts[i].op >= 0 && opts[i].op <= TG_OPT_TC
 		                      ? opt_names[opts[i].op] : "?",
 		                      opts[i].axis, (long long)opts[i].amt);
 }
@@ -871,6 +1019,26 @@ static int tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
 	return (rc = stream_rows(p, iax)) ? rc : 1;
 }
 
+/* The tile through the device's tensor core, where it divides a
+ * matmul-shaped kernel whose N axis is vector-friendly: the same
+ * microkernel as tile(), named by one TC opt; then the rows stream as
+ * in tile().  1 when applied, 0 when not, or an error. */
+static int cpu_tc(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
+{
+	for (size_t c = 0; c < p->ntc; c++) {
+		tg_kplan t = *p;
+		if (!vector_friendly(k, rs, p->tc_axes[c][0]))
+			continue;
+		if (tg_kplan_apply_opt(&t, (tg_opt){ TG_OPT_TC, (int)c, 0 })) {
+			tg_clear_error();
+			continue;
+		}
+		*p = t;
+		return stream_rows(p, p->tc_axes[c][1]) ? -1 : 1;
+	}
+	return 0;
+}
+
 /* The CPU tile (tile) on the first vector-friendly global axis from
  * the innermost, every tracker's strides read once.  1 when a tile was
  * made, 0 when the kernel has no vector axis (the generic heuristics
@@ -891,7 +1059,9 @@ static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
 	for (size_t g = p->nglobal; g-- > 0 && jax < 0;)
 		if (vector_friendly(k, rs, p->gaxes[g]))
 			jax = (int)p->gaxes[g];
-	rc = jax < 0 ? 0 : tile(p, k, rs, jax, lanes);
+	rc = cpu_tc(p, k, rs);
+	if (rc == 0)
+		rc = jax < 0 ? 0 : tile(p, k, rs, jax, lanes);
 	free(rs);
 	return rc;
 }

@@ -54,6 +54,40 @@ static int graph_group_ok(const struct tg_runtime_iface *rt)
 	return n == 0 || n == 3;
 }
 
+/* Whether tensor core t is one the TC opt can apply: K and each of
+ * N and M the product of its splits, every split at least 2. */
+static int tc_valid(const struct tg_tensor_core *t)
+{
+	uint64_t prod[2] = { 1, 1 };
+
+	if (!t || t->struct_size < TG_STRUCT_SIZE(struct tg_tensor_core,
+	                                          splits) ||
+	    t->nsplits > TG_TC_MAX_SPLITS || !t->dims[2])
+		return 0;
+	for (size_t i = 0; i < t->nsplits; i++) {
+		const struct tg_tc_split *s = &t->splits[i];
+		if ((s->kind != TG_TC_LOCAL && s->kind != TG_TC_UPCAST) ||
+		    (s->dim != 0 && s->dim != 1) || s->amt < 2 ||
+		    prod[s->dim] * s->amt > UINT32_MAX)
+			return 0;
+		prod[s->dim] *= s->amt;
+	}
+	return prod[0] == t->dims[0] && prod[1] == t->dims[1];
+}
+
+/* Whether the renderer's tensor cores (since 0.3) are all valid. */
+static int tcs_valid(const struct tg_renderer_caps *c)
+{
+	if (!TG_HAS(c, struct tg_renderer_caps, tc) || c->tensor_cores == 0)
+		return 1;
+	if (c->tensor_cores < 0 || c->tensor_cores > 64 || !c->tc)
+		return 0;
+	for (int i = 0; i < c->tensor_cores; i++)
+		if (!tc_valid(&c->tc[i]))
+			return 0;
+	return 1;
+}
+
 /* NULL when `d` is usable, else the name of what is missing. */
 static const char *check_tables(const struct tg_device *d)
 {
@@ -67,6 +101,8 @@ static const char *check_tables(const struct tg_device *d)
 	if (!d->renderer || d->renderer->struct_size <
 	    TG_STRUCT_SIZE(struct tg_renderer_caps, dtype_mask))
 		return "renderer";
+	if (!tcs_valid(d->renderer))
+		return "renderer.tc (tensor core description)";
 	for (i = 0; i < TG_ARRAY_LEN(required); i++) {
 		const struct required *r = &required[i];
 		const char *tab = *(const char *const *)((const char *)d +
@@ -104,6 +140,9 @@ static void copy_tables(struct tg_dev *dev)
 		.local_max_total = 1,
 	};
 	copy_table(&dev->caps, sizeof dev->caps, d->renderer);
+	/* before 0.3 a count could not come with a description */
+	if (!TG_HAS(d->renderer, struct tg_renderer_caps, tc))
+		dev->caps.tensor_cores = 0;
 	copy_table(&dev->alloc, sizeof dev->alloc, d->allocator);
 	copy_table(&dev->comp, sizeof dev->comp, d->compiler);
 	copy_table(&dev->rt, sizeof dev->rt, d->runtime);

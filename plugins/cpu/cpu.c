@@ -33,6 +33,7 @@ struct cpu_ctx {
 	uint64_t alloc_max;         /* RAM + swap: larger requests fail */
 	struct tg_renderer_caps caps; /* cpu_renderer with this CPU's
 	                                vector width */
+	struct tg_tensor_core tc;   /* caps.tc: the register tile */
 	char description[256];
 };
 
@@ -348,6 +349,29 @@ static void describe(struct cpu_ctx *ctx)
 
 static void cpu_close(struct tg_device *dev);
 
+/* The CPU's "tensor core": the register tile of an outer product of
+ * float32s, two vectors of the machine's width along N (the output's
+ * contiguous axis) by 8 rows along M, K 1: 16 vector accumulators, each
+ * one FMA per step of the reduce, out of AVX-512's 32 registers (AVX2's
+ * 16 hold the 8-lane tile's with its operands).  Upcasts only: the C
+ * renderer's vectors make it the microkernel. */
+static void register_tile(struct cpu_ctx *ctx)
+{
+	uint32_t lanes = (uint32_t)ctx->caps.max_upcast;
+
+	ctx->tc = (struct tg_tensor_core){
+		.struct_size = TG_STRUCT_SIZE(struct tg_tensor_core, splits),
+		.dims = { 2 * lanes, 8, 1 },
+		.dtype_in = TG_FLOAT32,
+		.dtype_out = TG_FLOAT32,
+		.nsplits = 3,
+		.splits = { { TG_TC_UPCAST, 0, lanes }, { TG_TC_UPCAST, 0, 2 },
+		            { TG_TC_UPCAST, 1, 8 } },
+	};
+	ctx->caps.tensor_cores = 1;
+	ctx->caps.tc = &ctx->tc;
+}
+
 /* float lanes of the widest vector register (the kernels are built
  * with -march=native): 16 with AVX-512, 8 with AVX, else 4 (SSE, NEON,
  * or what the compiler splits). */
@@ -402,6 +426,7 @@ static int cpu_open(const struct tg_host *host, int index,
 	ctx->alloc_max = backing_bytes();
 	ctx->caps = cpu_renderer;
 	ctx->caps.max_upcast = vector_lanes();
+	register_tile(ctx);
 	describe(ctx);
 	fill_device(ctx);
 	host->log(host, TG_LOG_DEBUG, "cpu: opened %s; compiler identity: "
@@ -447,7 +472,7 @@ static const struct tg_compiler_iface cpu_compiler = {
 };
 
 static const struct tg_renderer_caps cpu_renderer = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, tensor_cores),
+	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, tc),
 	.dialect = TG_DIALECT_C,
 	.has_local = 0,
 	.has_shared = 0,
@@ -458,7 +483,7 @@ static const struct tg_renderer_caps cpu_renderer = {
 	.shared_max = 0,
 	.dtype_mask = TG_DTYPE_ALL,
 	.needs_transcendental_fallback = 0, /* libm is linked in */
-	.tensor_cores = 0,
+	.tensor_cores = 0, /* cpu_open describes the register tile */
 };
 
 static const struct tg_runtime_iface cpu_runtime = {

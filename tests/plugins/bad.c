@@ -40,6 +40,9 @@
 #define BAD_NAME "PARTIALGRAPH"
 #define BAD_WHAT "opened device gives graph_new but not graph_run and " \
 	"graph_free"
+#elif defined(BAD_BADTC)
+#define BAD_NAME "BADTC"
+#define BAD_WHAT "a tensor core whose splits do not multiply to its N"
 #elif defined(BAD_PROBE0)
 #define BAD_NAME "NODEV"
 #define BAD_WHAT "driver present, no devices"
@@ -85,7 +88,8 @@
 /* table (launch NULL; graph_new without graph_run and graph_free)     */
 /* ------------------------------------------------------------------ */
 
-#if defined(BAD_NULLLAUNCH) || defined(BAD_PARTIALGRAPH)
+#if defined(BAD_NULLLAUNCH) || defined(BAD_PARTIALGRAPH) || \
+	defined(BAD_BADTC)
 #define BAD_DEVICE
 /* The core must refuse this device inside tg's open path, so none of the
  * entries below may ever run; each one reports that it did. */
@@ -156,7 +160,7 @@ static void nl_program_free(struct tg_device *dev, void *prog)
 	nl_called("program_free");
 }
 
-#ifdef BAD_PARTIALGRAPH
+#if defined(BAD_PARTIALGRAPH) || defined(BAD_BADTC)
 static int nl_launch(struct tg_device *dev, void *prog,
                      struct tg_launch *args)
 {
@@ -164,6 +168,9 @@ static int nl_launch(struct tg_device *dev, void *prog,
 	return nl_called("launch");
 }
 
+#endif
+
+#ifdef BAD_PARTIALGRAPH
 static int nl_graph_new(struct tg_device *dev, void *const *progs,
                         struct tg_launch *const *launches, size_t n,
                         void **graph)
@@ -204,8 +211,25 @@ static const struct tg_compiler_iface nl_compiler = {
 	.compile = nl_compile,
 };
 
+#ifdef BAD_BADTC
+/* the fault: N = 16 but its splits make 8 */
+static const struct tg_tensor_core nl_tc = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_tensor_core, splits),
+	.dims = { 16, 8, 1 },
+	.dtype_in = TG_FLOAT32,
+	.dtype_out = TG_FLOAT32,
+	.nsplits = 2,
+	.splits = { { TG_TC_UPCAST, 0, 8 }, { TG_TC_UPCAST, 1, 8 } },
+};
+#define NL_TC_COUNT 1
+#define NL_TC &nl_tc
+#else
+#define NL_TC_COUNT 0
+#define NL_TC NULL
+#endif
+
 static const struct tg_renderer_caps nl_renderer = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, tensor_cores),
+	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, tc),
 	.dialect = TG_DIALECT_C,
 	.has_local = 0,
 	.has_shared = 0,
@@ -216,10 +240,19 @@ static const struct tg_renderer_caps nl_renderer = {
 	.shared_max = 0,
 	.dtype_mask = TG_DTYPE_BIT(TG_FLOAT32),
 	.needs_transcendental_fallback = 1,
-	.tensor_cores = 0,
+	.tensor_cores = NL_TC_COUNT,
+	.tc = NL_TC,
 };
 
-#ifdef BAD_NULLLAUNCH
+#if defined(BAD_BADTC)
+static const struct tg_runtime_iface nl_runtime = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
+	.load = nl_load,
+	.launch = nl_launch,
+	.synchronize = nl_synchronize,
+	.program_free = nl_program_free,
+};
+#elif defined(BAD_NULLLAUNCH)
 static const struct tg_runtime_iface nl_runtime = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
 	.load = nl_load,
@@ -250,7 +283,7 @@ static struct tg_device nl_device = {
 	.runtime = &nl_runtime,
 	.close = nl_close,
 };
-#endif /* BAD_NULLLAUNCH || BAD_PARTIALGRAPH */
+#endif /* BAD_NULLLAUNCH || BAD_PARTIALGRAPH || BAD_BADTC */
 
 /* ------------------------------------------------------------------ */
 /* Descriptor entries                                                  */
@@ -267,7 +300,8 @@ static int bad_probe(const struct tg_host *host, struct tg_probe *out)
 }
 #endif
 
-/* Only NULLLAUNCH, PARTIALGRAPH and OPENFAIL are meant to be opened;
+/* Only NULLLAUNCH, PARTIALGRAPH, BADTC and OPENFAIL are meant to be
+ * opened;
  * every other kind is refused earlier (or reports 0 devices), so an open
  * of one of them means the core skipped a check and is reported as
  * such. */

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 2
+#define TG_PLUGIN_ABI_MINOR 3
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -181,6 +181,37 @@ struct tg_compiler_iface {
 	               size_t *blob_len, char **log);
 };
 
+/* A tensor core (tinygrad's TensorCore): one matrix op that adds the
+ * product of A (M x K) and B (K x N) into C (N x M), dtype_in x dtype_in
+ * -> dtype_out.  The TC opt maps a matmul-shaped reduce (a SUM of the
+ * product of two loads, maybe cast from dtype_in) onto it: N is an
+ * output axis along which A is broadcast, M one along which B is, K a
+ * reduce axis.  K is unrolled by dims[2]; then the N x M tile is split
+ * off the two axes by `splits`, in order, each as the opt of its kind
+ * would: TG_TC_LOCAL across the work-items of a group (a CUDA warp's
+ * lanes), TG_TC_UPCAST across one work-item's registers.  The splits of
+ * each of N and M multiply to dims[0] and dims[1].  On a CPU the "core"
+ * is the register tile of an outer product: N a vector register or two,
+ * M rows, K 1, all upcasts.  Static data. */
+enum tg_tc_kind { TG_TC_LOCAL = 0, TG_TC_UPCAST = 1 };
+
+struct tg_tc_split {
+	int kind;       /* enum tg_tc_kind */
+	int dim;        /* 0: N, 1: M */
+	uint32_t amt;   /* at least 2 */
+};
+
+#define TG_TC_MAX_SPLITS 12
+
+struct tg_tensor_core {
+	size_t struct_size;
+	uint32_t dims[3];   /* N, M, K.  Since 0.3. */
+	int dtype_in;       /* enum tg_dtype of A and B.  Since 0.3. */
+	int dtype_out;      /* of C and the sum.  Since 0.3. */
+	size_t nsplits;     /* at most TG_TC_MAX_SPLITS.  Since 0.3. */
+	struct tg_tc_split splits[TG_TC_MAX_SPLITS]; /* Since 0.3. */
+};
+
 /* What the renderer may use on this device.  Static data. */
 struct tg_renderer_caps {
 	size_t struct_size;
@@ -196,7 +227,10 @@ struct tg_renderer_caps {
 	size_t shared_max;  /* bytes of shared memory.  Since 0.1. */
 	uint32_t dtype_mask; /* bit (1u << tg_dtype) per usable dtype.  0.1. */
 	int needs_transcendental_fallback; /* no native exp2/log2/sin. 0.1. */
-	int tensor_cores;   /* number of tensor core shapes (0).  Since 0.1. */
+	int tensor_cores;   /* entries of tc (0: none).  Since 0.1; read
+	                       only with tc, since 0.3. */
+	const struct tg_tensor_core *tc; /* the device's tensor cores, the
+	                       preferred first.  Since 0.3. */
 };
 
 /* Arguments of one launch.  Created by the core; a plugin reads fields
@@ -354,7 +388,8 @@ typedef const struct tg_plugin *(*tg_plugin_entry_fn)(
 TG_ASSERT_LAST(struct tg_host, core_private);
 TG_ASSERT_LAST(struct tg_allocator_iface, mem_info);
 TG_ASSERT_LAST(struct tg_compiler_iface, compile);
-TG_ASSERT_LAST(struct tg_renderer_caps, tensor_cores);
+TG_ASSERT_LAST(struct tg_renderer_caps, tc);
+TG_ASSERT_LAST(struct tg_tensor_core, splits);
 TG_ASSERT_LAST(struct tg_launch, elapsed_s);
 TG_ASSERT_LAST(struct tg_runtime_iface, graph_free);
 TG_ASSERT_LAST(struct tg_device_info, total_memory);
