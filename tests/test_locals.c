@@ -83,13 +83,7 @@ static void check_matmul(int m, int n, int kk, const tg_opt *opts,
 	run(kt_matmul(k, m, n, kk), opts, nopts, text, bufs, 3, out,
 	    sizeof *out * no);
 	ck_assert_mem_eq(out, ref, sizeof *out * no);
-	for (int i = 0; i < m; i++)
-		for (int j = 0; j < n; j++) {
-			double acc = 0;
-			for (int l = 0; l < kk; l++)
-				acc += (double)a[i * kk + l] * b[l * n + j];
-			ck_assert_double_eq_tol(out[i * n + j], acc, 1e-4);
-		}
+	kt_check_matmul(out, a, b, m, n, kk);
 	kt_unref(bufs, 3);
 	free(a);
 	free(b);
@@ -345,13 +339,7 @@ static void check_hand_matmul(int m, int n, int kk, const char *want)
 	tg_ksrc_free(&ks);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof *out * no),
 	                 TG_OK);
-	for (int i = 0; i < m; i++)
-		for (int j = 0; j < n; j++) {
-			double acc = 0;
-			for (int l = 0; l < kk; l++)
-				acc += (double)a[i * kk + l] * b[l * n + j];
-			ck_assert_double_eq_tol(out[i * n + j], acc, 1e-4);
-		}
+	kt_check_matmul(out, a, b, m, n, kk);
 	kt_unref(bufs, 3);
 	free(a);
 	free(b);
@@ -424,13 +412,7 @@ START_TEST(tc_work_group)
 	tg_ksrc_free(&ks);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	ck_assert_mem_eq(out, ref, sizeof out);
-	for (int i = 0; i < 32; i++)
-		for (int j = 0; j < 32; j++) {
-			double acc = 0;
-			for (int l = 0; l < 16; l++)
-				acc += (double)a[i * 16 + l] * b[l * 32 + j];
-			ck_assert_double_eq_tol(out[i * 32 + j], acc, 1e-4);
-		}
+	kt_check_matmul(out, a, b, 32, 32, 16);
 	kt_unref(bufs, 3);
 }
 END_TEST

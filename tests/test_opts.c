@@ -85,13 +85,7 @@ static void check_matmul(int m, int n, int kk, const char *opts)
 	bufs[2] = kt_buf_with(TG_FLOAT32, (size_t)(kk * n), b);
 	run_both(kt_matmul(k, m, n, kk), opts, bufs, 3, 1, out,
 	         sizeof *out * (size_t)(m * n));
-	for (int i = 0; i < m; i++)
-		for (int j = 0; j < n; j++) {
-			double acc = 0;
-			for (int l = 0; l < kk; l++)
-				acc += (double)a[i * kk + l] * b[l * n + j];
-			ck_assert_double_eq_tol(out[i * n + j], acc, 1e-4);
-		}
+	kt_check_matmul(out, a, b, m, n, kk);
 	kt_unref(bufs, 3);
 	free(a);
 	free(b);
@@ -489,18 +483,11 @@ static void run_opts(tg_uop *sink, const tg_opt *o, size_t n,
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, nbytes), TG_OK);
 }
 
-/* PADTO on all three axes of a 20x20x20 matmul rounds each up to 32,
- * so the CPU tile of 16 columns by 4 rows and an unroll by 4 fit: the
- * padding reads 0 and is not stored, the result equals NOOPT's (the
- * padded terms add +0) and C's. */
-START_TEST(padto_matmul)
+/* A 20x20x20 matmul with the opts o[0..n): equal to NOOPT's bit for
+ * bit (padded terms add +0) and to C's. */
+static void check_matmul20(const tg_opt *o, size_t n)
 {
 	enum { N = 20 };
-	static const tg_opt o[] = {
-		{ TG_OPT_PADTO, 0, 32 }, { TG_OPT_PADTO, 1, 32 },
-		{ TG_OPT_PADTO, 2, 32 }, { TG_OPT_UPCAST, 1, 16 },
-		{ TG_OPT_UPCAST, 0, 4 }, { TG_OPT_UNROLL, 2, 4 },
-	};
 	float a[N * N], b[N * N], out[N * N], ref[N * N];
 	tg_buffer *bufs[3];
 
@@ -509,16 +496,25 @@ START_TEST(padto_matmul)
 	bufs[0] = kt_buf_with(TG_FLOAT32, N * N, NULL);
 	bufs[1] = kt_buf_with(TG_FLOAT32, N * N, a);
 	bufs[2] = kt_buf_with(TG_FLOAT32, N * N, b);
-	run_opts(kt_matmul(k, N, N, N), o, 6, bufs, 3, out, ref, sizeof out);
+	run_opts(kt_matmul(k, N, N, N), o, n, bufs, 3, out, ref, sizeof out);
 	ck_assert(!memcmp(out, ref, sizeof out));
-	for (int i = 0; i < N; i++)
-		for (int j = 0; j < N; j++) {
-			double acc = 0;
-			for (int l = 0; l < N; l++)
-				acc += (double)a[i * N + l] * b[l * N + j];
-			ck_assert_double_eq_tol(out[i * N + j], acc, 1e-4);
-		}
+	kt_check_matmul(out, a, b, N, N, N);
 	kt_unref(bufs, 3);
+}
+
+/* PADTO on all three axes of a 20x20x20 matmul rounds each up to 32,
+ * so the CPU tile of 16 columns by 4 rows and an unroll by 4 fit: the
+ * padding reads 0 and is not stored, the result equals NOOPT's (the
+ * padded terms add +0) and C's. */
+START_TEST(padto_matmul)
+{
+	static const tg_opt o[] = {
+		{ TG_OPT_PADTO, 0, 32 }, { TG_OPT_PADTO, 1, 32 },
+		{ TG_OPT_PADTO, 2, 32 }, { TG_OPT_UPCAST, 1, 16 },
+		{ TG_OPT_UPCAST, 0, 4 }, { TG_OPT_UNROLL, 2, 4 },
+	};
+
+	check_matmul20(o, 6);
 }
 END_TEST
 
@@ -660,27 +656,9 @@ END_TEST
  * as 32 columns by 24 rows, the padding read as 0 and not stored. */
 START_TEST(tc_padded)
 {
-	enum { N = 20 };
-	static const tg_opt o[] = { { TG_OPT_TC, 0, 2 },
-	                            { TG_OPT_UNROLL, 2, 0 } };
-	float a[N * N], b[N * N], out[N * N], ref[N * N];
-	tg_buffer *bufs[3];
+	static const tg_opt o[] = { { TG_OPT_TC, 0, 2 } };
 
-	kt_fill(a, N * N, 0.5f, 0.125f);
-	kt_fill(b, N * N, 0.25f, -0.5f);
-	bufs[0] = kt_buf_with(TG_FLOAT32, N * N, NULL);
-	bufs[1] = kt_buf_with(TG_FLOAT32, N * N, a);
-	bufs[2] = kt_buf_with(TG_FLOAT32, N * N, b);
-	run_opts(kt_matmul(k, N, N, N), o, 1, bufs, 3, out, ref, sizeof out);
-	ck_assert(!memcmp(out, ref, sizeof out));
-	for (int i = 0; i < N; i++)
-		for (int j = 0; j < N; j++) {
-			double acc = 0;
-			for (int l = 0; l < N; l++)
-				acc += (double)a[i * N + l] * b[l * N + j];
-			ck_assert_double_eq_tol(out[i * N + j], acc, 1e-4);
-		}
-	kt_unref(bufs, 3);
+	check_matmul20(o, 1);
 }
 END_TEST
 
