@@ -15,7 +15,9 @@
  *
  * The heuristics, in order (each documented at its function):
  *  on CPUs, the register tile of an outer product (opt_cpu_tile) where
- *  the output has a vector axis, else the generic ones below;
+ *  the output has a vector axis: the device's tensor core (TC) where it
+ *  divides a matmul-shaped kernel, else a tile fitted to the shape;
+ *  then the unroll (2.); without a vector axis the generic ones below;
  *  on GPUs, a matvec is grouped by rows (opt_matvec) and nothing else,
  *  else:
  *  0. on GPUs, a reduce to a small output is grouped (GROUPTOP);
