@@ -114,15 +114,25 @@ START_TEST(null_required_entry_is_refused_at_load)
 }
 END_TEST
 
-START_TEST(null_launch_is_refused_at_open)
+/* Test plugin `file` loads, but its device `name` is refused when it
+ * opens, the message naming the table entry `what`. */
+static void refused_at_open(const char *file, const char *name,
+                            const char *what)
 {
-	tg_plugin_info pi = load_test_plugin("nulllaunch");
+	char msg[160];
+	tg_plugin_info pi = load_test_plugin(file);
 
 	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
-	ck_assert_ptr_null(tg_dev_get("NULLLAUNCH"));
+	ck_assert_ptr_null(tg_dev_get(name));
 	ck_assert_int_eq(tg_last_status(), TG_EPLUGIN);
-	ck_assert_error("could not open device 0: the device has no valid "
-	                "runtime.launch entry");
+	snprintf(msg, sizeof msg, "could not open device 0: the device has "
+	         "no valid %s entry", what);
+	ck_assert_error(msg);
+}
+
+START_TEST(null_launch_is_refused_at_open)
+{
+	refused_at_open("nulllaunch", "NULLLAUNCH", "runtime.launch");
 }
 END_TEST
 
@@ -130,13 +140,8 @@ END_TEST
  * when the device opens, naming the table. */
 START_TEST(bad_tensor_core_is_refused_at_open)
 {
-	tg_plugin_info pi = load_test_plugin("tcbad");
-
-	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
-	ck_assert_ptr_null(tg_dev_get("BADTC"));
-	ck_assert_int_eq(tg_last_status(), TG_EPLUGIN);
-	ck_assert_error("could not open device 0: the device has no valid "
-	                "renderer.tc (tensor core description) entry");
+	refused_at_open("tcbad", "BADTC",
+	                "renderer.tc (tensor core description)");
 }
 END_TEST
 

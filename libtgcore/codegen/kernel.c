@@ -64,12 +64,39 @@ static int64_t left(const tg_kplan *p, size_t ax)
 
 static void real_strides(const tg_kernel *k, const tg_st *st, int64_t *out);
 
-/* The LOAD under u, through at most one CAST; NULL if none. */
-static const tg_uop *tc_load(const tg_uop *u)
+/* The LOAD under u, through one CAST when `cast`; NULL if none. */
+static const tg_uop *product_load(const tg_uop *u, int cast)
 {
-	if (u->op == TG_CAST)
+	if (cast && u->op == TG_CAST)
 		u = u->src[0];
 	return u->op == TG_LOAD ? u : NULL;
+}
+
+/* k's first REDUCE_AXIS when it is a SUM of the product of two loads
+ * (each maybe under one CAST when `cast`), its loads in *a and *b and
+ * in *only whether it is k's one reduce; else NULL.  The matmul shape
+ * that TC and the matvec heuristic look for. */
+static const tg_uop *sum_of_product(const tg_kernel *k, int cast,
+                                    const tg_uop **a, const tg_uop **b,
+                                    int *only)
+{
+	const tg_uop *red = NULL, *mul;
+
+	*only = 1;
+	for (size_t i = 0; i < k->n; i++)
+		if (k->order[i]->op == TG_REDUCE_AXIS) {
+			if (red)
+				*only = 0;
+			else
+				red = k->order[i];
+		}
+	if (!red || tg_ast_reduce_op(red) != TG_ADD)
+		return NULL;
+	mul = red->src[0];
+	if (mul->op != TG_MUL || !(*a = product_load(mul->src[0], cast)) ||
+	    !(*b = product_load(mul->src[1], cast)))
+		return NULL;
+	return red;
 }
 
 /* The TC choices with a as A and b as B: N an integer global axis
@@ -99,21 +126,13 @@ static void tc_choices(tg_kplan *p, const int64_t *ra, const int64_t *rb)
  * their order, then swapped. */
 static void tc_shape(const tg_kernel *k, tg_kplan *p)
 {
-	const tg_uop *red = NULL, *mul, *a, *b;
+	const tg_uop *red, *a, *b;
 	int64_t ra[TG_MAX_DIMS], rb[TG_MAX_DIMS];
+	int only;
 
-	for (size_t i = 0; i < k->n; i++)
-		if (k->order[i]->op == TG_REDUCE_AXIS) {
-			if (red)
-				return;
-			red = k->order[i];
-		}
-	if (!red || tg_ast_reduce_op(red) != TG_ADD)
-		return;
-	mul = red->src[0];
-	if (mul->op != TG_MUL || !(a = tc_load(mul->src[0])) ||
-	    !(b = tc_load(mul->src[1])) || a->dtype != b->dtype ||
-	    mul->dtype != red->dtype)
+	red = sum_of_product(k, 1, &a, &b, &only);
+	if (!red || !only || a->dtype != b->dtype ||
+	    red->src[0]->dtype != red->dtype)
 		return;
 	p->tc_dt[0] = (int)a->dtype;
 	p->tc_dt[1] = (int)red->dtype;
@@ -1092,22 +1111,16 @@ static int has_expanded(const tg_st *st, const int64_t *rs)
  * when the kernel is not a matvec, or an error. */
 static int opt_matvec(tg_kplan *p, const tg_kernel *k)
 {
-	const tg_uop *red = NULL, *mul;
+	const tg_uop *a, *b;
 	int64_t rs0[TG_MAX_DIMS], rs1[TG_MAX_DIMS];
 	uint32_t rax;
+	int only;
 
-	for (size_t i = 0; i < k->n && !red; i++)
-		if (k->order[i]->op == TG_REDUCE_AXIS)
-			red = k->order[i];
-	if (!has_groups(p) || !red || tg_ast_reduce_op(red) != TG_ADD ||
-	    p->nred == 0 || p->ndim < 2)
+	if (!has_groups(p) || p->nred == 0 || p->ndim < 2 ||
+	    !sum_of_product(k, 0, &a, &b, &only))
 		return 0;
-	mul = red->src[0];
-	if (mul->op != TG_MUL || mul->src[0]->op != TG_LOAD ||
-	    mul->src[1]->op != TG_LOAD)
-		return 0;
-	const tg_st *st0 = tg_kernel_st(k, mul->src[0]);
-	const tg_st *st1 = tg_kernel_st(k, mul->src[1]);
+	const tg_st *st0 = tg_kernel_st(k, a);
+	const tg_st *st1 = tg_kernel_st(k, b);
 	real_strides(k, st0, rs0);
 	real_strides(k, st1, rs1);
 	rax = p->raxes[0];

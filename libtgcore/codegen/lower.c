@@ -465,7 +465,7 @@ int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 	ls.under = calloc((size_t)k->sink->id + 1, sizeof *ls.under);
 	if (!ls.val || !ls.under)
 		rc = tg_error_oom("lower");
-	else
+	else if (p->padded)  /* only padding reads it */
 		mark_under(k, ls.under);
 	for (size_t i = 0; i < k->n && rc == TG_OK; i++)
 		rc = lower_node(&ls, k->order[i], &ls.val[k->order[i]->id]);
