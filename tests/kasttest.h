@@ -146,20 +146,6 @@ static inline void kt_unref(tg_buffer **b, size_t n)
 		tg_buffer_unref(b[i]);
 }
 
-/* out(m,n) against a(m,kk) @ b(kk,n) by C loops in double precision,
- * within 1e-4. */
-static inline void kt_check_matmul(const float *out, const float *a,
-                                   const float *b, int m, int n, int kk)
-{
-	for (int i = 0; i < m; i++)
-		for (int j = 0; j < n; j++) {
-			double acc = 0;
-			for (int l = 0; l < kk; l++)
-				acc += (double)a[i * kk + l] * b[l * n + j];
-			ck_assert_double_eq_tol(out[i * n + j], acc, 1e-4);
-		}
-}
-
 /* Builds the program of ks on the device under test and runs it once
  * over bufs with ks's launch geometry. */
 static inline void kt_launch(const tg_ksrc *ks, tg_buffer **bufs,

@@ -70,13 +70,7 @@ static void matmul_logged(const char *logname, int debug, char **log)
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
-	for (int i = 0; i < M; i++)
-		for (int j = 0; j < N; j++) {
-			double e = 0;
-			for (int l = 0; l < K; l++)
-				e += (double)a[i * K + l] * b[l * N + j];
-			ck_assert_double_eq_tol(c[i * N + j], e, 1e-4);
-		}
+	tl_check_matmul(c, a, b, M, N, K);
 	tg_tensor_unref(x);
 	tg_tensor_unref(y);
 	tg_tensor_unref(z);

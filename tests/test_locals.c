@@ -83,7 +83,7 @@ static void check_matmul(int m, int n, int kk, const tg_opt *opts,
 	run(kt_matmul(k, m, n, kk), opts, nopts, text, bufs, 3, out,
 	    sizeof *out * no);
 	ck_assert_mem_eq(out, ref, sizeof *out * no);
-	kt_check_matmul(out, a, b, m, n, kk);
+	tl_check_matmul(out, a, b, m, n, kk);
 	kt_unref(bufs, 3);
 	free(a);
 	free(b);
@@ -339,7 +339,7 @@ static void check_hand_matmul(int m, int n, int kk, const char *want)
 	tg_ksrc_free(&ks);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof *out * no),
 	                 TG_OK);
-	kt_check_matmul(out, a, b, m, n, kk);
+	tl_check_matmul(out, a, b, m, n, kk);
 	kt_unref(bufs, 3);
 	free(a);
 	free(b);
@@ -412,7 +412,7 @@ START_TEST(tc_work_group)
 	tg_ksrc_free(&ks);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
 	ck_assert_mem_eq(out, ref, sizeof out);
-	kt_check_matmul(out, a, b, 32, 32, 16);
+	tl_check_matmul(out, a, b, 32, 32, 16);
 	kt_unref(bufs, 3);
 }
 END_TEST

@@ -85,7 +85,7 @@ static void check_matmul(int m, int n, int kk, const char *opts)
 	bufs[2] = kt_buf_with(TG_FLOAT32, (size_t)(kk * n), b);
 	run_both(kt_matmul(k, m, n, kk), opts, bufs, 3, 1, out,
 	         sizeof *out * (size_t)(m * n));
-	kt_check_matmul(out, a, b, m, n, kk);
+	tl_check_matmul(out, a, b, m, n, kk);
 	kt_unref(bufs, 3);
 	free(a);
 	free(b);
@@ -498,7 +498,7 @@ static void check_matmul20(const tg_opt *o, size_t n)
 	bufs[2] = kt_buf_with(TG_FLOAT32, N * N, b);
 	run_opts(kt_matmul(k, N, N, N), o, n, bufs, 3, out, ref, sizeof out);
 	ck_assert(!memcmp(out, ref, sizeof out));
-	kt_check_matmul(out, a, b, N, N, N);
+	tl_check_matmul(out, a, b, N, N, N);
 	kt_unref(bufs, 3);
 }
 

@@ -548,7 +548,7 @@ START_TEST(matmul)
 	ck_assert_int_eq(count(ks.src, "= tg_fma_tg_float16("), 8);
 	ck_assert_int_eq(count(ks.src, "tg_float16 acc"), 8);
 	ck_assert_int_eq(count(ks.src, "__builtin_memcpy(data0+"), 8);
-	kt_check_matmul(out, a, b, M, N, K);
+	tl_check_matmul(out, a, b, M, N, K);
 	tg_ksrc_free(&ks);
 	kt_unref(bufs, 3);
 }

@@ -24,6 +24,20 @@
 	              "error message \"%s\" lacks \"%s\"", tg_last_error(), \
 	              (needle))
 
+/* out(m,n) against a(m,kk) @ b(kk,n) by C loops in double precision,
+ * within 1e-4. */
+static inline void tl_check_matmul(const float *out, const float *a,
+                                   const float *b, int m, int n, int kk)
+{
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++) {
+			double acc = 0;
+			for (int l = 0; l < kk; l++)
+				acc += (double)a[i * kk + l] * b[l * n + j];
+			ck_assert_double_eq_tol(out[i * n + j], acc, 1e-4);
+		}
+}
+
 /* Directory of the test-double plugins. */
 static inline const char *tl_plugdir(void)
 {
