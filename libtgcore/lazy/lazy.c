@@ -622,6 +622,19 @@ tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul)
 	return tg_lazy_view_(a, st);
 }
 
+tg_lazy *tg_lazy_as_strided(tg_lazy *a, size_t ndim, const int64_t *shape,
+                            const int64_t *strides, int64_t offset)
+{
+	tg_st *st = NULL;
+
+	if (!a)
+		return NULL;
+	WITH_SYMCTX(tg_st_is_sym(a->st), ir,
+	            st = tg_st_as_strided(ir, a->st, ndim, shape, strides,
+	                                  offset));
+	return tg_lazy_view_(a, st);
+}
+
 void tg_lazy_mark_realized(tg_lazy *b)
 {
 	tg_lazy *src[3];

@@ -128,6 +128,10 @@ tg_lazy *tg_lazy_permute(tg_lazy *a, size_t n, const uint32_t *axis);
 tg_lazy *tg_lazy_pad(tg_lazy *a, size_t n, const int64_t *pairs);
 tg_lazy *tg_lazy_shrink(tg_lazy *a, size_t n, const int64_t *pairs);
 tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul);
+/* A view of shape/strides/offset over a's elements in row-major order
+ * (tg_st_as_strided): the sliding windows of tensor/processing.c. */
+tg_lazy *tg_lazy_as_strided(tg_lazy *a, size_t ndim, const int64_t *shape,
+                            const int64_t *strides, int64_t offset);
 
 /* Whether lb is a constant nobody realized, read without a mask
  * (folding may use its value); *v gets the value. */

@@ -49,6 +49,116 @@ static void unflatten(tg_ir *ir, tg_uop *flat, size_t ndim,
 	}
 }
 
+/* An affine flat index: a constant plus terms coef * atom, where an atom
+ * is any node that is not a sum or a constant (a loop index, or an
+ * earlier view's div/mod) with its bounds. */
+struct affine {
+	int64_t c;
+	size_t n;
+	tg_uop *atom[2 * TG_MAX_DIMS + 8];
+	int64_t coef[2 * TG_MAX_DIMS + 8];
+};
+
+static int affine_term(tg_uop *t, struct affine *a)
+{
+	tg_scalar v;
+	int64_t coef = 1;
+
+	if (tg_uop_is_const(t, &v))
+		return !__builtin_add_overflow(a->c, v.i, &a->c);
+	if (t->op == TG_MUL && tg_uop_is_const(t->src[1], &v))
+		coef = v.i, t = t->src[0];
+	else if (t->op == TG_MUL && tg_uop_is_const(t->src[0], &v))
+		coef = v.i, t = t->src[1];
+	if (a->n == TG_ARRAY_LEN(a->atom))
+		return 0;
+	a->atom[a->n] = t;
+	a->coef[a->n++] = coef;
+	return 1;
+}
+
+static int affine_of(tg_uop *u, struct affine *a)
+{
+	if (u->op != TG_ADD)
+		return affine_term(u, a);
+	return affine_of(u->src[0], a) && affine_of(u->src[1], a);
+}
+
+/* c as digits of the mixed radix whose place values are place[nd]
+ * (outermost first), each digit the nearest quotient, so a negative
+ * coefficient borrows from the axis above: 5 - 700 over places
+ * (700, 25, 5, 1) is (-1, 0, 1, 0). */
+static void signed_digits(int64_t c, size_t nd, const int64_t *place,
+                          int64_t *digit)
+{
+	for (size_t d = 0; d < nd; d++) {
+		int64_t q = c / place[d], r = c - q * place[d];
+
+		if (2 * r > place[d])
+			q++;
+		else if (-2 * r > place[d])
+			q--;
+		digit[d] = q;
+		c -= q * place[d];
+	}
+}
+
+/* The per-axis indices of the flat index `flat` over m's shape without
+ * a division, when they are affine in the same atoms: each term's
+ * coefficient (and the constant) is split into signed digits of the
+ * shape's places, and every axis's resulting expression must stay in
+ * [0, size) over the atoms' bounds, so the digits are exactly what
+ * div/mod would give.  A window over a padded tensor (the gradient of
+ * a convolution) reads this way: its strides are combinations like
+ * "one row up, one kernel column right".  0 when it does not apply. */
+static int exact_digits(tg_ir *ir, tg_uop *flat, const tg_view *m,
+                        tg_uop **ix)
+{
+	int64_t place[TG_MAX_DIMS], dig[TG_MAX_DIMS],
+	        lo[TG_MAX_DIMS], hi[TG_MAX_DIMS], p = 1;
+	int64_t dt[2 * TG_MAX_DIMS + 8][TG_MAX_DIMS];
+	struct affine a = { 0 };
+	size_t nd = m->ndim, d, j;
+
+	for (d = nd; d-- > 0;) {
+		if (!tg_sint_is_int(m->shape[d]) || m->shape[d].c <= 0 ||
+		    p > (INT64_C(1) << 40))
+			return 0;
+		place[d] = p;
+		p *= m->shape[d].c;
+	}
+	if (!nd || !affine_of(flat, &a))
+		return 0;
+	signed_digits(a.c, nd, place, dig);
+	memcpy(lo, dig, sizeof *lo * nd);
+	memcpy(hi, dig, sizeof *hi * nd);
+	for (j = 0; j < a.n; j++) {
+		signed_digits(a.coef[j], nd, place, dt[j]);
+		for (d = 0; d < nd; d++) {
+			int64_t x, y;
+
+			if (__builtin_mul_overflow(dt[j][d],
+			                           tg_uop_vmin(a.atom[j]), &x) ||
+			    __builtin_mul_overflow(dt[j][d],
+			                           tg_uop_vmax(a.atom[j]), &y) ||
+			    __builtin_add_overflow(lo[d], x < y ? x : y, &lo[d]) ||
+			    __builtin_add_overflow(hi[d], x < y ? y : x, &hi[d]))
+				return 0;
+		}
+	}
+	for (d = 0; d < nd; d++)
+		if (lo[d] < 0 || hi[d] >= m->shape[d].c)
+			return 0;
+	for (d = 0; d < nd; d++) {
+		ix[d] = tg_sym_int(ir, dig[d]);
+		for (j = 0; j < a.n; j++)
+			if (dt[j][d])
+				ix[d] = tg_sym_add(ir, ix[d], tg_sym_muli(ir,
+				                   a.atom[j], dt[j][d]));
+	}
+	return 1;
+}
+
 /* Feeds the flat index of each later view into the view before it. */
 static int earlier_views(tg_ir *ir, const tg_st *st, tg_uop **idx,
                          tg_uop **valid)
@@ -65,7 +175,8 @@ static int earlier_views(tg_ir *ir, const tg_st *st, tg_uop **idx,
 		}
 		if ((rc = tg_view_minify(ir, st->views[k], &m)))
 			return rc;
-		unflatten(ir, *idx, m->ndim, m->shape, ix);
+		if (!exact_digits(ir, *idx, m, ix))
+			unflatten(ir, *idx, m->ndim, m->shape, ix);
 		rc = tg_view_expr(ir, m, ix, *valid, idx, valid);
 		tg_view_free(m);
 		if (rc)

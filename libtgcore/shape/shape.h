@@ -240,6 +240,12 @@ tg_st *tg_st_stride(tg_ir *ir, const tg_st *st, size_t n,
 tg_st *tg_st_flip(tg_ir *ir, const tg_st *st, size_t n,
                   const uint8_t *flip);
 
+/* A view of shape/strides/offset (integers, no mask) over st's shape
+ * read row-major, pushed and merged into st where it can.  Errors: a
+ * symbolic st, a negative size, a view reading outside st. */
+tg_st *tg_st_as_strided(tg_ir *ir, const tg_st *st, size_t ndim,
+                        const int64_t *shape, const int64_t *strides,
+                        int64_t offset);
 /* Merges the last two views while they merge.  New tracker or NULL. */
 tg_st *tg_st_simplify(tg_ir *ir, const tg_st *st);
 /* a followed by b's views, simplified after each (tinygrad's a + b).

@@ -262,6 +262,68 @@ static int simplify_in_place(tg_ir *ir, tg_st *st)
 	return 0;
 }
 
+/* The lowest and highest flat index a mask-less view reads ([0, -1]
+ * when it reads nothing); -1 on overflow. */
+static int reach(size_t ndim, const int64_t *shape, const int64_t *strides,
+                 int64_t offset, int64_t *lo, int64_t *hi)
+{
+	*lo = *hi = offset;
+	for (size_t i = 0; i < ndim; i++) {
+		int64_t e;
+
+		if (!shape[i]) {
+			*lo = 0, *hi = -1;
+			return 0;
+		}
+		if (__builtin_mul_overflow(shape[i] - 1, strides[i], &e) ||
+		    __builtin_add_overflow(e < 0 ? *lo : *hi, e,
+		                           e < 0 ? lo : hi))
+			return -1;
+	}
+	return 0;
+}
+
+/* A new view over st's shape read as row-major: tinygrad has no such
+ * movement op; it is how a sliding window (the input of a convolution)
+ * and the window of its gradient are one view instead of a repeat with
+ * reshapes, so their index math has no division. */
+tg_st *tg_st_as_strided(tg_ir *ir, const tg_st *st, size_t ndim,
+                        const int64_t *shape, const int64_t *strides,
+                        int64_t offset)
+{
+	tg_sint sh[TG_MAX_DIMS], sd[TG_MAX_DIMS];
+	int64_t lo = 0, hi = 0, n = tg_st_size(st);
+	tg_view *v;
+	tg_st *r;
+
+	if (ndim > TG_MAX_DIMS)
+		return tg_error(TG_EINVAL, "as_strided: %zu dims (at most %d)",
+		                ndim, TG_MAX_DIMS), NULL;
+	for (size_t i = 0; i < ndim; i++) {
+		if (shape[i] < 0)
+			return tg_error(TG_EINVAL, "as_strided: axis %zu has "
+			                "size %lld", i, (long long)shape[i]), NULL;
+		sh[i] = tg_si(shape[i]);
+		sd[i] = tg_si(strides[i]);
+	}
+	if (tg_st_is_sym(st) || n < 0 ||
+	    reach(ndim, shape, strides, offset, &lo, &hi) ||
+	    (lo < 0 || hi >= n))
+		return tg_error(TG_EINVAL, "as_strided: the view reads [%lld, "
+		                "%lld] of %lld elements", (long long)lo,
+		                (long long)hi, (long long)n), NULL;
+	if (tg_view_make(ir, "as_strided", ndim, sh, sd, tg_si(offset), NULL,
+	                 &v))
+		return NULL;
+	if (!(r = st_with(st, st->nviews, v)))
+		return NULL;
+	if (simplify_in_place(ir, r)) {
+		tg_st_free(r);
+		return NULL;
+	}
+	return r;
+}
+
 /* Fewer views mean shorter index math in every kernel that reads st. */
 tg_st *tg_st_simplify(tg_ir *ir, const tg_st *st)
 {

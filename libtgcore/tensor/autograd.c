@@ -255,6 +255,44 @@ static tg_tensor *stride_grad(const tg_fn *f, const tg_tensor *x,
 	return nf ? tg_flip(g, flip, (size_t)nf) : g;
 }
 
+/* Undoes a window (tg_t_window): input element y of an axis was read
+ * by slot j of window y - j*d, so its gradient is the sum over j of
+ * g[y - j*d, j].  With g padded by d*(k-1) on both sides of each
+ * window axis, that is one view, g_pad[y - j*d + d*(k-1), j], summed
+ * over the k axes (a view with no division: shape/index.c). */
+static tg_tensor *window_grad(const tg_fn *f, const tg_tensor *x,
+                              tg_tensor *g)
+{
+	size_t nk = f->narg / 2, lead = x->ndim - nk, n = g->ndim, i;
+	int64_t pad[2 * TG_MAX_DIMS] = { 0 }, shape[TG_MAX_DIMS],
+	        st[TG_MAX_DIMS], t[TG_MAX_DIMS], off = 0, acc = 1;
+	uint32_t axes = 0;
+	tg_dtype dt = tg_tensor_dtype(g);
+	tg_tensor *p;
+
+	for (i = 0; i < nk; i++)
+		pad[2 * (lead + i)] = pad[2 * (lead + i) + 1] =
+			f->arg[nk + i] * (f->arg[i] - 1);
+	if (!(p = tg_pad(g, n, pad, 0)))
+		return NULL;
+	for (i = n; i-- > 0;) {
+		t[i] = acc;
+		acc *= p->shape[i];
+	}
+	for (i = 0; i < n; i++) {  /* (lead, in, k) */
+		shape[i] = i < x->ndim ? x->shape[i] : p->shape[i];
+		st[i] = t[i];
+	}
+	for (i = 0; i < nk; i++) {
+		st[lead + nk + i] -= f->arg[nk + i] * t[lead + i];
+		off += pad[2 * (lead + i)] * t[lead + i];
+		axes |= 1u << (lead + nk + i);
+	}
+	p = tg_t_as_strided(p, n, shape, st, off);
+	p = tg_t_reduce(TG_ADD, tg_cast(p, tg_dtype_sum_acc(dt)), axes);
+	return tg_cast(tg_reshape(p, x->ndim, x->shape), dt);
+}
+
 static tg_tensor *move_grad(const tg_fn *f, tg_tensor *g)
 {
 	tg_tensor *x = val(f->x[0]);
@@ -293,6 +331,8 @@ static tg_tensor *move_grad(const tg_fn *f, tg_tensor *g)
 		return tg_pad(g, x->ndim, p, 0);
 	case TG_FN_STRIDE:
 		return stride_grad(f, x, g);
+	case TG_FN_WINDOW:
+		return window_grad(f, x, g);
 	default:
 		return NULL;
 	}

@@ -175,6 +175,51 @@ tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul)
 	               TG_FN_STRIDE, t, mul, n) : NULL;
 }
 
+tg_tensor *tg_t_as_strided(const tg_tensor *t, size_t ndim,
+                           const int64_t *shape, const int64_t *strides,
+                           int64_t offset)
+{
+	return t ? tg_t_wrap(tg_lazy_as_strided(t->lazy, ndim, shape, strides,
+	                                        offset)) : NULL;
+}
+
+/* Row-major strides of t's shape. */
+static void row_major(const tg_tensor *t, int64_t *s)
+{
+	int64_t acc = 1;
+
+	for (size_t i = t->ndim; i-- > 0;) {
+		s[i] = acc;
+		acc *= t->shape[i];
+	}
+}
+
+tg_tensor *tg_t_window(const tg_tensor *t, size_t nk, const int64_t *k,
+                       const int64_t *d)
+{
+	int64_t shape[TG_MAX_DIMS], st[TG_MAX_DIMS], s[TG_MAX_DIMS];
+	int64_t arg[2 * TG_MAX_DIMS];
+	size_t lead, i;
+
+	if (!t)
+		return NULL;
+	lead = t->ndim - nk;
+	row_major(t, s);
+	for (i = 0; i < lead; i++)
+		shape[i] = t->shape[i], st[i] = s[i];
+	for (i = 0; i < nk; i++) {
+		shape[lead + i] = t->shape[lead + i] - d[i] * (k[i] - 1);
+		st[lead + i] = s[lead + i];
+		shape[lead + nk + i] = k[i];
+		st[lead + nk + i] = d[i] * s[lead + i];
+		arg[i] = k[i];
+		arg[nk + i] = d[i];
+	}
+	return REC(tg_t_wrap(tg_lazy_as_strided(t->lazy, lead + 2 * nk, shape,
+	                                        st, 0)),
+	           TG_FN_WINDOW, t, arg, 2 * nk);
+}
+
 tg_tensor *tg_shrink(const tg_tensor *t, size_t n, const int64_t *pairs)
 {
 	if (!t)

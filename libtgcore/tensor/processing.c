@@ -153,71 +153,28 @@ static tg_tensor *pool_simple(const tg_tensor *t, size_t nk, const int64_t *k,
 	return tg_permute(x, lead + 2 * nk, perm);
 }
 
-/* With overlap or dilation, tinygrad's way without padding: repeat each
- * axis so that the windows lie side by side, then slice out dilation
- * and stride with reshapes and shrinks. */
+/* With overlap or dilation: the windows at every position as one view
+ * (tg_t_window), then every s-th.  tinygrad repeats the input and
+ * slices the windows out with reshapes and shrinks; the map is the same
+ * (so are the kernels), but its index math divides by the repeat's
+ * period, and the gradient of the repeat is a reduce through three
+ * views that divides per element. */
 static tg_tensor *pool_overlap(const tg_tensor *t, size_t nk,
                                const int64_t *k, const int64_t *s,
-                               const int64_t *d, const int64_t *o)
+                               const int64_t *d)
 {
-	int64_t rep[TG_MAX_DIMS], sh[2 * TG_MAX_DIMS], r[TG_MAX_DIMS];
-	size_t lead = t->ndim - nk, i, n;
-	int perm[TG_MAX_DIMS];
-	tg_tensor *x;
+	int64_t mul[TG_MAX_DIMS];
+	size_t lead = t->ndim - nk, i, n = lead + 2 * nk;
+	tg_tensor *w = tg_t_window(t, nk, k, d);
+	int strided = 0;
 
-	for (i = 0; i < t->ndim; i++) {
-		int64_t in = t->shape[i];
+	for (i = 0; i < n; i++) {
+		int o = i >= lead && i < lead + nk;
 
-		rep[i] = i < lead ? 1 : ceil_div(k[i - lead] * (in + d[i - lead]),
-		                                 in);
-		sh[2 * i] = 0;
-		sh[2 * i + 1] = i < lead ? in : k[i - lead] * (in + d[i - lead]);
+		mul[i] = o ? s[i - lead] : 1;
+		strided |= o && s[i - lead] > 1;
 	}
-	x = tg_shrink(tg_repeat(t, t->ndim, rep), t->ndim, sh);
-	/* (k, i + d) per axis */
-	for (i = 0, n = lead; i < nk; i++) {
-		r[n++] = k[i];
-		r[n++] = t->shape[lead + i] + d[i];
-	}
-	memcpy(r, t->shape, lead * sizeof *r);
-	x = tg_reshape(x, n, r);
-	/* (k, o * s) then (k, o, s) */
-	for (i = 0; i < nk; i++) {
-		sh[2 * (lead + 2 * i)] = 0;
-		sh[2 * (lead + 2 * i) + 1] = k[i];
-		sh[2 * (lead + 2 * i) + 2] = 0;
-		sh[2 * (lead + 2 * i) + 3] = o[i] * s[i];
-	}
-	x = tg_shrink(x, n, sh);
-	for (i = 0, n = lead; i < nk; i++) {
-		r[n++] = k[i];
-		r[n++] = o[i];
-		r[n++] = s[i];
-	}
-	x = tg_reshape(x, n, r);
-	/* keep the first of each stride: (k, o, 1) then (k, o) */
-	for (i = 0; i < lead; i++) {
-		sh[2 * i] = 0;
-		sh[2 * i + 1] = t->shape[i];
-	}
-	for (i = 0; i < nk; i++) {
-		int64_t *q = sh + 2 * (lead + 3 * i);
-
-		q[0] = 0, q[1] = k[i], q[2] = 0, q[3] = o[i], q[4] = 0, q[5] = 1;
-	}
-	x = tg_shrink(x, n, sh);
-	for (i = 0, n = lead; i < nk; i++) {
-		r[n++] = k[i];
-		r[n++] = o[i];
-	}
-	x = tg_reshape(x, n, r);
-	for (i = 0; i < lead; i++)
-		perm[i] = (int)i;
-	for (i = 0; i < nk; i++) {
-		perm[lead + i] = (int)(lead + 2 * i + 1);
-		perm[lead + nk + i] = (int)(lead + 2 * i);
-	}
-	return tg_permute(x, lead + 2 * nk, perm);
+	return strided ? tg_t_stride(w, n, mul) : w;
 }
 
 tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
@@ -249,8 +206,11 @@ tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
 		o[i] = ceil_div(in - d[i] * (k[i] - 1), s[i]);
 		overlap |= k[i] > s[i] || d[i] != 1;
 	}
+	if (overlap && tg_dims_sym(t->ndim, t->shape))
+		return tg_t_fail(TG_EUNSUPPORTED, "pool", "overlapping windows "
+		                 "over the symbolic shape %s", SHAPE(t, b));
 	tg_scope_begin();
-	r = overlap ? pool_overlap(t, nk, k, s, d, o)
+	r = overlap ? pool_overlap(t, nk, k, s, d)
 	            : pool_simple(t, nk, k, s, o);
 	r = tg_keep(r);
 	tg_scope_end();

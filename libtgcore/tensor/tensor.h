@@ -51,7 +51,7 @@ struct tg_tensor {
 enum tg_fn_kind {
 	TG_FN_ALU, TG_FN_RELU, TG_FN_REDUCE, TG_FN_RESHAPE, TG_FN_EXPAND,
 	TG_FN_PERMUTE, TG_FN_PAD, TG_FN_SHRINK, TG_FN_STRIDE, TG_FN_CAST,
-	TG_FN_BITCAST, TG_FN_CONTIGUOUS, TG_FN_COPY
+	TG_FN_BITCAST, TG_FN_CONTIGUOUS, TG_FN_COPY, TG_FN_WINDOW
 };
 
 /* Records on `out` (just made from `in` by the primitive `kind`, ALU or
@@ -125,6 +125,19 @@ tg_tensor *tg_t_const_like(const tg_tensor *like, double v);
 /* Takes every mul[i]-th element of axis i (negative: from the end).
  * tinygrad's stride, used by slicing with steps. */
 tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul);
+
+/* The sliding windows of size k[i] and dilation d[i] (>= 1) at every
+ * position of the last nk axes, as one view (..., o_1..o_nk,
+ * k_1..k_nk) with o = in - d*(k-1) (tg_lazy_as_strided).  Its gradient
+ * sums, for each input element, the window slots that read it: the
+ * same kind of view over the padded gradient, reduced over k. */
+tg_tensor *tg_t_window(const tg_tensor *t, size_t nk, const int64_t *k,
+                       const int64_t *d);
+/* A view of t (row-major) with these shape, strides and offset; not
+ * recorded for autograd, so only for gradients (tg_t_window's). */
+tg_tensor *tg_t_as_strided(const tg_tensor *t, size_t ndim,
+                           const int64_t *shape, const int64_t *strides,
+                           int64_t offset);
 
 /* tinygrad's _pool: the sliding windows of kernel k over the last nk
  * axes (stride and dilation per axis, NULL or 0 meaning 1) as a view
