@@ -242,6 +242,88 @@ static tg_uop *vector_store(tg_ir *ir, const vz_mem *m, unsigned w)
 	return tg_uop_new(ir, TG_STORE, TG_VOID, src, s->nsrc, NULL);
 }
 
+static int vector_op(unsigned op);
+
+/* Whether the values of stores m[0..w) may become one vector computed
+ * at once: one op that has a vector form (a PHI: an accumulator), not
+ * a lane of a vector already. */
+static int lanes_compute(const vz_mem *m, unsigned w)
+{
+	const tg_uop *x = m[0].u->src[2];
+
+	if (x->op != TG_PHI && !vector_op(x->op))
+		return 0;
+	for (unsigned j = 1; j < w; j++)
+		if (m[j].u->src[2]->op != x->op)
+			return 0;
+	return 1;
+}
+
+/* The width of the strided run at m[i] among the n stores no vector
+ * store took (sorted): members of one key whose offsets step by the
+ * gap to the next, the widest power of 2 up to maxw; else 0. */
+static unsigned strided_at(const vz_ctx *c, const vz_mem *m, size_t n,
+                           size_t i)
+{
+	int64_t gap;
+	size_t k = 1;
+	unsigned w;
+
+	if (i + 1 >= n || memcmp(m[i].key, m[i + 1].key, sizeof m[i].key))
+		return 0;
+	gap = m[i + 1].off - m[i].off;
+	while (i + k < n && k < c->maxw &&
+	       !memcmp(m[i].key, m[i + k].key, sizeof m[i].key) &&
+	       m[i + k].off == m[i].off + (int64_t)k * gap)
+		k++;
+	for (w = 1; 2 * (size_t)w <= k; w *= 2)
+		;
+	return gap > 1 && w >= 2 && lanes_compute(m + i, w) ? w : 0;
+}
+
+/* Stores of one buffer at a constant step (an upcast axis that is not
+ * the innermost of the output, as in a convolution's input gradient)
+ * stay scalar, but their values become the lanes of one vector,
+ * store j storing GEP(VECTORIZE(v0..), j): the vector ALU rules then
+ * compute the lanes at once, and their loads fold where contiguous. */
+static size_t strided_stores(tg_ir *ir, const vz_ctx *c, vz_mem *m,
+                             size_t nm, tg_uop **at)
+{
+	size_t n = 0, nrun = 0;
+
+	if (c->aligned)  /* CUDA: its lanes are threads, not registers */
+		return 0;
+	for (size_t i = 0; i < nm; i++)  /* those no vector store took */
+		if (!at[m[i].pos] && m[i].u->src[2]->op != TG_GEP)
+			m[n++] = m[i];
+	for (size_t i = 0; i < n;) {
+		unsigned w = strided_at(c, m, n, i);
+		tg_uop *vals[VZ_MAXW], *vec, *src[4];
+
+		if (!w) {
+			i++;
+			continue;
+		}
+		for (unsigned j = 0; j < w; j++)
+			vals[j] = m[i + j].u->src[2];
+		vec = tg_uop_new(ir, TG_VECTORIZE,
+		                 tg_type_vec(vals[0]->dtype, w), vals, w, NULL);
+		for (unsigned j = 0; j < w; j++) {
+			tg_uop *st = m[i + j].u;
+			tg_arg a = { .v.i = j };
+
+			memcpy(src, st->src, st->nsrc * sizeof *src);
+			src[2] = tg_uop_new(ir, TG_GEP, vals[j]->dtype, &vec, 1,
+			                    &a);
+			at[m[i + j].pos] = tg_uop_new(ir, TG_STORE, TG_VOID, src,
+			                              st->nsrc, NULL);
+		}
+		nrun++;
+		i += w;
+	}
+	return nrun;
+}
+
 /* The runs of foldable stores among the sink's sources: at[k] the
  * vector store that takes source k's place, or the sink itself for a
  * source absorbed by an earlier one.  The number of runs. */
@@ -276,7 +358,7 @@ static size_t plan_stores(tg_ir *ir, vz_ctx *c, tg_uop *sink, vz_mem *m,
 		nrun++;
 		i += w;
 	}
-	return nrun;
+	return nrun + strided_stores(ir, c, m, nm, at);
 }
 
 /* SINK(stores) -> SINK with each run of stores one vector STORE, at
