@@ -224,6 +224,57 @@ START_TEST(rule_copy)
 }
 END_TEST
 
+/* SINK(store(out, gidx0*100 + 25j, v_j)) for j < 4: a step of 25. */
+static tg_uop *stepped(tg_uop *out, tg_uop *const *v)
+{
+	tg_arg a = { .name = "gidx0", .a = 8 };
+	tg_uop *g = tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a), *s[4];
+
+	for (int j = 0; j < 4; j++)
+		s[j] = st(out, tg_sym_addi(ir, tg_sym_muli(ir, g, 100), 25 * j),
+		          v[j]);
+	return tg_uop_new(ir, TG_SINK, TG_VOID, s, 4, NULL);
+}
+
+/* Stores at a step of 25 of products of contiguous loads stay four
+ * scalar stores, each of a lane (GEP) of one float4 MUL of a float4
+ * load; where vectors must be aligned (CUDA), and for values that are
+ * loads (a transposing copy: nothing to compute), nothing changes. */
+START_TEST(rule_strided_stores)
+{
+	tg_uop *out = glob(0, TG_FLOAT32, 1), *in = glob(1, TG_FLOAT32, 0);
+	tg_uop *v[4], *l[4], *s, *r, *mul;
+
+	for (int j = 0; j < 4; j++) {
+		l[j] = ld(in, at(j));
+		v[j] = tg_uop_alu(ir, TG_MUL, l[j],
+		                  tg_uop_const_float(ir, TG_FLOAT32, 2.0), NULL);
+	}
+	s = stepped(out, v);
+	r = tg_vectorize_mem(ir, s, 4, 0);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->nsrc, 4);
+	mul = r->src[0]->src[2]->src[0];
+	for (int j = 0; j < 4; j++) {
+		ck_assert_ptr_eq(r->src[j]->src[1], s->src[j]->src[1]);
+		ck_assert_int_eq(r->src[j]->src[2]->op, TG_GEP);
+		ck_assert_int_eq(r->src[j]->src[2]->arg.v.i, j);
+		ck_assert_ptr_eq(r->src[j]->src[2]->src[0], mul);
+	}
+	ck_assert_int_eq(mul->op, TG_MUL);
+	ck_assert_uint_eq(mul->dtype, tg_type_vec(TG_FLOAT32, 4));
+	ck_assert_int_eq(mul->src[0]->op, TG_LOAD);
+	ck_assert_uint_eq(mul->src[0]->dtype, tg_type_vec(TG_FLOAT32, 4));
+	r = tg_vectorize_mem(ir, s, 4, 1);
+	for (int j = 0; j < 4; j++)
+		ck_assert_int_eq(r->src[j]->src[2]->op, TG_MUL);
+	for (int j = 0; j < 4; j++)  /* loads at a step of 7: no vector */
+		l[j] = ld(in, at(7 * j));
+	s = stepped(out, l);
+	ck_assert_ptr_eq(tg_vectorize_mem(ir, s, 4, 0), s);
+}
+END_TEST
+
 /* With alignment required, offsets 1..4 of gidx0*4 give a float2 at 2
  * only (1 and 4 are odd or break the run); without, a float4 at 1. */
 START_TEST(rule_aligned)
@@ -636,6 +687,7 @@ static Suite *suite(void)
 	tcase_add_test(r, rule_copy);
 	tcase_add_test(r, rule_const_lanes);
 	tcase_add_test(r, rule_aligned);
+	tcase_add_test(r, rule_strided_stores);
 	suite_add_tcase(s, r);
 	tcase_set_timeout(t, 120);
 	tcase_add_checked_fixture(t, setup, teardown);
