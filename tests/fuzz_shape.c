@@ -6,8 +6,9 @@
  *   fuzz_shape [--seed N|random] [--cases N] [--seconds S] [--first K]
  *
  * Each case starts from a small random shape and applies up to 8 ops
- * (reshape, permute, expand, pad, shrink, stride with flips, and now and
- * then a simplify), then checks at every index of the final shape that
+ * (reshape, permute, expand, pad, shrink, stride with flips, a view of
+ * any strides (tg_st_as_strided: sliding windows), and now and then a
+ * simplify), then checks at every index of the final shape that
  * the tracker's (index, valid), evaluated from its IR expressions,
  * equals the oracle, directly and through a flattening reshape; that
  * tg_st_simplify leaves the map alone; and that tg_st_concat with a
@@ -180,6 +181,55 @@ static int op_stride(so_st *so)
 	return so_stride(so, mul);
 }
 
+/* A view over the elements in row-major order (tg_st_as_strided): the
+ * sliding windows of a convolution over the last one or two axes (as
+ * tg_t_window makes them), or a random view that stays inside. */
+static int op_as_strided(so_st *so)
+{
+	int64_t shape[TG_MAX_DIMS], st[TG_MAX_DIMS], row[TG_MAX_DIMS];
+	int64_t acc = 1, off = 0, lo = 0, hi = 0, n = (int64_t)so->n;
+	size_t i, nd = so->ndim, nk = (size_t)pick(1, nd < 2 ? 1 : 2);
+
+	for (i = nd; i-- > 0;)
+		row[i] = acc, acc *= so->shape[i];
+	if (n == 0)
+		return 0;
+	if (pick(0, 1)) {  /* windows of k at dilation d */
+		size_t lead = nd - nk;
+		for (i = 0; i < lead; i++)
+			shape[i] = so->shape[i], st[i] = row[i];
+		for (i = 0; i < nk; i++) {
+			int64_t k = pick(1, 3), d = pick(1, 2),
+			        o = so->shape[lead + i] - d * (k - 1);
+			if (o <= 0)
+				k = 1, d = 1, o = so->shape[lead + i];
+			shape[lead + i] = o, st[lead + i] = row[lead + i];
+			shape[lead + nk + i] = k;
+			st[lead + nk + i] = d * row[lead + i];
+		}
+		nd = lead + 2 * nk;
+	} else {           /* any strides, the offset keeping it inside */
+		nd = (size_t)pick(1, 3);
+		for (i = 0; i < nd; i++) {
+			shape[i] = pick(1, 4);
+			st[i] = pick(-n / 2, n / 2);
+			if ((shape[i] - 1) * st[i] < 0)
+				lo += (shape[i] - 1) * st[i];
+			else
+				hi += (shape[i] - 1) * st[i];
+		}
+		if (hi - lo >= n)
+			return 0;
+		off = -lo + pick(0, n - 1 - (hi - lo));
+	}
+	if (so_count(nd, shape) > MAX_ELEMS)
+		return 0;
+	log_ints("as_strided shape", shape, nd, 0);
+	log_ints("strides", st, nd, 0);
+	logf_("offset %lld; ", (long long)off);
+	return so_as_strided(so, nd, shape, st, off);
+}
+
 static int op_simplify(so_st *so)
 {
 	logf_("simplify(); ");
@@ -188,7 +238,7 @@ static int op_simplify(so_st *so)
 
 static int (*const ops[])(so_st *) = {
 	op_reshape, op_reshape, op_permute, op_expand, op_pad, op_shrink,
-	op_stride, op_simplify,
+	op_stride, op_as_strided, op_simplify,
 };
 
 /* 0 when the map survives simplify, else 1 with msg. */

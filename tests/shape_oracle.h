@@ -184,6 +184,33 @@ static inline int so_src_stride(const so_st *so, const int64_t *ni,
 	return 1;
 }
 
+/* arg: ndim, then the strides, then the offset: the old index is the
+ * flat offset + sum(ni * stride) read row-major. */
+static inline int so_src_as_strided(const so_st *so, const int64_t *ni,
+                                    const int64_t *arg, int64_t *oi)
+{
+	int64_t f = arg[1 + arg[0]];
+
+	for (int64_t i = 0; i < arg[0]; i++)
+		f += ni[i] * arg[1 + i];
+	so_unravel(so->ndim, so->shape, (size_t)f, oi);
+	return 1;
+}
+
+static inline int so_as_strided(so_st *so, size_t ndim,
+                                const int64_t *shape,
+                                const int64_t *strides, int64_t offset)
+{
+	int64_t arg[2 + TG_MAX_DIMS];
+
+	arg[0] = (int64_t)ndim;
+	memcpy(arg + 1, strides, ndim * sizeof *strides);
+	arg[1 + ndim] = offset;
+	return so_apply(so, tg_st_as_strided(so->ir, so->st, ndim, shape,
+	                                     strides, offset),
+	                ndim, shape, so_src_as_strided, arg);
+}
+
 static inline int so_reshape(so_st *so, size_t ndim, const int64_t *shape)
 {
 	tg_sint sh[TG_MAX_DIMS];

@@ -224,13 +224,14 @@ START_TEST(rows_upcast_grouptop)
 }
 END_TEST
 
-/* Batch norm's mean: (64,8,20,20) summed over axes 0, 2 and 3, the
- * first grouped, the last unrolled: the second stage's loop must not
- * open inside the first stage's nest (a linearizer bug once). */
+/* Batch norm's mean: (64,8,20,20) summed over axes 0, 2 and 3 (the
+ * last two one axis of 400 in the kernel), the first grouped, the last
+ * unrolled: the second stage's loop must not open inside the first
+ * stage's nest (a linearizer bug once). */
 START_TEST(grouped_outer_of_three_reduce_axes)
 {
 	static const tg_opt o[] = { { TG_OPT_GROUPTOP, 0, 16 },
-	                            { TG_OPT_UNROLL, 3, 4 } };
+	                            { TG_OPT_UNROLL, 2, 4 } };
 	enum { N = 64 * 8 * 20 * 20 };
 	float *a = malloc(sizeof *a * N), out[8];
 	tg_sint sh[4] = { tg_si(64), tg_si(8), tg_si(20), tg_si(20) };
@@ -250,7 +251,7 @@ START_TEST(grouped_outer_of_three_reduce_axes)
 	                 tg_st_from_shape(NULL, 4, so));
 	bufs[0] = kt_buf_with(TG_FLOAT32, 8, NULL);
 	bufs[1] = kt_buf_with(TG_FLOAT32, N, a);
-	run(tg_ast_sink(k, &s, 1), o, 2, "GROUPTOP(0,16) UNROLL(3,4)", bufs, 2,
+	run(tg_ast_sink(k, &s, 1), o, 2, "GROUPTOP(0,16) UNROLL(2,4)", bufs, 2,
 	    out, sizeof out);
 	for (int c = 0; c < 8; c++) {
 		double want = 0;
@@ -356,16 +357,17 @@ START_TEST(hand_coded_matvec)
 
 	if (!has_groups())
 		return;
-	check_hand_matmul(64, 1, 48, "GROUP(2,8) LOCAL(0,4) UPCAST(0,4)");
-	check_hand_matmul(1, 64, 48, "GROUP(2,8) LOCAL(1,4) UPCAST(1,4)");
+	/* the axis of 1 merges away: (64, 48), the reduce axis 1 */
+	check_hand_matmul(64, 1, 48, "GROUP(1,8) LOCAL(0,4) UPCAST(0,4)");
+	check_hand_matmul(1, 64, 48, "GROUP(1,8) LOCAL(0,4) UPCAST(0,4)");
 	/* rows not a multiple of 16: not a matvec for the heuristic */
 	ck_assert_int_eq(tg_codegen(kt_matmul(k, 24, 1, 48), kt_cpu_caps(),
 	                            kt_set(), &ks), TG_OK);
-	ck_assert_msg(!strstr(ks.opts, "GROUP(2,8)"), "%s", ks.opts);
+	ck_assert_msg(!strstr(ks.opts, "GROUP("), "%s", ks.opts);
 	tg_ksrc_free(&ks);
 	ck_assert_int_eq(tg_codegen(kt_matmul(k, 32, 32, 48), kt_cpu_caps(),
 	                            kt_set(), &ks), TG_OK);
-	ck_assert_msg(!strstr(ks.opts, "GROUP(2,8)"), "%s", ks.opts);
+	ck_assert_msg(!strstr(ks.opts, "GROUP("), "%s", ks.opts);
 	tg_ksrc_free(&ks);
 }
 END_TEST
@@ -490,9 +492,12 @@ START_TEST(four_local_axes_refused)
 		{ TG_OPT_LOCAL, 0, 2 }, { TG_OPT_LOCAL, 1, 2 },
 		{ TG_OPT_LOCAL, 2, 2 }, { TG_OPT_LOCAL, 3, 2 },
 	};
+	static const uint32_t rev[4] = { 3, 2, 1, 0 };
 	tg_sint sh[4] = { tg_si(4), tg_si(4), tg_si(4), tg_si(4) };
 	tg_st *st = tg_st_from_shape(NULL, 4, sh);
-	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, st);
+	/* a transposing copy: four axes that do not merge into one */
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32,
+	                        kt_moved(st, tg_st_permute(NULL, st, 4, rev)));
 	tg_uop *s = tg_ast_store(k, 0, x, tg_st_from_shape(NULL, 4, sh));
 	tg_ksrc ks;
 

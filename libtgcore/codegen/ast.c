@@ -469,6 +469,189 @@ static int decode_sts(tg_kernel *k)
 	return TG_OK;
 }
 
+/* ------------------------------------------------- merging axes */
+
+/* Fewer axes mean fewer loops and index terms, and a long axis to
+ * vectorize where two short ones could not be (a convolution's 20x20
+ * image is one axis of 400): tinygrad's simplify_ones and
+ * simplify_merge_adjacent, before any opt, so opts name the merged
+ * axes. */
+typedef struct mg_ctx {
+	size_t nd, ng;
+	tg_sint full[TG_MAX_DIMS];
+	int group[TG_MAX_DIMS];     /* the new axis of each old one */
+	uint32_t reduces[TG_MAX_DIMS]; /* the distinct reduce masks */
+	size_t nred;
+	tg_st **st;                 /* by node id: the decoded trackers */
+} mg_ctx;
+
+static int full_mask(const tg_view *v, size_t i)
+{
+	return !v->mask || (tg_sint_is(v->mask[2 * i], 0) &&
+	                    tg_sint_eq(v->mask[2 * i + 1], v->shape[i]));
+}
+
+/* Whether axis i of view v reads on from the group of axes before it
+ * (group[j] for j < i) as one axis: the group's innermost stride (of
+ * its last axis longer than 1) is i's extent times i's stride (or both
+ * are 0), and neither is masked.  Axes of extent 1 always join. */
+static int view_merges(const tg_view *v, const int *group, size_t i)
+{
+	tg_sint s = v->strides[i], last;
+	size_t j = i;
+
+	if (!full_mask(v, i) || !tg_sint_is_int(s) ||
+	    !tg_sint_is_int(v->shape[i]))
+		return 0;
+	if (tg_sint_is(v->shape[i], 1))
+		return 1;
+	while (j-- > 0 && group[j] == group[i - 1] &&
+	       tg_sint_is(v->shape[j], 1))
+		;
+	if (j == (size_t)-1 || group[j] != group[i - 1])
+		return 1;  /* the group is all 1s */
+	last = v->strides[j];
+	if (!full_mask(v, j) || !tg_sint_is_int(last))
+		return 0;
+	return s.c ? last.c == v->shape[i].c * s.c : last.c == 0;
+}
+
+static int axis_merges(const mg_ctx *c, tg_uop *const *order, size_t n,
+                       size_t i)
+{
+	if (!tg_sint_is_int(c->full[i]) || !tg_sint_is_int(c->full[i - 1]))
+		return 0;
+	for (size_t r = 0; r < c->nred; r++)
+		if (((c->reduces[r] >> i) ^ (c->reduces[r] >> (i - 1))) & 1)
+			return 0;
+	for (size_t j = 0; j < n; j++) {
+		const tg_st *st = c->st[order[j]->id];
+		if (st && !view_merges(st->views[st->nviews - 1], c->group,
+		                       i))
+			return 0;
+	}
+	return 1;
+}
+
+/* The st of a tracker node, reshaped to the merged axes (its own
+ * extents multiplied per group). */
+static tg_uop *merged_st(tg_ir *ir, const mg_ctx *c, const tg_st *st)
+{
+	tg_sint shape[TG_MAX_DIMS];
+	const tg_sint *old = tg_st_shape(st);
+	tg_st *r;
+	tg_uop *u;
+
+	for (size_t g = 0; g < c->ng; g++)
+		shape[g] = tg_si(1);
+	for (size_t i = 0; i < c->nd; i++)
+		shape[c->group[i]] = tg_sint_mul(ir, shape[c->group[i]], old[i]);
+	if (!(r = tg_st_reshape(ir, st, c->ng, shape)))
+		return NULL;
+	u = tg_st_uop(ir, r);
+	tg_st_free(r);
+	return u;
+}
+
+static uint32_t merged_axes(const mg_ctx *c, uint32_t axes)
+{
+	uint32_t r = 0;
+
+	for (size_t i = 0; i < c->nd; i++)
+		if ((axes >> i) & 1)
+			r |= 1u << c->group[i];
+	return r;
+}
+
+/* The AST with every node rebuilt over the merged trackers. */
+static tg_uop *rebuild(tg_ir *ir, const mg_ctx *c, tg_uop *sink)
+{
+	size_t n = 0, nid = tg_ir_count(ir), most = 1;
+	tg_uop **all = tg_uop_toposort(sink, &n), **map, **src = NULL;
+	tg_uop *r = NULL;
+
+	for (size_t i = 0; all && i < n; i++)
+		most = all[i]->nsrc > most ? all[i]->nsrc : most;
+	map = calloc(nid ? nid : 1, sizeof *map);
+	src = malloc(most * sizeof *src);
+	if (!all || !map || !src) {
+		tg_ir_fail(ir, TG_ENOMEM, "kernel: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		tg_uop *u = all[i];
+		tg_arg a = u->arg;
+
+		if (u->op == TG_SHAPETRACKER) {
+			tg_st *st = tg_st_of_uop(u);
+			map[u->id] = st ? merged_st(ir, c, st) : NULL;
+			tg_st_free(st);
+		} else {
+			for (uint32_t j = 0; j < u->nsrc; j++)
+				src[j] = map[u->src[j]->id];
+			if (u->op == TG_REDUCE_AXIS)
+				a.a = merged_axes(c, tg_ast_reduce_axes(u));
+			map[u->id] = tg_uop_new(ir, u->op, u->dtype, src, u->nsrc,
+			                        &a);
+		}
+		if (!map[u->id])
+			goto out;
+	}
+	r = map[sink->id];
+out:
+	free(all);
+	free(map);
+	free(src);
+	return r;
+}
+
+/* The trackers of the AST's nodes into c (by node id) and its reduce
+ * masks. */
+static int decode(mg_ctx *c, tg_uop *const *order, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const tg_uop *stn = tg_ast_st_node(order[i]);
+		if (stn && !(c->st[order[i]->id] = tg_st_of_uop(stn)))
+			return tg_last_status() ? tg_last_status() : TG_ENOMEM;
+		if (order[i]->op == TG_REDUCE_AXIS && c->nred < TG_MAX_DIMS)
+			c->reduces[c->nred++] = tg_ast_reduce_axes(order[i]);
+	}
+	return TG_OK;
+}
+
+/* sink with its mergeable axes merged (sink itself when none are), or
+ * NULL with the error in ir. */
+static tg_uop *merge_axes(tg_ir *ir, tg_uop *sink)
+{
+	mg_ctx c = { 0 };
+	size_t n = 0, i;
+	tg_uop **order = tg_ast_toposort(sink, &n), *r = sink;
+	int rc = TG_ENOMEM;
+
+	c.st = calloc(tg_ir_count(ir), sizeof *c.st);
+	if (!order || !c.st ||
+	    (rc = tg_ast_full_shape(sink, &c.nd, c.full)) ||
+	    (rc = decode(&c, order, n))) {
+		tg_ir_fail(ir, rc, "kernel: merging axes: %s", tg_last_error());
+		r = NULL;
+		goto out;
+	}
+	for (i = 0; i < c.nd; i++) {
+		if (i && axis_merges(&c, order, n, i))
+			c.group[i] = c.group[i - 1];
+		else
+			c.group[i] = (int)c.ng++;
+	}
+	if (c.ng < c.nd)
+		r = rebuild(ir, &c, sink);
+out:
+	for (i = 0; c.st && order && i < n; i++)
+		tg_st_free(c.st[order[i]->id]);
+	free(c.st);
+	free(order);
+	return r;
+}
+
 int tg_kernel_open(tg_kernel *k, tg_ir *ir, const tg_uop *ast)
 {
 	int rc;
@@ -480,6 +663,8 @@ int tg_kernel_open(tg_kernel *k, tg_ir *ir, const tg_uop *ast)
 	if (k->sink->op != TG_SINK)
 		return tg_error(TG_EINVAL, "kernel: the AST's root is a %s, "
 		                "not a SINK", tg_op_name(k->sink->op));
+	if (!(k->sink = merge_axes(ir, k->sink)))
+		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
 	if (!(k->order = tg_ast_toposort(k->sink, &k->n)))
 		return TG_ENOMEM;
 	if ((rc = decode_sts(k)))

@@ -939,6 +939,24 @@ static int vector_friendly(const tg_kernel *k, const kstrides *rs,
 	return 1;
 }
 
+/* Whether the LOADs of k move along axis ax by 0 or 1, at least one by
+ * 1, while a STORE does not (a convolution's input gradient along the
+ * image, stored with the window's stride): lanes along ax load as one
+ * vector and compute as one; vectorize.c then stores them one by one. */
+static int loads_vector(const tg_kernel *k, const kstrides *rs, size_t ax)
+{
+	int one = 0;
+
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->order[i]->op != TG_LOAD)
+			continue;
+		if (rs[i][ax] != 0 && rs[i][ax] != 1)
+			return 0;
+		one |= rs[i][ax] == 1;
+	}
+	return one;
+}
+
 /* The largest of cand[] that divides s and keeps the copies within
  * budget, else 0. */
 static int64_t fitting(const tg_kplan *p, int64_t s, const int64_t *cand,
@@ -959,30 +977,38 @@ static int upcast(tg_kplan *p, uint32_t ax, int64_t amt)
 }
 
 /* The rows of the tile: a global axis other than the vector axis jax
- * along which some LOAD is broadcast.  Preferred: one along which a
- * LOAD that is a vector along jax is broadcast, so that the rows share
- * that vector and each broadcast the other operand's scalar (a
- * matmul's b along its rows, a convolution's input along its output
- * channels).  -1 when none. */
+ * along which some LOAD is broadcast and that some row count divides.
+ * Preferred: one along which a LOAD that is a vector along jax is
+ * broadcast, so that the rows share that vector and each broadcast the
+ * other operand's scalar (a matmul's b along its rows, a convolution's
+ * input along its output channels); among those, the one that takes
+ * the most rows (the innermost on a tie).  -1 when none. */
+static const int64_t tile_rows[] = { 8, 6, 5, 4, 3, 2 };
+
 static int row_axis(const tg_kplan *p, const tg_kernel *k,
                     const kstrides *rs, int jax)
 {
-	int any = -1;
+	int best[2] = { -1, -1 };  /* [shares the vector], [any] */
+	int64_t most[2] = { 0, 0 };
 
 	for (size_t g = p->nglobal; g-- > 0;) {
 		uint32_t ax = p->gaxes[g];
-		if ((int)ax == jax || p->upcast[ax] > 1)
+		int64_t m = fitting(p, left(p, ax), tile_rows,
+		                    TG_ARRAY_LEN(tile_rows), INT64_MAX);
+
+		if ((int)ax == jax || p->upcast[ax] > 1 || !m)
 			continue;
 		for (size_t i = 0; i < k->n; i++) {
-			if (k->order[i]->op != TG_LOAD || rs[i][ax] != 0)
+			int sh = rs[i][jax] == 1;
+
+			if (k->order[i]->op != TG_LOAD || rs[i][ax] != 0 ||
+			    m <= most[sh])
 				continue;
-			if (rs[i][jax] == 1)
-				return (int)ax;
-			if (any < 0)
-				any = (int)ax;
+			best[sh] = (int)ax;
+			most[sh] = m;
 		}
 	}
-	return any;
+	return best[1] >= 0 ? best[1] : best[0];
 }
 
 /* The rows axis varies fastest between work-items (SWAP it last in
@@ -1014,7 +1040,6 @@ static int stream_rows(tg_kplan *p, int iax)
 static int tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
                 int jax, int64_t lanes)
 {
-	static const int64_t rows[] = { 8, 6, 4, 3, 2 };
 	int64_t w, m;
 	int iax, rc;
 
@@ -1034,8 +1059,8 @@ static int tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
 		return rc;
 	if (iax >= 0 &&
 	    (rc = upcast(p, (uint32_t)iax,
-	                 fitting(p, left(p, (size_t)iax), rows, 5,
-	                         TG_MAX_EXPAND))))
+	                 fitting(p, left(p, (size_t)iax), tile_rows,
+	                         TG_ARRAY_LEN(tile_rows), TG_MAX_EXPAND))))
 		return rc;
 	return (rc = stream_rows(p, iax)) ? rc : 1;
 }
@@ -1060,8 +1085,46 @@ static int cpu_tc(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
 	return 0;
 }
 
-/* The CPU tile (tile) on the first vector-friendly global axis from
- * the innermost, every tracker's strides read once.  1 when a tile was
+/* The widest vector a global axis takes (a power of 2 up to lanes that
+ * divides it), 1 for none. */
+static int64_t vector_width(const tg_kplan *p, uint32_t ax, int64_t lanes)
+{
+	int64_t w = lanes;
+
+	while (w >= 2 && left(p, ax) % w)
+		w /= 2;
+	return w < 2 ? 1 : w;
+}
+
+/* The vector axis of the tile, from the innermost global axis out: the
+ * first vector-friendly one that takes a whole vector, else the first
+ * whose loads are vectors (loads_vector) that does, else the
+ * vector-friendly one that takes the widest; -1 when none. */
+static int vector_axis(const tg_kplan *p, const tg_kernel *k,
+                       const kstrides *rs, int64_t lanes)
+{
+	int best = -1, strided = -1;
+	int64_t bw = 1;
+
+	for (size_t g = p->nglobal; g-- > 0;) {
+		uint32_t ax = p->gaxes[g];
+		int64_t w = vector_width(p, ax, lanes);
+
+		if (vector_friendly(k, rs, ax)) {
+			if (w == lanes)
+				return (int)ax;
+			if (w > bw)
+				best = (int)ax, bw = w;
+		} else if (w == lanes && strided < 0 && p->has_reduce &&
+		           loads_vector(k, rs, ax)) {
+			strided = (int)ax;
+		}
+	}
+	return strided >= 0 ? strided : best;
+}
+
+/* The CPU tile (tile) on the vector axis (vector_axis), every
+ * tracker's strides read once.  1 when a tile was
  * made, 0 when the kernel has no vector axis (the generic heuristics
  * then run), or an error. */
 static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
@@ -1077,9 +1140,7 @@ static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
 	for (size_t i = 0; i < k->n; i++)
 		if (k->order[i]->op == TG_LOAD || k->order[i]->op == TG_STORE)
 			real_strides(k, tg_kernel_st(k, k->order[i]), rs[i]);
-	for (size_t g = p->nglobal; g-- > 0 && jax < 0;)
-		if (vector_friendly(k, rs, p->gaxes[g]))
-			jax = (int)p->gaxes[g];
+	jax = vector_axis(p, k, rs, lanes);
 	rc = cpu_tc(p, k, rs);
 	if (rc == 0)
 		rc = jax < 0 ? 0 : tile(p, k, rs, jax, lanes);

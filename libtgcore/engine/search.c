@@ -483,7 +483,13 @@ out:
 	return rc;
 }
 
-/* The cache key: plugin, compiler, device, width and the AST's text. */
+/* What an opt names: raised whenever a plan's axes change meaning (2:
+ * the kernel's mergeable axes are merged before any opt), so an older
+ * search's opts are never applied to other axes. */
+#define PLAN_FORMAT 2
+
+/* The cache key: plan format, plugin, compiler, device, width and the
+ * AST's text. */
 static char *cache_key(tg_dev *dev, const tg_uop *ast, int width)
 {
 	char *prefix = tg_dev_compile_key(dev), *text = tg_ast_format(ast);
@@ -491,8 +497,8 @@ static char *cache_key(tg_dev *dev, const tg_uop *ast, int width)
 
 	tg_strbuf_init(&sb);
 	if (prefix && text)
-		tg_strbuf_addf(&sb, "%s%s\nBEAM=%d\n%s", prefix, tg_dev_name(dev),
-		               width, text);
+		tg_strbuf_addf(&sb, "plan %d\n%s%s\nBEAM=%d\n%s", PLAN_FORMAT,
+		               prefix, tg_dev_name(dev), width, text);
 	free(prefix);
 	free(text);
 	return prefix && text ? tg_strbuf_finish(&sb)
