@@ -61,6 +61,11 @@ typedef struct search {
 	size_t nbufs;
 	tg_buffer **bufs;      /* scratch, the kernel's sizes */
 	void **ref;            /* NOOPT's outputs, by buffer (NULL: input) */
+	void **init;           /* the outputs' first contents, by buffer
+	                          (NULL: an input): an assign reads its
+	                          output, so every checked run starts from
+	                          them */
+	size_t nouts;          /* buffers 0..nouts-1 are written */
 	double deadline;       /* monotonic seconds */
 	cand *cands;
 	size_t ncands;
@@ -141,7 +146,8 @@ static int make_scratch(search *s, tg_buffer *const *like)
 	uint64_t st = 0x7467636f7265u;  /* fixed: a search is repeatable */
 
 	if (!(s->bufs = calloc(s->nbufs, sizeof *s->bufs)) ||
-	    !(s->ref = calloc(s->nbufs, sizeof *s->ref)))
+	    !(s->ref = calloc(s->nbufs, sizeof *s->ref)) ||
+	    !(s->init = calloc(s->nbufs, sizeof *s->init)))
 		return tg_error_oom("beam");
 	for (size_t i = 0; i < s->nbufs; i++) {
 		tg_dtype dt = tg_buffer_dtype(like[i]);
@@ -155,7 +161,22 @@ static int make_scratch(search *s, tg_buffer *const *like)
 		rc = s->bufs[i] ? tg_buffer_copyin(s->bufs[i], h,
 		                                   tg_buffer_nbytes(like[i]))
 		                : tg_last_status();
-		free(h);
+		if (i < s->nouts)
+			s->init[i] = h;
+		else
+			free(h);
+		if (rc)
+			return rc;
+	}
+	return TG_OK;
+}
+
+/* The outputs back to their first contents, before a checked run. */
+static int reset_outputs(search *s)
+{
+	for (size_t i = 0; i < s->nouts && i < s->nbufs; i++) {
+		int rc = tg_buffer_copyin(s->bufs[i], s->init[i],
+		                          tg_buffer_nbytes(s->bufs[i]));
 		if (rc)
 			return rc;
 	}
@@ -169,9 +190,12 @@ static void free_scratch(search *s)
 			tg_buffer_unref(s->bufs[i]);
 		if (s->ref)
 			free(s->ref[i]);
+		if (s->init)
+			free(s->init[i]);
 	}
 	free(s->bufs);
 	free(s->ref);
+	free(s->init);
 }
 
 /* ------------------------------------------------------------ candidates */
@@ -342,7 +366,8 @@ static void evaluate(search *s, double best)
 		} else if (!seen_before(s, c) && now_s() < s->deadline) {
 			double t;
 			s->tried++;
-			if (!launch(s, c, &t) && check(s, c))
+			if (!reset_outputs(s) && !launch(s, c, &t) &&
+			    check(s, c))
 				c->t = time_cand(s, c, t, best);
 			else
 				tg_clear_error();
@@ -363,7 +388,8 @@ static int reference(search *s, double *t)
 		cand_free(&c);  /* rendered, then refused by the compiler */
 		return c.rc;
 	}
-	rc = launch(s, &c, t);
+	if (!(rc = reset_outputs(s)))
+		rc = launch(s, &c, t);
 	for (size_t b = 0; b < s->nbufs && !rc; b++) {
 		size_t nb = tg_buffer_nbytes(s->bufs[b]);
 		if (!(c.ks.outs & (1u << b)))
@@ -564,6 +590,7 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	s.set = *set;
 	s.set.debug = 0;
 	s.nbufs = nbufs;
+	s.nouts = ast->nsrc;  /* the SINK's stores: buffers 0.. in order */
 	s.deadline = start + set->beam_timeout;
 	memset(&best, 0, sizeof best);
 	if (!(rc = make_scratch(&s, bufs)) &&
