@@ -239,8 +239,11 @@ START_TEST(padded_upcast)
 }
 END_TEST
 
-/* out(1) = a(64).sum(): unrolled by 4, one accumulator. */
-START_TEST(sum_unroll)
+/* out(1) = a(64).sum(): on the CPU its contiguous reduce sums in 16
+ * lanes (GROUP without work groups: one vector accumulator, added in
+ * order after the loop); multiples of 1/8, so every order is exact and
+ * equal to NOOPT. */
+START_TEST(sum_lanes)
 {
 	float a[64], out[1];
 	double acc = 0;
@@ -252,7 +255,7 @@ START_TEST(sum_unroll)
 	kt_fill(a, 64, 0.375f, 0.125f);
 	bufs[0] = kt_buf_with(TG_FLOAT32, 1, NULL);
 	bufs[1] = kt_buf_with(TG_FLOAT32, 64, a);
-	run_both(tg_ast_sink(k, &s, 1), "UNROLL(0,4)", bufs, 2, 1, out,
+	run_both(tg_ast_sink(k, &s, 1), "GROUP(0,16)", bufs, 2, 1, out,
 	         sizeof out);
 	for (int i = 0; i < 64; i++)
 		acc += a[i];
@@ -322,7 +325,7 @@ START_TEST(four_dims)
 END_TEST
 
 /* Two stores share a reduce over rows of a(8,12): o0 = sum, o1 =
- * sum * 2; the rows unroll by 4. */
+ * sum * 2; the rows sum in 4 lanes. */
 START_TEST(two_outputs)
 {
 	float a[96], o0[8], o1[8];
@@ -341,7 +344,7 @@ START_TEST(two_outputs)
 	bufs[0] = kt_buf_with(TG_FLOAT32, 8, NULL);
 	bufs[1] = kt_buf_with(TG_FLOAT32, 8, NULL);
 	bufs[2] = kt_buf_with(TG_FLOAT32, 96, a);
-	run_both(tg_ast_sink(k, sts, 2), "UNROLL(1,4)", bufs, 3, 2, o0,
+	run_both(tg_ast_sink(k, sts, 2), "GROUP(1,4)", bufs, 3, 2, o0,
 	         sizeof o0);
 	ck_assert_int_eq(tg_buffer_copyout(bufs[1], o1, sizeof o1), TG_OK);
 	for (int i = 0; i < 8; i++) {
@@ -441,6 +444,49 @@ START_TEST(apply_opt_errors)
 	ck_assert_uint_eq(p.global[1], 1);
 	ck_assert_uint_eq(p.nred, 0);
 	ck_assert_uint_eq(p.nglobal, 1);
+}
+END_TEST
+
+/* GROUP on a device without work groups splits a reduce axis into
+ * lanes; it is refused on an unrolled axis, and UNROLL on a grouped
+ * one; a dot product summed in 8 lanes agrees with C. */
+START_TEST(lanes_refused)
+{
+	static const tg_opt o[] = { { TG_OPT_UPCAST, 0, 4 },
+	                            { TG_OPT_GROUP, 2, 8 } };
+	float a[16 * 40], b[40 * 12], out[16 * 12];
+	tg_buffer *bufs[3];
+	tg_kplan p;
+	tg_ksrc ks;
+
+	matmul_plan(&p);
+	p.caps = kt_cpu_caps();
+	ck_assert_int_eq(apply(&p, TG_OPT_UNROLL, 2, 2), TG_OK);
+	ck_assert_int_eq(apply(&p, TG_OPT_GROUP, 2, 3), TG_EINVAL);
+	ck_assert_error("GROUP(2,3): axis 2 is unrolled already");
+	matmul_plan(&p);
+	p.caps = kt_cpu_caps();
+	ck_assert_int_eq(apply(&p, TG_OPT_GROUP, 2, 2), TG_OK);
+	ck_assert_uint_eq(p.lanes, 1u << 2);
+	ck_assert_int_eq(apply(&p, TG_OPT_UNROLL, 2, 3), TG_EINVAL);
+	ck_assert_error("UNROLL(2,3): axis 2 is grouped into lanes already");
+	ck_assert_int_eq(apply(&p, TG_OPT_GROUPTOP, 2, 3), TG_EUNSUPPORTED);
+	ck_assert_error("GROUPTOP needs work groups");
+	/* values: (16,40) @ (40,12), K in 8 lanes */
+	kt_fill(a, 16 * 40, 0.3f, 0.0173f);
+	kt_fill(b, 40 * 12, -0.7f, 0.0311f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, 16 * 12, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, 16 * 40, a);
+	bufs[2] = kt_buf_with(TG_FLOAT32, 40 * 12, b);
+	ck_assert_msg(tg_codegen_opts(kt_matmul(k, 16, 12, 40), kt_cpu_caps(),
+	                              kt_set(), o, 2, &ks) == TG_OK, "%s",
+	              tg_last_error());
+	ck_assert_ptr_nonnull(strstr(ks.src, "tg_float8"));
+	kt_launch(&ks, bufs, 3);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, sizeof out), TG_OK);
+	tl_check_matmul(out, a, b, 16, 12, 40);
+	kt_unref(bufs, 3);
 }
 END_TEST
 
@@ -718,7 +764,8 @@ static Suite *suite(void)
 	tcase_add_test(t, elementwise_upcast);
 	tcase_add_test(t, elementwise_none);
 	tcase_add_test(t, padded_upcast);
-	tcase_add_test(t, sum_unroll);
+	tcase_add_test(t, sum_lanes);
+	tcase_add_test(t, lanes_refused);
 	tcase_add_test(t, sum_two_axes);
 	tcase_add_test(t, four_dims);
 	tcase_add_test(t, two_outputs);

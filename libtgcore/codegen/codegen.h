@@ -318,6 +318,10 @@ typedef struct tg_kplan {
 	                               GROUPTOP; 1: none) */
 	uint32_t grouptop;  /* bit i: axis i's group part is its outer
 	                       digit (GROUPTOP), else the inner */
+	uint32_t lanes;     /* bit i: reduce axis i's upcast part is lanes
+	                       of partial sums (GROUP on a device without
+	                       work groups: registers, a vector on a
+	                       CPU), added in order after the loops */
 	size_t nlocal;
 	int nolocals;       /* NOLOCALS applied: no LOCAL or GROUP after */
 	uint32_t laxes[3];  /* axes with a local or group part: the last is

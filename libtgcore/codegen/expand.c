@@ -326,6 +326,33 @@ static tg_uop *expand_value(tg_rw *rw, tg_uop **cap)
 
 /* ------------------------------------------------------------ reduces */
 
+/* The partial sums of lanes (GROUP without work groups), v[0..k), as
+ * GEP j of VECTORIZE(v): reduce.c makes each an accumulator and
+ * vectorize.c one vector accumulator of them (vec_phi), whose lanes
+ * are then added in order.  Only where the device has a vector of k
+ * such elements (the C renderer's GCC vectors: 2, 4 or 8 bytes, not
+ * bool or bfloat16); else they stay scalars. */
+static void as_vector_lanes(ex_ctx *c, tg_uop **v, size_t k)
+{
+	unsigned s = tg_type_scalar(v[0]->dtype), bits;
+	tg_uop *vec;
+
+	if (k < 2 || (k & (k - 1)) || !c->p->caps ||
+	    k > (size_t)c->p->caps->max_upcast || s >= TG_NDTYPES ||
+	    s == TG_BOOL || s == TG_BFLOAT16 ||
+	    tg_type_count(v[0]->dtype) != 1)
+		return;
+	bits = tg_scalar_bits(s);
+	if (bits != 16 && bits != 32 && bits != 64)
+		return;
+	vec = tg_uop_new(c->ir, TG_VECTORIZE, tg_type_vec(v[0]->dtype,
+	                 (unsigned)k), v, k, NULL);
+	for (size_t j = 0; j < k; j++) {
+		tg_arg a = { .v.i = (int64_t)j };
+		v[j] = tg_uop_new(c->ir, TG_GEP, v[0]->dtype, &vec, 1, &a);
+	}
+}
+
 /* The contraction of REDUCE(v, ranges...) with unrolled axes U =
  * arg.a: per lane r of v's other axes R, REDUCE(v[r,0], .., v[r,k-1],
  * ranges...) with arg.b = k, the lanes over U in loop order; every
@@ -354,6 +381,8 @@ static uint32_t contract(ex_ctx *c, tg_uop *red, tg_uop **out)
 			set_lane(c, um, j);
 			src[j] = lane(c, v);
 		}
+		if (!nr && um && !(um & ~c->p->lanes))
+			as_vector_lanes(c, src, k);
 		out[r] = tg_uop_new(c->ir, TG_REDUCE, red->dtype, src, k + nr,
 		                    &a);
 	}

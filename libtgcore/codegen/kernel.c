@@ -347,8 +347,9 @@ static int opt_supported(const tg_kplan *p, const tg_opt *o)
 	const struct tg_renderer_caps *c = p->caps;
 
 	if (o->op == TG_OPT_UPCAST || o->op == TG_OPT_UNROLL ||
-	    o->op == TG_OPT_SWAP || o->op == TG_OPT_PADTO)
-		return TG_OK;
+	    o->op == TG_OPT_SWAP || o->op == TG_OPT_PADTO ||
+	    (o->op == TG_OPT_GROUP && !(c && c->has_local)))
+		return TG_OK;  /* GROUP without work groups: lanes */
 	if (!c || !c->has_local)
 		return tg_error(TG_EUNSUPPORTED, "opt: %s needs work groups",
 		                opt_names[o->op]);
@@ -550,7 +551,8 @@ static int apply_tc(tg_kplan *p, tg_opt o)
 int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 {
 	tg_kplan saved;
-	int red, rc;
+	int red, rc, lanes = o.op == TG_OPT_GROUP &&
+	                     !(p->caps && p->caps->has_local);
 	int64_t s, amt;
 
 	if (o.op < 0 || o.op > TG_OPT_TC)
@@ -594,14 +596,26 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 		                opt_names[o.op], o.axis, (long long)o.amt,
 		                (long long)s);
 	if (p->nopts == TG_MAX_OPTS ||
-	    ((o.op == TG_OPT_UPCAST || o.op == TG_OPT_UNROLL) &&
+	    ((o.op == TG_OPT_UPCAST || o.op == TG_OPT_UNROLL || lanes) &&
 	     copies(p, -1) * amt > TG_MAX_EXPAND))
 		return tg_error(TG_EINVAL,
 		                "opt: %s(%d,%lld): more than %d opts or %d "
 		                "copies", opt_names[o.op], o.axis,
 		                (long long)o.amt, TG_MAX_OPTS, TG_MAX_EXPAND);
+	if ((o.op == TG_OPT_UNROLL && (p->lanes >> o.axis & 1)) ||
+	    (lanes && p->upcast[o.axis] > 1))
+		return tg_error(TG_EINVAL, "opt: %s(%d,%lld): axis %d is %s "
+		                "already", opt_names[o.op], o.axis,
+		                (long long)o.amt, o.axis,
+		                p->lanes >> o.axis & 1 ? "grouped into lanes"
+		                                       : "unrolled");
 	saved = *p;
-	if (o.op == TG_OPT_GROUP || o.op == TG_OPT_GROUPTOP) {
+	if (lanes) {
+		/* partial sums in registers: an upcast not contracted into
+		 * the reduce (expand.c), added after it */
+		p->upcast[o.axis] = amt;
+		p->lanes |= 1u << o.axis;
+	} else if (o.op == TG_OPT_GROUP || o.op == TG_OPT_GROUPTOP) {
 		/* one group split per axis: its digit's place is fixed */
 		if (p->group[o.axis] > 1)
 			return tg_error(TG_EINVAL, "opt: %s(%d,%lld): axis %d is "
@@ -787,7 +801,7 @@ static int opt_unroll(tg_kplan *p)
 		return TG_OK;
 	ax = p->raxes[p->nred - 1];
 	s = left(p, ax);
-	if (p->sym[ax])
+	if (p->sym[ax] || (p->lanes >> ax & 1))
 		return TG_OK;
 	if (s <= SPLIT && copies(p, -1) * s <= MAX_COPIES)
 		return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, (int)ax,
@@ -1148,6 +1162,37 @@ static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
 	return rc;
 }
 
+/* On a CPU, a kernel whose output has no vector axis but whose
+ * innermost reduce loop reads every input contiguously (a dot product
+ * per output: a convolution's weight gradient, a matvec, a sum) sums
+ * in vector lanes: GROUP(axis, the widest vector that divides it) makes
+ * that many partial sums, one vector accumulator, added after the loop.
+ * The generic heuristics then block the outputs around it.  The sum's
+ * order changes (within rounding, as a GPU's grouped reduce). */
+static int opt_cpu_lanes(tg_kplan *p, const tg_kernel *k)
+{
+	int64_t lanes = p->caps ? p->caps->max_upcast : 1, w;
+	kstrides *rs;
+	uint32_t ax;
+	int rc = TG_OK, ok;
+
+	if (lanes < 2 || p->nred == 0)
+		return TG_OK;
+	ax = p->raxes[p->nred - 1];
+	if (p->sym[ax] || (w = vector_width(p, ax, lanes)) < 4)
+		return TG_OK;
+	if (!(rs = calloc(k->n ? k->n : 1, sizeof *rs)))
+		return tg_error_oom("opt");
+	for (size_t i = 0; i < k->n; i++)
+		if (k->order[i]->op == TG_LOAD)
+			real_strides(k, tg_kernel_st(k, k->order[i]), rs[i]);
+	ok = loads_vector(k, (const kstrides *)rs, ax);
+	free(rs);
+	if (ok)
+		rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUP, (int)ax, w });
+	return rc;
+}
+
 /* ------------------------------------------------------------ GPU matvec */
 
 #define MV_THREADS 8  /* tinygrad's MV_THREADS_PER_ROW: a row's reduce */
@@ -1221,7 +1266,7 @@ int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 			return tg_error_prefix("opt: kernel %s", p->name);
 		if (rc == 1 && (rc = opt_unroll(p)) == TG_OK)
 			return TG_OK;
-		if (rc < 0)
+		if (rc < 0 || (rc = opt_cpu_lanes(p, k)))
 			return tg_error_prefix("opt: kernel %s", p->name);
 	}
 	if (opt_matvec(p, k))

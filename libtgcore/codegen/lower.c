@@ -151,23 +151,29 @@ static void set_axes(lower_state *ls)
 		x = tg_uop0(ir, TG_EXPAND, TG_INDEX, &a);
 		ls->axis_idx[ax] = tg_sym_add(ir, tg_sym_muli(ir, ls->base[ax],
 		                                              u), x);
-		if (p->reduce_axes & (1u << ax))
+		if (p->reduce_axes & ~p->lanes & (1u << ax))
 			ls->unrolled |= 1u << ax;
 	}
 }
 
 /* REDUCE(value, loops...), arg.v.i the op, arg.a the unrolled axes and
  * arg.b 0: the expander contracts the unrolled lanes into it (arg.b
- * the values then), reduce.c makes the accumulator. */
+ * the values then), reduce.c makes the accumulator.  Axes grouped into
+ * lanes (p->lanes) stay lanes of it, one partial result each, which a
+ * second REDUCE without loops adds in order. */
 static tg_uop *lower_reduce(lower_state *ls, const tg_uop *a)
 {
-	tg_uop *src[1 + TG_MAX_DIMS];
+	tg_uop *src[1 + TG_MAX_DIMS], *r;
 	tg_arg arg = { .v.i = tg_ast_reduce_op(a), .a = ls->unrolled };
+	uint32_t lanes = ls->p->lanes & tg_ast_reduce_axes(a);
 
 	src[0] = ls->val[a->src[0]->id];
 	memcpy(src + 1, ls->ranges, ls->nranges * sizeof *src);
-	return tg_uop_new(ls->ir, TG_REDUCE, a->dtype, src, 1 + ls->nranges,
-	                  &arg);
+	r = tg_uop_new(ls->ir, TG_REDUCE, a->dtype, src, 1 + ls->nranges,
+	               &arg);
+	arg.a = lanes;
+	return lanes ? tg_uop_new(ls->ir, TG_REDUCE, a->dtype, &r, 1, &arg)
+	             : r;
 }
 
 /* SINK of the stores, each distinct one once. */
