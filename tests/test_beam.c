@@ -112,10 +112,11 @@ static void accumulate(void)
 	acc = tg_tensor_new(NULL, TG_FLOAT32, 1, sa, a);
 	t = tg_tensor_new(NULL, TG_FLOAT32, 2, sx, x);
 	for (int r = 0; r < 2; r++) {
-		tg_tensor *s = tg_add(acc, tg_sum(t, &ax, 1, 0));
+		tg_tensor *sum = tg_sum(t, &ax, 1, 0), *s = tg_add(acc, sum);
 		ck_assert_msg(tg_assign(acc, s) == 0 && tg_realize(acc) == 0,
 		              "%s", tg_last_error());
 		tg_tensor_unref(s);
+		tg_tensor_unref(sum);
 	}
 	ck_assert_int_eq(tg_tensor_data(acc, got, sizeof got), 0);
 	for (int i = 0; i < 64; i++) {
