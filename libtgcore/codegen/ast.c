@@ -482,7 +482,9 @@ typedef struct mg_ctx {
 	int group[TG_MAX_DIMS];     /* the new axis of each old one */
 	uint32_t reduces[TG_MAX_DIMS]; /* the distinct reduce masks */
 	size_t nred;
-	tg_st **st;                 /* by node id: the decoded trackers */
+	tg_st **st;                 /* by tracker node id: decoded once */
+	const tg_uop **stn;         /* the tracker nodes, nstn of them */
+	size_t nstn;
 } mg_ctx;
 
 static int full_mask(const tg_view *v, size_t i)
@@ -516,18 +518,16 @@ static int view_merges(const tg_view *v, const int *group, size_t i)
 	return s.c ? last.c == v->shape[i].c * s.c : last.c == 0;
 }
 
-static int axis_merges(const mg_ctx *c, tg_uop *const *order, size_t n,
-                       size_t i)
+static int axis_merges(const mg_ctx *c, size_t i)
 {
 	if (!tg_sint_is_int(c->full[i]) || !tg_sint_is_int(c->full[i - 1]))
 		return 0;
 	for (size_t r = 0; r < c->nred; r++)
 		if (((c->reduces[r] >> i) ^ (c->reduces[r] >> (i - 1))) & 1)
 			return 0;
-	for (size_t j = 0; j < n; j++) {
-		const tg_st *st = c->st[order[j]->id];
-		if (st && !view_merges(st->views[st->nviews - 1], c->group,
-		                       i))
+	for (size_t j = 0; j < c->nstn; j++) {
+		const tg_st *st = c->st[c->stn[j]->id];
+		if (!view_merges(st->views[st->nviews - 1], c->group, i))
 			return 0;
 	}
 	return 1;
@@ -583,9 +583,12 @@ static tg_uop *rebuild(tg_ir *ir, const mg_ctx *c, tg_uop *sink)
 		tg_arg a = u->arg;
 
 		if (u->op == TG_SHAPETRACKER) {
-			tg_st *st = tg_st_of_uop(u);
-			map[u->id] = st ? merged_st(ir, c, st) : NULL;
-			tg_st_free(st);
+			map[u->id] = c->st[u->id]
+			             ? merged_st(ir, c, c->st[u->id])
+			             : tg_ir_fail(ir, TG_EINTERNAL, "kernel: "
+			                          "merging axes: tracker %%%u "
+			                          "of no load or store",
+			                          (unsigned)u->id);
 		} else {
 			for (uint32_t j = 0; j < u->nsrc; j++)
 				src[j] = map[u->src[j]->id];
@@ -605,14 +608,18 @@ out:
 	return r;
 }
 
-/* The trackers of the AST's nodes into c (by node id) and its reduce
- * masks. */
+/* The AST's trackers into c (by tracker node id, each once) and its
+ * reduce masks. */
 static int decode(mg_ctx *c, tg_uop *const *order, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const tg_uop *stn = tg_ast_st_node(order[i]);
-		if (stn && !(c->st[order[i]->id] = tg_st_of_uop(stn)))
-			return tg_last_status() ? tg_last_status() : TG_ENOMEM;
+		if (stn && !c->st[stn->id]) {
+			if (!(c->st[stn->id] = tg_st_of_uop(stn)))
+				return tg_last_status() ? tg_last_status()
+				                        : TG_ENOMEM;
+			c->stn[c->nstn++] = stn;
+		}
 		if (order[i]->op == TG_REDUCE_AXIS && c->nred < TG_MAX_DIMS)
 			c->reduces[c->nred++] = tg_ast_reduce_axes(order[i]);
 	}
@@ -629,7 +636,8 @@ static tg_uop *merge_axes(tg_ir *ir, tg_uop *sink)
 	int rc = TG_ENOMEM;
 
 	c.st = calloc(tg_ir_count(ir), sizeof *c.st);
-	if (!order || !c.st ||
+	c.stn = malloc((n ? n : 1) * sizeof *c.stn);
+	if (!order || !c.st || !c.stn ||
 	    (rc = tg_ast_full_shape(sink, &c.nd, c.full)) ||
 	    (rc = decode(&c, order, n))) {
 		tg_ir_fail(ir, rc, "kernel: merging axes: %s", tg_last_error());
@@ -637,7 +645,7 @@ static tg_uop *merge_axes(tg_ir *ir, tg_uop *sink)
 		goto out;
 	}
 	for (i = 0; i < c.nd; i++) {
-		if (i && axis_merges(&c, order, n, i))
+		if (i && axis_merges(&c, i))
 			c.group[i] = c.group[i - 1];
 		else
 			c.group[i] = (int)c.ng++;
@@ -645,9 +653,10 @@ static tg_uop *merge_axes(tg_ir *ir, tg_uop *sink)
 	if (c.ng < c.nd)
 		r = rebuild(ir, &c, sink);
 out:
-	for (i = 0; c.st && order && i < n; i++)
-		tg_st_free(c.st[order[i]->id]);
+	for (i = 0; i < c.nstn; i++)
+		tg_st_free(c.st[c.stn[i]->id]);
 	free(c.st);
+	free(c.stn);
 	free(order);
 	return r;
 }

@@ -438,6 +438,10 @@ tg_uop *tg_collapse_loops(tg_ir *ir, tg_uop *sink);
  * sink, or NULL (error in ir). */
 tg_uop *tg_vectorize_mem(tg_ir *ir, tg_uop *sink, unsigned maxw,
                          int aligned);
+/* Whether a vector of the scalar type t can be formed: GCC has vector
+ * types of it and the C renderer can name them (2, 4 or 8 bytes, not
+ * bool nor bfloat16). */
+int tg_vector_scalar_ok(tg_type t);
 
 /* -------------------------------------------------- codegen/linearize.c */
 

@@ -330,20 +330,14 @@ static tg_uop *expand_value(tg_rw *rw, tg_uop **cap)
  * GEP j of VECTORIZE(v): reduce.c makes each an accumulator and
  * vectorize.c one vector accumulator of them (vec_phi), whose lanes
  * are then added in order.  Only where the device has a vector of k
- * such elements (the C renderer's GCC vectors: 2, 4 or 8 bytes, not
- * bool or bfloat16); else they stay scalars. */
+ * such elements (tg_vector_scalar_ok); else they stay scalars. */
 static void as_vector_lanes(ex_ctx *c, tg_uop **v, size_t k)
 {
-	unsigned s = tg_type_scalar(v[0]->dtype), bits;
 	tg_uop *vec;
 
 	if (k < 2 || (k & (k - 1)) || !c->p->caps ||
-	    k > (size_t)c->p->caps->max_upcast || s >= TG_NDTYPES ||
-	    s == TG_BOOL || s == TG_BFLOAT16 ||
-	    tg_type_count(v[0]->dtype) != 1)
-		return;
-	bits = tg_scalar_bits(s);
-	if (bits != 16 && bits != 32 && bits != 64)
+	    k > (size_t)c->p->caps->max_upcast ||
+	    !tg_vector_scalar_ok(v[0]->dtype))
 		return;
 	vec = tg_uop_new(c->ir, TG_VECTORIZE, tg_type_vec(v[0]->dtype,
 	                 (unsigned)k), v, k, NULL);

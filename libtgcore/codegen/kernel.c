@@ -797,7 +797,7 @@ static int opt_unroll(tg_kplan *p)
 	uint32_t ax;
 	int64_t s;
 
-	if (p->nred == 0)
+	if (!p->caps || p->nred == 0)
 		return TG_OK;
 	ax = p->raxes[p->nred - 1];
 	s = left(p, ax);
@@ -1137,28 +1137,19 @@ static int vector_axis(const tg_kplan *p, const tg_kernel *k,
 	return strided >= 0 ? strided : best;
 }
 
-/* The CPU tile (tile) on the vector axis (vector_axis), every
- * tracker's strides read once.  1 when a tile was
- * made, 0 when the kernel has no vector axis (the generic heuristics
- * then run), or an error. */
-static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
+/* The CPU tile (tile) on the vector axis (vector_axis).  1 when a tile
+ * was made, 0 when the kernel has no vector axis, or an error. */
+static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
+                        int64_t lanes)
 {
-	int64_t lanes = p->caps ? p->caps->max_upcast : 4;
-	kstrides *rs;
-	int jax = -1, rc;
+	int jax, rc;
 
-	if (lanes < 2 || p->nglobal == 0)
+	if (p->nglobal == 0)
 		return 0;
-	if (!(rs = calloc(k->n ? k->n : 1, sizeof *rs)))
-		return tg_error_oom("opt");
-	for (size_t i = 0; i < k->n; i++)
-		if (k->order[i]->op == TG_LOAD || k->order[i]->op == TG_STORE)
-			real_strides(k, tg_kernel_st(k, k->order[i]), rs[i]);
 	jax = vector_axis(p, k, rs, lanes);
 	rc = cpu_tc(p, k, rs);
 	if (rc == 0)
 		rc = jax < 0 ? 0 : tile(p, k, rs, jax, lanes);
-	free(rs);
 	return rc;
 }
 
@@ -1169,27 +1160,44 @@ static int opt_cpu_tile(tg_kplan *p, const tg_kernel *k)
  * that many partial sums, one vector accumulator, added after the loop.
  * The generic heuristics then block the outputs around it.  The sum's
  * order changes (within rounding, as a GPU's grouped reduce). */
-static int opt_cpu_lanes(tg_kplan *p, const tg_kernel *k)
+static int opt_cpu_lanes(tg_kplan *p, const tg_kernel *k,
+                         const kstrides *rs, int64_t lanes)
 {
-	int64_t lanes = p->caps ? p->caps->max_upcast : 1, w;
-	kstrides *rs;
 	uint32_t ax;
-	int rc = TG_OK, ok;
+	int64_t w;
 
-	if (lanes < 2 || p->nred == 0)
+	if (!p->caps || p->nred == 0)
 		return TG_OK;
 	ax = p->raxes[p->nred - 1];
-	if (p->sym[ax] || (w = vector_width(p, ax, lanes)) < 4)
+	if (p->sym[ax] || (w = vector_width(p, ax, lanes)) < 4 ||
+	    !loads_vector(k, rs, ax))
 		return TG_OK;
+	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUP, (int)ax, w });
+}
+
+/* The CPU's heuristics, every tracker's strides read once: the tile
+ * where the output has a vector axis, then the unroll; else lanes for
+ * the reduce.  1 when done (a tile), 0 when the generic heuristics are
+ * to run, or an error. */
+static int opt_cpu(tg_kplan *p, const tg_kernel *k)
+{
+	int64_t lanes = p->caps ? p->caps->max_upcast : 4;
+	kstrides *rs;
+	int rc;
+
+	if (lanes < 2)
+		return 0;
 	if (!(rs = calloc(k->n ? k->n : 1, sizeof *rs)))
 		return tg_error_oom("opt");
 	for (size_t i = 0; i < k->n; i++)
-		if (k->order[i]->op == TG_LOAD)
+		if (k->order[i]->op == TG_LOAD || k->order[i]->op == TG_STORE)
 			real_strides(k, tg_kernel_st(k, k->order[i]), rs[i]);
-	ok = loads_vector(k, (const kstrides *)rs, ax);
+	rc = opt_cpu_tile(p, k, (const kstrides *)rs, lanes);
+	if (rc == 1)
+		rc = opt_unroll(p) ? -1 : 1;
+	else if (rc == 0)
+		rc = opt_cpu_lanes(p, k, (const kstrides *)rs, lanes) ? -1 : 0;
 	free(rs);
-	if (ok)
-		rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUP, (int)ax, w });
 	return rc;
 }
 
@@ -1261,14 +1269,9 @@ int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 	for (size_t i = 0; i < p->ndim; i++)
 		if (p->full[i] == 0)
 			return TG_OK;  /* refused by lowering anyway */
-	if (!(p->caps && p->caps->has_local)) {
-		if ((rc = opt_cpu_tile(p, k)) < 0)
-			return tg_error_prefix("opt: kernel %s", p->name);
-		if (rc == 1 && (rc = opt_unroll(p)) == TG_OK)
-			return TG_OK;
-		if (rc < 0 || (rc = opt_cpu_lanes(p, k)))
-			return tg_error_prefix("opt: kernel %s", p->name);
-	}
+	if (!(p->caps && p->caps->has_local) && (rc = opt_cpu(p, k)))
+		return rc < 0 ? tg_error_prefix("opt: kernel %s", p->name)
+		              : TG_OK;
 	if (opt_matvec(p, k))
 		return TG_OK;
 	if ((rc = opt_group(p)) || (rc = opt_block(p, k)) ||

@@ -48,7 +48,7 @@ static uint64_t id1(const tg_uop *u)
 /* Scalars GCC has vector types of and the C renderer can name: 2, 4
  * or 8 bytes, not bool (no _Bool vectors) nor bfloat16 (rendered as
  * its bits, with no vector name). */
-static int foldable_type(tg_type t)
+int tg_vector_scalar_ok(tg_type t)
 {
 	unsigned s = tg_type_scalar(t), bits;
 
@@ -138,8 +138,8 @@ static unsigned run_at(const vz_ctx *c, const vz_mem *m, size_t n,
 static int foldable_load(const tg_uop *u)
 {
 	return u->op == TG_LOAD && (u->nsrc == 2 || u->nsrc == 4) &&
-	       foldable_type(u->dtype) && u->src[0]->op == TG_DEFINE_GLOBAL &&
-	       !u->src[0]->arg.a &&
+	       tg_vector_scalar_ok(u->dtype) &&
+	       u->src[0]->op == TG_DEFINE_GLOBAL && !u->src[0]->arg.a &&
 	       (u->nsrc == 2 || u->src[3]->op == TG_CONST);
 }
 
@@ -335,7 +335,7 @@ static size_t plan_stores(tg_ir *ir, vz_ctx *c, tg_uop *sink, vz_mem *m,
 	for (uint32_t k = 0; k < sink->nsrc; k++) {
 		tg_uop *s = sink->src[k];
 		if (s->op != TG_STORE || (s->nsrc != 3 && s->nsrc != 4) ||
-		    !foldable_type(s->src[2]->dtype))
+		    !tg_vector_scalar_ok(s->src[2]->dtype))
 			continue;
 		mem_of(&m[nm], s, s->nsrc == 4 ? s->src[3] : NULL, NULL,
 		       s->src[2]->dtype);
@@ -444,7 +444,7 @@ static tg_uop *vec_alu(tg_rw *rw, tg_uop **cap)
 	uint32_t n = v->nsrc, j, k;
 
 	if ((!vector_op(x->op) && x->op != TG_CONST) || n > VZ_MAXW ||
-	    !foldable_type(x->dtype))
+	    !tg_vector_scalar_ok(x->dtype))
 		return NULL;
 	for (j = 1; j < n && v->src[j] == x; j++)
 		;
@@ -458,7 +458,7 @@ static tg_uop *vec_alu(tg_rw *rw, tg_uop **cap)
 		    v->src[j]->nsrc != x->nsrc)
 			return NULL;
 	for (k = 0; k < x->nsrc; k++) {
-		if (!foldable_type(x->src[k]->dtype))
+		if (!tg_vector_scalar_ok(x->src[k]->dtype))
 			return NULL;
 		for (j = 1; j < n; j++)
 			if (v->src[j]->src[k]->dtype != x->src[k]->dtype)
@@ -522,7 +522,7 @@ static tg_uop *vec_phi(tg_rw *rw, tg_uop **cap)
 	uint32_t n = v->nsrc, j;
 	int len = -1;
 
-	if (n > VZ_MAXW || !foldable_type(v->src[0]->dtype))
+	if (n > VZ_MAXW || !tg_vector_scalar_ok(v->src[0]->dtype))
 		return NULL;
 	for (j = 0; j < n; j++)
 		if (v->src[j]->op != TG_PHI)

@@ -62,10 +62,11 @@ typedef struct search {
 	tg_buffer **bufs;      /* scratch, the kernel's sizes */
 	void **ref;            /* NOOPT's outputs, by buffer (NULL: input) */
 	void **init;           /* the outputs' first contents, by buffer
-	                          (NULL: an input): an assign reads its
-	                          output, so every checked run starts from
-	                          them */
+	                          (NULL: an input or not read): an assign
+	                          reads its output, so every checked run
+	                          starts from them */
 	size_t nouts;          /* buffers 0..nouts-1 are written */
+	int reads_out;         /* the kernel loads one of them */
 	double deadline;       /* monotonic seconds */
 	cand *cands;
 	size_t ncands;
@@ -139,6 +140,21 @@ static void fill(tg_dtype dt, void *p, size_t n, uint64_t *st)
 	}
 }
 
+/* Whether the AST loads one of its outputs, buffers 0..nouts-1 (an
+ * assign); 1 when it cannot tell (out of memory). */
+static int loads_output(const tg_uop *ast, size_t nouts)
+{
+	size_t n;
+	tg_uop **order = tg_ast_toposort(ast, &n);
+	int r = !order;
+
+	for (size_t i = 0; order && i < n && !r; i++)
+		r = order[i]->op == TG_LOAD &&
+		    (size_t)tg_ast_buf(order[i]) < nouts;
+	free(order);
+	return r;
+}
+
 /* Scratch buffers like the item's, every one filled with random
  * values (an output may be read too: an assign). */
 static int make_scratch(search *s, tg_buffer *const *like)
@@ -161,7 +177,7 @@ static int make_scratch(search *s, tg_buffer *const *like)
 		rc = s->bufs[i] ? tg_buffer_copyin(s->bufs[i], h,
 		                                   tg_buffer_nbytes(like[i]))
 		                : tg_last_status();
-		if (i < s->nouts)
+		if (i < s->nouts && s->reads_out)
 			s->init[i] = h;
 		else
 			free(h);
@@ -171,10 +187,12 @@ static int make_scratch(search *s, tg_buffer *const *like)
 	return TG_OK;
 }
 
-/* The outputs back to their first contents, before a checked run. */
+/* The outputs back to their first contents, before a checked run of a
+ * kernel that reads them (the others overwrite them whole). */
 static int reset_outputs(search *s)
 {
-	for (size_t i = 0; i < s->nouts && i < s->nbufs; i++) {
+	for (size_t i = 0; s->reads_out && i < s->nouts && i < s->nbufs;
+	     i++) {
 		int rc = tg_buffer_copyin(s->bufs[i], s->init[i],
 		                          tg_buffer_nbytes(s->bufs[i]));
 		if (rc)
@@ -591,6 +609,7 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	s.set.debug = 0;
 	s.nbufs = nbufs;
 	s.nouts = ast->nsrc;  /* the SINK's stores: buffers 0.. in order */
+	s.reads_out = loads_output(ast, s.nouts);
 	s.deadline = start + set->beam_timeout;
 	memset(&best, 0, sizeof best);
 	if (!(rc = make_scratch(&s, bufs)) &&

@@ -265,7 +265,7 @@ static tg_tensor *window_grad(const tg_fn *f, const tg_tensor *x,
 {
 	size_t nk = f->narg / 2, lead = x->ndim - nk, n = g->ndim, i;
 	int64_t pad[2 * TG_MAX_DIMS] = { 0 }, shape[TG_MAX_DIMS],
-	        st[TG_MAX_DIMS], t[TG_MAX_DIMS], off = 0, acc = 1;
+	        st[TG_MAX_DIMS], t[TG_MAX_DIMS], off = 0;
 	uint32_t axes = 0;
 	tg_dtype dt = tg_tensor_dtype(g);
 	tg_tensor *p;
@@ -275,10 +275,7 @@ static tg_tensor *window_grad(const tg_fn *f, const tg_tensor *x,
 			f->arg[nk + i] * (f->arg[i] - 1);
 	if (!(p = tg_pad(g, n, pad, 0)))
 		return NULL;
-	for (i = n; i-- > 0;) {
-		t[i] = acc;
-		acc *= p->shape[i];
-	}
+	tg_t_row_major(p, t);
 	for (i = 0; i < n; i++) {  /* (lead, in, k) */
 		shape[i] = i < x->ndim ? x->shape[i] : p->shape[i];
 		st[i] = t[i];

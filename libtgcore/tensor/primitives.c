@@ -183,8 +183,7 @@ tg_tensor *tg_t_as_strided(const tg_tensor *t, size_t ndim,
 	                                        offset)) : NULL;
 }
 
-/* Row-major strides of t's shape. */
-static void row_major(const tg_tensor *t, int64_t *s)
+void tg_t_row_major(const tg_tensor *t, int64_t *s)
 {
 	int64_t acc = 1;
 
@@ -204,7 +203,7 @@ tg_tensor *tg_t_window(const tg_tensor *t, size_t nk, const int64_t *k,
 	if (!t)
 		return NULL;
 	lead = t->ndim - nk;
-	row_major(t, s);
+	tg_t_row_major(t, s);
 	for (i = 0; i < lead; i++)
 		shape[i] = t->shape[i], st[i] = s[i];
 	for (i = 0; i < nk; i++) {

@@ -133,6 +133,8 @@ tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul);
  * same kind of view over the padded gradient, reduced over k. */
 tg_tensor *tg_t_window(const tg_tensor *t, size_t nk, const int64_t *k,
                        const int64_t *d);
+/* The row-major strides of t's shape into s[t->ndim]. */
+void tg_t_row_major(const tg_tensor *t, int64_t *s);
 /* A view of t (row-major) with these shape, strides and offset; not
  * recorded for autograd, so only for gradients (tg_t_window's). */
 tg_tensor *tg_t_as_strided(const tg_tensor *t, size_t ndim,
