@@ -49,41 +49,6 @@ static void unflatten(tg_ir *ir, tg_uop *flat, size_t ndim,
 	}
 }
 
-/* An affine flat index: a constant plus terms coef * atom, where an atom
- * is any node that is not a sum or a constant (a loop index, or an
- * earlier view's div/mod) with its bounds. */
-struct affine {
-	int64_t c;
-	size_t n;
-	tg_uop *atom[2 * TG_MAX_DIMS + 8];
-	int64_t coef[2 * TG_MAX_DIMS + 8];
-};
-
-static int affine_term(tg_uop *t, struct affine *a)
-{
-	tg_scalar v;
-	int64_t coef = 1;
-
-	if (tg_uop_is_const(t, &v))
-		return !__builtin_add_overflow(a->c, v.i, &a->c);
-	if (t->op == TG_MUL && tg_uop_is_const(t->src[1], &v))
-		coef = v.i, t = t->src[0];
-	else if (t->op == TG_MUL && tg_uop_is_const(t->src[0], &v))
-		coef = v.i, t = t->src[1];
-	if (a->n == TG_ARRAY_LEN(a->atom))
-		return 0;
-	a->atom[a->n] = t;
-	a->coef[a->n++] = coef;
-	return 1;
-}
-
-static int affine_of(tg_uop *u, struct affine *a)
-{
-	if (u->op != TG_ADD)
-		return affine_term(u, a);
-	return affine_of(u->src[0], a) && affine_of(u->src[1], a);
-}
-
 /* c as digits of the mixed radix whose place values are place[nd]
  * (outermost first), each digit the nearest quotient, so a negative
  * coefficient borrows from the axis above: 5 - 700 over places
@@ -114,10 +79,9 @@ static void signed_digits(int64_t c, size_t nd, const int64_t *place,
 static int exact_digits(tg_ir *ir, tg_uop *flat, const tg_view *m,
                         tg_uop **ix)
 {
-	int64_t place[TG_MAX_DIMS], dig[TG_MAX_DIMS],
-	        lo[TG_MAX_DIMS], hi[TG_MAX_DIMS], p = 1;
-	int64_t dt[2 * TG_MAX_DIMS + 8][TG_MAX_DIMS];
-	struct affine a = { 0 };
+	int64_t place[TG_MAX_DIMS], dig[TG_MAX_DIMS], p = 1, lo, hi;
+	int64_t dt[TG_LIN_MAX][TG_MAX_DIMS];
+	tg_lin a, e[TG_MAX_DIMS];
 	size_t nd = m->ndim, d, j;
 
 	for (d = nd; d-- > 0;) {
@@ -127,35 +91,23 @@ static int exact_digits(tg_ir *ir, tg_uop *flat, const tg_view *m,
 		place[d] = p;
 		p *= m->shape[d].c;
 	}
-	if (!nd || !affine_of(flat, &a))
+	if (!nd || tg_lin_of(flat, 1, &a))
 		return 0;
-	signed_digits(a.c, nd, place, dig);
-	memcpy(lo, dig, sizeof *lo * nd);
-	memcpy(hi, dig, sizeof *hi * nd);
-	for (j = 0; j < a.n; j++) {
-		signed_digits(a.coef[j], nd, place, dt[j]);
-		for (d = 0; d < nd; d++) {
-			int64_t x, y;
-
-			if (__builtin_mul_overflow(dt[j][d],
-			                           tg_uop_vmin(a.atom[j]), &x) ||
-			    __builtin_mul_overflow(dt[j][d],
-			                           tg_uop_vmax(a.atom[j]), &y) ||
-			    __builtin_add_overflow(lo[d], x < y ? x : y, &lo[d]) ||
-			    __builtin_add_overflow(hi[d], x < y ? y : x, &hi[d]))
-				return 0;
-		}
-	}
-	for (d = 0; d < nd; d++)
-		if (lo[d] < 0 || hi[d] >= m->shape[d].c)
-			return 0;
-	for (d = 0; d < nd; d++) {
-		ix[d] = tg_sym_int(ir, dig[d]);
+	signed_digits(a.k, nd, place, dig);
+	for (j = 0; j < a.n; j++)
+		signed_digits(a.t[j].k, nd, place, dt[j]);
+	for (d = 0; d < nd; d++) {  /* axis d's index, in range */
+		e[d].n = 0;
+		e[d].k = dig[d];
 		for (j = 0; j < a.n; j++)
 			if (dt[j][d])
-				ix[d] = tg_sym_add(ir, ix[d], tg_sym_muli(ir,
-				                   a.atom[j], dt[j][d]));
+				e[d].t[e[d].n++] = (tg_term){ a.t[j].base, dt[j][d] };
+		if (tg_lin_bounds(&e[d], &lo, &hi) || lo < 0 ||
+		    hi >= m->shape[d].c)
+			return 0;
 	}
+	for (d = 0; d < nd; d++)
+		ix[d] = tg_lin_build(ir, &e[d]);
 	return 1;
 }
 
