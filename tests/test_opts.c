@@ -264,6 +264,114 @@ START_TEST(sum_lanes)
 }
 END_TEST
 
+/* A view of a contiguous buffer of n elements with the given shape
+ * and strides (nd axes). */
+static tg_st *strided(int n, size_t nd, const int64_t *shape,
+                      const int64_t *strides)
+{
+	return kt_moved(kt_st(1, n), tg_st_as_strided(NULL, kt_st(1, n), nd,
+	                                              shape, strides, 0));
+}
+
+/* out(C,P,Q)[c,p,q] = sum_k g(K,P)[k,p] * w(K,C,Q)[k,c,q], the shape of
+ * a convolution's input-gradient product (P the image, Q the window),
+ * over the axes (C, Q, P, K): the vector axis P has loads that are
+ * vectors but stores Q apart, so Q, along which the stores are
+ * contiguous, goes innermost in launch order (SWAP(1,2)), not the rows
+ * C, and consecutive work-items fill the same cache lines.  Sums of
+ * multiples of 1/16 (exact in any order) against C. */
+START_TEST(strided_stores_stream)
+{
+	enum { C = 16, P = 32, Q = 10, K = 3 };
+	static const int64_t shape[4] = { C, Q, P, K };
+	float g[K * P], w[K * C * Q], out[C * P * Q];
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32,
+	                        strided(K * P, 4, shape,
+	                                (const int64_t[]){ 0, 0, 1, P }));
+	tg_uop *y = tg_ast_load(k, 2, TG_FLOAT32,
+	                        strided(K * C * Q, 4, shape,
+	                                (const int64_t[]){ Q, 1, 0, C * Q }));
+	tg_uop *r = tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL, x, y, NULL),
+	                          8u);
+	tg_uop *s = tg_ast_store(k, 0, r,
+	                         strided(C * P * Q, 4,
+	                                 (const int64_t[]){ C, Q, P, 1 },
+	                                 (const int64_t[]){ P * Q, 1, Q, 0 }));
+	tg_buffer *bufs[3];
+
+	kt_fill(g, K * P, 0.25f, -1.0f);
+	kt_fill(w, K * C * Q, 0.25f, -2.0f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, C * P * Q, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, K * P, g);
+	bufs[2] = kt_buf_with(TG_FLOAT32, K * C * Q, w);
+	/* Q stays innermost: no SWAP of the rows C after it */
+	run_both(tg_ast_sink(k, &s, 1), "UPCAST(2,16) UPCAST(2,2) UPCAST(0,8)",
+	         bufs, 3, 1, out, sizeof out);
+	for (int c = 0; c < C; c++)
+		for (int p = 0; p < P; p++)
+			for (int q = 0; q < Q; q++) {
+				double acc = 0;
+				for (int i = 0; i < K; i++)
+					acc += (double)g[i * P + p] *
+					       w[(i * C + c) * Q + q];
+				ck_assert_double_eq_tol(out[(c * P + p) * Q + q],
+				                        acc, 1e-6);
+			}
+	kt_unref(bufs, 3);
+}
+END_TEST
+
+/* out(C,D,Q)[c,d,q] = sum_{b,j} g(B,C,J)[b,c,j] * x(B,D,J+Q-1)[b,d,j+q],
+ * a convolution's weight gradient along one axis, over the axes
+ * (C, Q, D, B, J): no output axis takes a vector, so the reduce sums in
+ * lanes, and Q, along which the loads move least (g broadcast, x by
+ * one), goes innermost in launch order (SWAP(1,2)): consecutive
+ * work-items read what the last one left in L1.  Sums of multiples of
+ * 1/32 (exact in any order) against C. */
+START_TEST(weight_grad_stream)
+{
+	enum { B = 3, C = 4, D = 6, Q = 3, J = 16, XW = J + Q - 1 };
+	static const int64_t shape[5] = { C, Q, D, B, J };
+	float g[B * C * J], xs[B * D * XW], out[C * D * Q];
+	tg_uop *a = tg_ast_load(k, 1, TG_FLOAT32,
+	                        strided(B * C * J, 5, shape,
+	                                (const int64_t[]){ J, 0, 0, C * J,
+	                                                   1 }));
+	tg_uop *b = tg_ast_load(k, 2, TG_FLOAT32,
+	                        strided(B * D * XW, 5, shape,
+	                                (const int64_t[]){ 0, 1, XW, D * XW,
+	                                                   1 }));
+	tg_uop *r = tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL, a, b, NULL),
+	                          24u);
+	tg_uop *s = tg_ast_store(k, 0, r,
+	                         strided(C * D * Q, 5,
+	                                 (const int64_t[]){ C, Q, D, 1, 1 },
+	                                 (const int64_t[]){ D * Q, 1, Q, 0,
+	                                                    0 }));
+	tg_buffer *bufs[3];
+
+	kt_fill(g, B * C * J, 0.25f, -1.0f);
+	kt_fill(xs, B * D * XW, 0.125f, -1.5f);
+	bufs[0] = kt_buf_with(TG_FLOAT32, C * D * Q, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, B * C * J, g);
+	bufs[2] = kt_buf_with(TG_FLOAT32, B * D * XW, xs);
+	run_both(tg_ast_sink(k, &s, 1), "GROUP(4,16) UPCAST(0,4) SWAP(1,2)",
+	         bufs, 3, 1, out, sizeof out);
+	for (int c = 0; c < C; c++)
+		for (int d = 0; d < D; d++)
+			for (int q = 0; q < Q; q++) {
+				double acc = 0;
+				for (int i = 0; i < B; i++)
+					for (int j = 0; j < J; j++)
+						acc += (double)g[(i * C + c) * J + j] *
+						       xs[(i * D + d) * XW + j + q];
+				ck_assert_double_eq_tol(out[(c * D + d) * Q + q],
+				                        acc, 1e-6);
+			}
+	kt_unref(bufs, 3);
+}
+END_TEST
+
 /* out(1,1) = a(8,3).T.sum(): two loops (the transpose keeps the axes
  * apart), the inner one unrolled by 4. */
 START_TEST(sum_two_axes)
@@ -767,6 +875,8 @@ static Suite *suite(void)
 	tcase_add_test(t, sum_lanes);
 	tcase_add_test(t, lanes_refused);
 	tcase_add_test(t, sum_two_axes);
+	tcase_add_test(t, strided_stores_stream);
+	tcase_add_test(t, weight_grad_stream);
 	tcase_add_test(t, four_dims);
 	tcase_add_test(t, two_outputs);
 	tcase_add_test(t, max_int32);

@@ -1041,6 +1041,31 @@ static int stream_rows(tg_kplan *p, int iax)
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_SWAP, iax, last });
 }
 
+/* Where the vector axis jax has strided stores (a convolution's input
+ * gradient: lanes along the image, stored a window apart), the axis
+ * along which every STORE is contiguous (the window's offsets) goes
+ * innermost in launch order instead of the rows: consecutive work-items
+ * then fill the same cache lines, each of which would otherwise be
+ * written one lane at a time by work-items far apart, and read back
+ * from memory for each. */
+static int stream_stores(tg_kplan *p, const tg_kernel *k,
+                         const kstrides *rs, int jax)
+{
+	for (size_t g = p->nglobal; g-- > 0;) {
+		uint32_t ax = p->gaxes[g];
+		int store = 1;
+
+		if ((int)ax == jax || left(p, ax) < 2)
+			continue;
+		for (size_t i = 0; i < k->n; i++)
+			if (k->order[i]->op == TG_STORE)
+				store &= rs[i][ax] == 1;
+		if (store)
+			return stream_rows(p, (int)ax);
+	}
+	return TG_OK;
+}
+
 /* On a CPU, the register tile of an outer product (the microkernel of
  * a matmul or a convolution): the output is computed in vectors of the
  * machine's width along an axis where it is contiguous (the vector
@@ -1076,7 +1101,9 @@ static int tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
 	                 fitting(p, left(p, (size_t)iax), tile_rows,
 	                         TG_ARRAY_LEN(tile_rows), TG_MAX_EXPAND))))
 		return rc;
-	return (rc = stream_rows(p, iax)) ? rc : 1;
+	rc = vector_friendly(k, rs, (size_t)jax) ? stream_rows(p, iax)
+	                                         : stream_stores(p, k, rs, jax);
+	return rc ? rc : 1;
 }
 
 /* The tile through the device's tensor core, where it divides a
@@ -1175,10 +1202,44 @@ static int opt_cpu_lanes(tg_kplan *p, const tg_kernel *k,
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUP, (int)ax, w });
 }
 
+static int opt_generic(tg_kplan *p, const tg_kernel *k);
+
+/* Without a tile, the global axis along which the LOADs move least per
+ * work-item goes innermost in launch order (a convolution's weight
+ * gradient: the window's column, along which one input is broadcast
+ * and the other moves by one element), so that consecutive work-items
+ * on a thread read what the last one left in L1.  An axis with a
+ * stride that is not one number is not chosen. */
+static int stream_reads(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
+{
+	int best = -1;
+	int64_t least = INT64_MAX;
+
+	if (!p->has_reduce)  /* each input is read once */
+		return TG_OK;
+	for (size_t g = 0; g < p->nglobal; g++) {
+		uint32_t ax = p->gaxes[g];
+		int64_t moved = 0;
+
+		if (left(p, ax) < 2)
+			continue;
+		for (size_t i = 0; i < k->n && moved >= 0; i++) {
+			int64_t s = rs[i][ax];
+			if (k->order[i]->op != TG_LOAD)
+				continue;
+			moved = s < 0 ? -1 : moved + s * p->upcast[ax];
+		}
+		if (moved >= 0 && moved <= least)
+			best = (int)ax, least = moved;
+	}
+	return stream_rows(p, best);
+}
+
 /* The CPU's heuristics, every tracker's strides read once: the tile
  * where the output has a vector axis, then the unroll; else lanes for
- * the reduce.  1 when done (a tile), 0 when the generic heuristics are
- * to run, or an error. */
+ * the reduce, tinygrad's heuristics and the launch order that reads
+ * from L1.  1 when done, 0 when there is no vector to use (tinygrad's
+ * heuristics are to run), or an error. */
 static int opt_cpu(tg_kplan *p, const tg_kernel *k)
 {
 	int64_t lanes = p->caps ? p->caps->max_upcast : 4;
@@ -1196,7 +1257,9 @@ static int opt_cpu(tg_kplan *p, const tg_kernel *k)
 	if (rc == 1)
 		rc = opt_unroll(p) ? -1 : 1;
 	else if (rc == 0)
-		rc = opt_cpu_lanes(p, k, (const kstrides *)rs, lanes) ? -1 : 0;
+		rc = opt_cpu_lanes(p, k, (const kstrides *)rs, lanes) ||
+		     opt_generic(p, k) ||
+		     stream_reads(p, k, (const kstrides *)rs) ? -1 : 1;
 	free(rs);
 	return rc;
 }
@@ -1274,9 +1337,14 @@ int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 		              : TG_OK;
 	if (opt_matvec(p, k))
 		return TG_OK;
-	if ((rc = opt_group(p)) || (rc = opt_block(p, k)) ||
-	    (rc = opt_unroll(p)) || (rc = opt_upcast_last(p)) ||
-	    (rc = opt_locals(p, k)))
+	if (opt_generic(p, k))
 		return tg_error_prefix("opt: kernel %s", p->name);
 	return TG_OK;
+}
+
+/* tinygrad's hand-coded opts after the tensor core and the matvec. */
+static int opt_generic(tg_kplan *p, const tg_kernel *k)
+{
+	return opt_group(p) || opt_block(p, k) || opt_unroll(p) ||
+	       opt_upcast_last(p) || opt_locals(p, k) ? -1 : TG_OK;
 }
