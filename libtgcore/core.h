@@ -187,7 +187,9 @@ enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
 	X(IGNORE_BEAM_CACHE, "IGNORE_BEAM_CACHE", "IGNORE_BEAM_CACHE",  \
 	  BOOL, 0, 1, 0)                                                \
 	X(BEAM_TIMEOUT_SEC, "BEAM_TIMEOUT_SEC", "BEAM_TIMEOUT_SEC",     \
-	  INT, 1, 86400, 60)
+	  INT, 1, 86400, 60)                                            \
+	X(TC, "TC", "TC", INT, 0, 2, 1)                                 \
+	X(TC_OPT, "TC_OPT", "TC_OPT", INT, 0, 2, 0)
 
 enum tg_key {
 #define TG_KEY_ENUM_(id, ...) TG_KEY_##id,
@@ -239,6 +241,10 @@ typedef struct tg_settings {
 	int ignore_beam_cache;         /* IGNORE_BEAM_CACHE: search again */
 	int beam_timeout;              /* BEAM_TIMEOUT_SEC: one search's
 	                                  time budget */
+	int tc;                        /* TC: 0 keeps tensor-core opts out
+	                                  of the hand-coded opts and BEAM */
+	int tc_opt;                    /* TC_OPT: the hand-coded TC opt's
+	                                  amount (2 pads to fit) */
 } tg_settings;
 /* Fills *out from the configuration as it is now, under one lock, so a
  * concurrent tg_config_set is seen whole or not at all.  Returns 0, or

@@ -153,8 +153,10 @@ static void fuzz(fz *f, const char *what)
 		tg_opt seq[MAX_SEQ], moves[512];
 		size_t len = 1 + rnd() % MAX_SEQ, n = 0, nm;
 		for (; n < len; n++) {
-			ck_assert_msg(tg_codegen_actions(f->sink, kt_cpu_caps(), seq,
-			                                 n, moves, 512, &nm) == TG_OK,
+			ck_assert_msg(tg_codegen_actions(f->sink, kt_cpu_caps(),
+			                                 kt_set(), seq, n,
+			                                 moves, 512,
+			                                 &nm) == TG_OK,
 			              "%s", tg_last_error());
 			if (!nm)
 				break;

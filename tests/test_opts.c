@@ -821,6 +821,69 @@ START_TEST(tc_padded)
 }
 END_TEST
 
+/* The opts of sink under the settings as they are now, as text. */
+static void hand_opts_text(tg_uop *sink, char *buf, size_t len)
+{
+	tg_opt o[TG_MAX_OPTS];
+	size_t n;
+
+	ck_assert_msg(tg_codegen_hand_opts(sink, kt_cpu_caps(), kt_set(), o,
+	                                   &n) == TG_OK, "%s", tg_last_error());
+	tg_opts_format(o, n, buf, len);
+}
+
+/* Whether the moves of sink under the settings as they are now include
+ * a TC opt. */
+static int moves_have_tc(tg_uop *sink)
+{
+	tg_opt m[512];
+	size_t n;
+
+	ck_assert_msg(tg_codegen_actions(sink, kt_cpu_caps(), kt_set(), NULL,
+	                                 0, m, 512, &n) == TG_OK, "%s",
+	              tg_last_error());
+	for (size_t i = 0; i < n; i++)
+		if (m[i].op == TG_OPT_TC)
+			return 1;
+	return 0;
+}
+
+/* tinygrad's TC and TC_OPT settings: TC=0 keeps the tensor core out of
+ * the hand-coded opts (the CPU's tile makes the same kernel without
+ * it) and out of BEAM's moves; TC_OPT=2 lets the hand-coded TC opt pad
+ * a matmul the core does not divide; out-of-range values are refused
+ * with the key's name. */
+START_TEST(tc_settings)
+{
+	tg_uop *mm = kt_matmul(k, 16, 64, 16), *mm20 = kt_matmul(k, 20, 20, 20);
+	char text[256];
+
+	hand_opts_text(mm, text, sizeof text);
+	ck_assert_str_eq(text, "TC(0,0) SWAP(0,1)");
+	ck_assert(moves_have_tc(mm));
+	hand_opts_text(mm20, text, sizeof text);
+	ck_assert_str_eq(text, "UPCAST(1,4) UPCAST(0,5) SWAP(0,1)");
+
+	setenv("TC", "0", 1);
+	hand_opts_text(mm, text, sizeof text);
+	ck_assert_str_eq(text, "UPCAST(1,16) UPCAST(1,2) UPCAST(0,8) SWAP(0,1)");
+	ck_assert(!moves_have_tc(mm));
+	check_matmul(16, 64, 16, "UPCAST(1,16) UPCAST(1,2) UPCAST(0,8) "
+	             "SWAP(0,1)");
+	unsetenv("TC");
+
+	setenv("TC_OPT", "2", 1);
+	hand_opts_text(mm20, text, sizeof text);
+	ck_assert_str_eq(text, "TC(0,2)");  /* N padded to one tile */
+	unsetenv("TC_OPT");
+
+	ck_assert_int_eq(tg_config_set("TC_OPT", "3"), TG_ECONFIG);
+	ck_assert_error("TC_OPT");
+	ck_assert_int_eq(tg_config_set("TC", "-1"), TG_ECONFIG);
+	ck_assert_error("TC");
+}
+END_TEST
+
 /* The TC refusals, each with its message, the plan unchanged. */
 START_TEST(tc_refused)
 {
@@ -889,6 +952,7 @@ static Suite *suite(void)
 	tcase_add_test(t, tc_cpu_matmul);
 	tcase_add_test(t, tc_padded);
 	tcase_add_test(t, tc_refused);
+	tcase_add_test(t, tc_settings);
 	suite_add_tcase(s, t);
 	return s;
 }

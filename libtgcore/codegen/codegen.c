@@ -193,9 +193,18 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 /* NULL settings: the defaults (opts on, no checks, no dumps). */
 static const tg_settings *or_defaults(const tg_settings *set)
 {
-	static const tg_settings defaults;
+	static const tg_settings defaults = { .tc = 1 };
 
 	return set ? set : &defaults;
+}
+
+/* What a plan takes from the device and the settings before its opts. */
+static void plan_setup(tg_kplan *plan, const struct tg_renderer_caps *caps,
+                       const tg_settings *set)
+{
+	plan->caps = caps;
+	plan->tc_use = set->tc != 0;
+	plan->tc_opt = set->tc_opt;
 }
 
 int tg_codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
@@ -297,7 +306,7 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 	if ((rc = check_dtypes(&k, caps, plan.name)))
 		goto done;
 
-	plan.caps = caps;
+	plan_setup(&plan, caps, set);
 	if ((rc = apply_opts(&plan, &k, opts, nopts)))
 		goto done;
 	tg_kplan_format_opts(&plan, opttext, sizeof opttext);
@@ -336,7 +345,8 @@ done:
  * own, closed again); opts applied as tg_codegen does (NULL: the
  * hand-coded ones). */
 static int plan_of(const tg_uop *sink, const struct tg_renderer_caps *caps,
-                   const tg_opt *opts, size_t nopts, tg_kplan *plan)
+                   const tg_settings *set, const tg_opt *opts,
+                   size_t nopts, tg_kplan *plan)
 {
 	tg_kernel k;
 	tg_ir *ir;
@@ -349,7 +359,7 @@ static int plan_of(const tg_uop *sink, const struct tg_renderer_caps *caps,
 	memset(&k, 0, sizeof k);
 	if (!(rc = tg_kernel_open(&k, ir, sink)) &&
 	    !(rc = tg_lower_plan(&k, plan))) {
-		plan->caps = caps;
+		plan_setup(plan, caps, or_defaults(set));
 		rc = apply_opts(plan, &k, opts, nopts);
 	}
 	tg_kernel_close(&k);
@@ -358,11 +368,11 @@ static int plan_of(const tg_uop *sink, const struct tg_renderer_caps *caps,
 }
 
 int tg_codegen_hand_opts(const tg_uop *sink,
-                         const struct tg_renderer_caps *caps, tg_opt *opts,
-                         size_t *n)
+                         const struct tg_renderer_caps *caps,
+                         const tg_settings *set, tg_opt *opts, size_t *n)
 {
 	tg_kplan plan;
-	int rc = plan_of(sink, caps, NULL, 0, &plan);
+	int rc = plan_of(sink, caps, set, NULL, 0, &plan);
 
 	*n = rc ? 0 : plan.nopts;
 	if (!rc)
@@ -372,12 +382,12 @@ int tg_codegen_hand_opts(const tg_uop *sink,
 
 int tg_codegen_actions(const tg_uop *sink,
                        const struct tg_renderer_caps *caps,
-                       const tg_opt *opts, size_t nopts, tg_opt *out,
-                       size_t max, size_t *n)
+                       const tg_settings *set, const tg_opt *opts,
+                       size_t nopts, tg_opt *out, size_t max, size_t *n)
 {
 	tg_kplan plan;
-	int rc = plan_of(sink, caps, opts ? opts : (const tg_opt[1]){ 0 },
-	                 nopts, &plan);
+	int rc = plan_of(sink, caps, set,
+	                 opts ? opts : (const tg_opt[1]){ 0 }, nopts, &plan);
 
 	*n = rc ? 0 : tg_kplan_actions(&plan, out, max);
 	return rc;

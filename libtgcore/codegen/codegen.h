@@ -232,13 +232,13 @@ void tg_ksrc_free(tg_ksrc *ks);
  * the plan refuses, a malformed AST, OOM. */
 int tg_codegen_actions(const tg_uop *sink,
                        const struct tg_renderer_caps *caps,
-                       const tg_opt *opts, size_t nopts, tg_opt *out,
-                       size_t max, size_t *n);
+                       const tg_settings *set, const tg_opt *opts,
+                       size_t nopts, tg_opt *out, size_t max, size_t *n);
 /* The hand-coded opts of `sink` for these caps (what tg_codegen
  * applies), at most TG_MAX_OPTS into opts, the count into *n. */
 int tg_codegen_hand_opts(const tg_uop *sink,
-                         const struct tg_renderer_caps *caps, tg_opt *opts,
-                         size_t *n);
+                         const struct tg_renderer_caps *caps,
+                         const tg_settings *set, tg_opt *opts, size_t *n);
 /* The opts as text, "UPCAST(1,4) UNROLL(2,4)", into buf ("" none). */
 void tg_opts_format(const tg_opt *opts, size_t n, char *buf, size_t len);
 
@@ -342,6 +342,9 @@ typedef struct tg_kplan {
 	uint8_t tc_axes[TG_MAX_TC_CHOICES][3];
 	int tc_dt[2];
 	int tc;            /* TC applied: 1 + its index in caps->tc */
+	int tc_use;        /* the TC setting: 0 no TC in the hand-coded
+	                      opts nor in the moves */
+	int tc_opt;        /* TC_OPT: the hand-coded TC opt's amount */
 } tg_kplan;
 
 /* This thread's flat index among its work group's items on the axes

@@ -689,7 +689,7 @@ size_t tg_kplan_actions(const tg_kplan *p, tg_opt *out, size_t max)
 				               out, n, max);
 		}
 	}
-	for (size_t c = 0; c < p->ntc; c++)
+	for (size_t c = 0; p->tc_use && c < p->ntc; c++)
 		for (int64_t amt = 0; amt <= 2; amt += 2)
 			n = try_action(p, (tg_opt){ TG_OPT_TC, (int)c, amt },
 			               out, n, max);
@@ -1112,11 +1112,12 @@ static int tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
  * in tile().  1 when applied, 0 when not, or an error. */
 static int cpu_tc(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
 {
-	for (size_t c = 0; c < p->ntc; c++) {
+	for (size_t c = 0; p->tc_use && c < p->ntc; c++) {
 		tg_kplan t = *p;
 		if (!vector_friendly(k, rs, p->tc_axes[c][0]))
 			continue;
-		if (tg_kplan_apply_opt(&t, (tg_opt){ TG_OPT_TC, (int)c, 0 })) {
+		if (tg_kplan_apply_opt(&t, (tg_opt){ TG_OPT_TC, (int)c,
+		                                     p->tc_opt })) {
 			tg_clear_error();
 			continue;
 		}

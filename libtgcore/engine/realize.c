@@ -22,8 +22,8 @@
 typedef struct method {
 	const tg_uop *ast;  /* the SINK, in the kernel context */
 	tg_dev *dev;
-	int noopt;          /* NOOPT changes the kernel */
-	int beam;           /* and so does BEAM (its width) */
+	uint32_t opts;      /* the settings that change the kernel
+	                       (opts_key) */
 	tg_program *prog;
 	tg_ksrc ks;
 	struct method *next; /* in its bucket */
@@ -70,23 +70,30 @@ size_t tg_method_cache_count(void)
 	return n;
 }
 
-/* The AST's structural hash (interned: it names one node) mixed with
- * the device and NOOPT. */
-static uint64_t method_hash(const tg_uop *ast, const tg_dev *dev,
-                            int noopt, int beam)
-{
-	uint64_t h = ast->hash;
-
-	h = (h ^ (uint64_t)(uintptr_t)dev) * 0x9e3779b97f4a7c15u;
-	h = (h ^ (uint64_t)noopt) * 0x9e3779b97f4a7c15u;
-	h = (h ^ (uint64_t)beam) * 0x9e3779b97f4a7c15u;
-	return h ^ (h >> 29);
-}
-
 /* NOOPT wins over BEAM. */
 static int beam_of(const tg_settings *set)
 {
 	return set->noopt ? 0 : set->beam;
+}
+
+/* The settings that change a kernel's opts, as one number: NOOPT, the
+ * BEAM width (0..64), TC and TC_OPT (0..2 each). */
+static uint32_t opts_key(const tg_settings *set)
+{
+	return (uint32_t)set->noopt | (uint32_t)beam_of(set) << 1 |
+	       (uint32_t)set->tc << 8 | (uint32_t)set->tc_opt << 10;
+}
+
+/* The AST's structural hash (interned: it names one node) mixed with
+ * the device and the settings that change the kernel. */
+static uint64_t method_hash(const tg_uop *ast, const tg_dev *dev,
+                            const tg_settings *set)
+{
+	uint64_t h = ast->hash;
+
+	h = (h ^ (uint64_t)(uintptr_t)dev) * 0x9e3779b97f4a7c15u;
+	h = (h ^ (uint64_t)opts_key(set)) * 0x9e3779b97f4a7c15u;
+	return h ^ (h >> 29);
 }
 
 /* Called with mc_lock held. */
@@ -96,8 +103,8 @@ static method *mc_find(const tg_uop *ast, tg_dev *dev,
 	method *m;
 
 	for (m = mc_buckets[h % MC_BUCKETS]; m; m = m->next)
-		if (m->ast == ast && m->dev == dev && m->noopt == set->noopt &&
-		    m->beam == beam_of(set))
+		if (m->ast == ast && m->dev == dev &&
+		    m->opts == opts_key(set))
 			return m;
 	return NULL;
 }
@@ -141,8 +148,7 @@ static method *method_build(tg_dev *dev, const tg_sched_item *it,
 		tg_error_oom("method cache");
 		return NULL;
 	}
-	*m = (method){ .ast = ast, .dev = dev, .noopt = set->noopt,
-	               .beam = beam_of(set) };
+	*m = (method){ .ast = ast, .dev = dev, .opts = opts_key(set) };
 	rc = render(dev, it, set, &m->ks);
 	if (rc && set->debug >= 3) {  /* what failed */
 		char *text = tg_ast_format(ast);
@@ -167,7 +173,7 @@ static method *method_get(tg_dev *dev, const tg_sched_item *it,
                           const tg_settings *set)
 {
 	const tg_uop *ast = it->ast;
-	uint64_t h = method_hash(ast, dev, set->noopt, beam_of(set));
+	uint64_t h = method_hash(ast, dev, set);
 	method *m, *dup;
 
 	pthread_mutex_lock(&mc_lock);
@@ -303,8 +309,7 @@ static void prebuild_all(tg_schedule *s, const tg_settings *set)
 		tg_dev *dev = it->ast ? tg_buffer_dev(it->bufs[0]) : NULL;
 		misses += it->ast &&
 		          !mc_find(it->ast, dev, set,
-		                   method_hash(it->ast, dev, set->noopt,
-		                               beam_of(set)));
+		                   method_hash(it->ast, dev, set));
 	}
 	pthread_mutex_unlock(&mc_lock);
 	n = cpus > 1 ? (size_t)cpus : 1;

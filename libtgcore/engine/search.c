@@ -450,7 +450,7 @@ static int expand(search *s, const cand *beam, size_t nbeam)
 		size_t nm = 0;
 		if (beam[b].nopts == TG_MAX_OPTS)
 			continue;
-		rc = tg_codegen_actions(s->ast, s->caps, beam[b].opts,
+		rc = tg_codegen_actions(s->ast, s->caps, &s->set, beam[b].opts,
 		                        beam[b].nopts, moves, max, &nm);
 		for (size_t m = 0; m < nm; m++) {
 			cand *c = &s->cands[s->ncands++];
@@ -478,7 +478,8 @@ static int seed(search *s, cand *keep, size_t *nkeep, int width)
 		return tg_error_oom("beam");
 	c = &s->cands[0];
 	s->ncands = 1;
-	if ((rc = tg_codegen_hand_opts(s->ast, s->caps, c->opts, &c->nopts)))
+	if ((rc = tg_codegen_hand_opts(s->ast, s->caps, &s->set, c->opts,
+	                               &c->nopts)))
 		return rc;
 	if (c->nopts == 0)
 		return TG_OK;
@@ -532,17 +533,19 @@ out:
  * search's opts are never applied to other axes. */
 #define PLAN_FORMAT 2
 
-/* The cache key: plan format, plugin, compiler, device, width and the
- * AST's text. */
-static char *cache_key(tg_dev *dev, const tg_uop *ast, int width)
+/* The cache key: plan format, plugin, compiler, device, width, the TC
+ * settings (the moves and the seed) and the AST's text. */
+static char *cache_key(tg_dev *dev, const tg_uop *ast,
+                       const tg_settings *set)
 {
 	char *prefix = tg_dev_compile_key(dev), *text = tg_ast_format(ast);
 	tg_strbuf sb;
 
 	tg_strbuf_init(&sb);
 	if (prefix && text)
-		tg_strbuf_addf(&sb, "plan %d\n%s%s\nBEAM=%d\n%s", PLAN_FORMAT,
-		               prefix, tg_dev_name(dev), width, text);
+		tg_strbuf_addf(&sb, "plan %d\n%s%s\nBEAM=%d TC=%d TC_OPT=%d\n%s",
+		               PLAN_FORMAT, prefix, tg_dev_name(dev), set->beam,
+		               set->tc != 0, set->tc_opt, text);
 	free(prefix);
 	free(text);
 	return prefix && text ? tg_strbuf_finish(&sb)
@@ -588,7 +591,7 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 {
 	search s;
 	cand best;
-	char *key = cache_key(dev, ast, set->beam), o[TG_MAX_OPTS * 24];
+	char *key = cache_key(dev, ast, set), o[TG_MAX_OPTS * 24];
 	double start = now_s();
 	int rc;
 

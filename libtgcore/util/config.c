@@ -633,6 +633,8 @@ int tg_settings_read(tg_settings *out)
 		.beam = (int)key_int(TG_KEY_BEAM),
 		.ignore_beam_cache = key_int(TG_KEY_IGNORE_BEAM_CACHE) != 0,
 		.beam_timeout = (int)key_int(TG_KEY_BEAM_TIMEOUT_SEC),
+		.tc = (int)key_int(TG_KEY_TC),
+		.tc_opt = (int)key_int(TG_KEY_TC_OPT),
 	};
 	pthread_mutex_unlock(&cfg_lock);
 	return rc;
