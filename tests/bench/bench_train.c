@@ -2,9 +2,11 @@
  * bench_train.c - training speed: tinygrad's beautiful_mnist (the
  * model of examples/fashion_mnist at --width, 8*width and 16*width
  * channels) with Adam, one JIT-compiled step per batch, on the default
- * device (or --device), in images per second and as a share of the
- * machine's FMA peak, which the benchmark measures itself in the same
- * run (a loop of independent vector FMAs on every core, in C).
+ * device (or each --device, or with --all every device the plugins
+ * offer: OpenCL and Vulkan too), in images per second and as a share
+ * of the host's FMA peak, which the benchmark measures itself in the
+ * same run (a loop of independent vector FMAs on every core, in C; on
+ * a GPU the share is of the host's peak, for scale only).
  *
  * The model's work is counted from its layers: per image, the
  * convolutions' and the linear layer's multiply-adds (2 flops each),
@@ -13,7 +15,7 @@
  * left out).  At width 4 that is about 79 MFLOP per image.
  *
  *   bench_train [--quick] [--width N] [--batch N] [--steps N]
- *               [--device NAME]
+ *               [--device NAME]... [--all]
  *
  * Defaults: width 4 (32/64 channels), batch 512, 10 timed steps after
  * 3 warm-up steps (the first compiles; its time is printed apart).
@@ -171,16 +173,22 @@ static int make_batch(int s, int bs, float *x, int32_t *y, tg_tensor **in)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_train [--quick] [--width N] [--batch N] "
-	        "[--steps N] [--device NAME]\n"
+	        "[--steps N] [--device NAME]... [--all]\n"
 	        "Trains beautiful_mnist (8*N and 16*N channels, Adam) with "
 	        "a JIT step and\nprints images/s and the share of the "
-	        "machine's FMA peak.\n");
+	        "machine's FMA peak.  --all: on every device\nthe plugins "
+	        "offer.\n");
 }
 
-int main(int argc, char **argv)
+struct run {
+	int width, bs, steps, warm;
+	double first, per, loss;  /* s, s per step, last loss */
+};
+
+/* Trains r->warm + r->steps steps on the device named `name`; the
+ * figures into r.  0, or -1 with the error printed. */
+static int train_on(const char *name, struct run *r)
 {
-	int width = 4, bs = 512, steps = 10, warm = 3, rc = 1, quick = 0;
-	const char *devname = NULL;
 	model m;
 	trainer t = { .m = &m };
 	tg_state *st = NULL;
@@ -188,40 +196,14 @@ int main(int argc, char **argv)
 	tg_jit *jit = NULL;
 	float *x = NULL;
 	int32_t *y = NULL;
-	double first = 0, t0 = 0, loss = 0;
+	double t0 = 0;
+	int rc = -1;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
-			quick = 1;
-		else if (!strcmp(argv[i], "--width") && i + 1 < argc)
-			width = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
-			bs = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
-			steps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
-			devname = argv[++i];
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (quick) {
-		bs = 128;
-		steps = 5;
-	}
-	if (width < 1 || bs < 1 || steps < 1) {
-		usage(stderr);
-		return 2;
-	}
-	if (!(dev = tg_dev_get(devname)))
-		return fail("device") ? 1 : 1;
 	memset(&m, 0, sizeof m);
+	if (!(dev = tg_dev_get(name)))
+		return fail("device");
 	tg_manual_seed(1);
-	if (model_init(&m, dev, width) || !(st = model_state(&m)))
+	if (model_init(&m, dev, r->width) || !(st = model_state(&m)))
 		goto out_fail;
 	size_t np = tg_state_count(st);
 	if (!(params = malloc(np * sizeof *params)))
@@ -231,50 +213,42 @@ int main(int argc, char **argv)
 	if (!(t.opt = tg_optim_adam(params, np, 1e-3, 0.9, 0.999, 1e-8)) ||
 	    !(jit = tg_jit_new(model_train_step, &t)))
 		goto out_fail;
-	x = malloc((size_t)bs * 28 * 28 * sizeof *x);
-	y = malloc((size_t)bs * sizeof *y);
+	x = malloc((size_t)r->bs * 28 * 28 * sizeof *x);
+	y = malloc((size_t)r->bs * sizeof *y);
 	if (!x || !y)
 		goto out_fail;
 	printf("device %s: %s\n", tg_dev_name(dev), tg_dev_description(dev));
 	printf("beautiful_mnist width %d (%d/%d channels), batch %d, Adam\n",
-	       width, 8 * width, 16 * width, bs);
+	       r->width, 8 * r->width, 16 * r->width, r->bs);
 	fflush(stdout);
 	tg_set_training(1);
-	for (int s = 0; s < warm + steps; s++) {
+	for (int s = 0; s < r->warm + r->steps; s++) {
 		tg_tensor *in[2], *out;
 		double ts = bench_now();
-		if (s == warm)
+		if (s == r->warm)
 			t0 = ts;
 		tg_scope_begin();
-		int bad = make_batch(s, bs, x, y, in) ||
+		int bad = make_batch(s, r->bs, x, y, in) ||
 		          tg_jit_call(jit, in, 2, &out, 1) ||
-		          tg_tensor_item(out, &loss);
+		          tg_tensor_item(out, &r->loss);
 		tg_scope_end();
 		if (bad)
 			goto out_fail;
 		if (s == 0)
-			first = bench_now() - ts;
+			r->first = bench_now() - ts;
 	}
-	tg_set_training(0);
-	if (!isfinite(loss)) {
-		fprintf(stderr, "bench_train: the loss is %g\n", loss);
-		goto out;
-	}
-	double per = (bench_now() - t0) / steps, ips = bs / per;
-	double gflops = ips * model_flops(width) / 1e9, peak = fma_peak();
-	printf("first step (compiles): %.2f s\n", first);
-	printf("step: %.1f ms, %.0f images/s, loss %.4f\n", per * 1e3, ips,
-	       loss);
-	printf("model: %.1f MFLOP/image, %.1f GFLOP/s\n",
-	       model_flops(width) / 1e6, gflops);
-	printf("FMA peak (measured, %ld threads): %.0f GFLOP/s; share %.1f%%\n",
-	       sysconf(_SC_NPROCESSORS_ONLN), peak,
-	       peak > 0 ? 100 * gflops / peak : 0);
+	r->per = (bench_now() - t0) / r->steps;
 	rc = 0;
+	if (!isfinite(r->loss)) {
+		fprintf(stderr, "bench_train: the loss is %g on %s\n", r->loss,
+		        name ? name : "the default device");
+		rc = -1;
+	}
 	goto out;
 out_fail:
 	fail("training");
 out:
+	tg_set_training(0);
 	tg_jit_free(jit);
 	tg_optim_free(t.opt);
 	free(params);
@@ -282,6 +256,84 @@ out:
 	model_free(&m);
 	free(x);
 	free(y);
+	return rc;
+}
+
+static void report(const struct run *r, double peak)
+{
+	double ips = r->bs / r->per;
+	double gflops = ips * model_flops(r->width) / 1e9;
+
+	printf("first step (compiles): %.2f s\n", r->first);
+	printf("step: %.1f ms, %.0f images/s, loss %.4f\n", r->per * 1e3, ips,
+	       r->loss);
+	printf("model: %.1f MFLOP/image, %.1f GFLOP/s\n",
+	       model_flops(r->width) / 1e6, gflops);
+	printf("FMA peak of the host (measured, %ld threads): %.0f GFLOP/s; "
+	       "share %.1f%%\n\n", sysconf(_SC_NPROCESSORS_ONLN), peak,
+	       peak > 0 ? 100 * gflops / peak : 0);
+	fflush(stdout);
+}
+
+#define MAX_DEVS 16
+
+int main(int argc, char **argv)
+{
+	struct run r = { .width = 4, .bs = 512, .steps = 10, .warm = 3 };
+	char names[MAX_DEVS][32];
+	size_t nd = 0;
+	int quick = 0, all = 0, rc = 1;
+	double peak;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (!strcmp(argv[i], "--all"))
+			all = 1;
+		else if (!strcmp(argv[i], "--width") && i + 1 < argc)
+			r.width = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
+			r.bs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+			r.steps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
+		         nd < MAX_DEVS)
+			snprintf(names[nd++], sizeof names[0], "%s", argv[++i]);
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (quick) {
+		r.bs = 128;
+		r.steps = 5;
+	}
+	if (r.width < 1 || r.bs < 1 || r.steps < 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (tg_init()) {
+		fail("init");
+		goto out;
+	}
+	if (all)
+		nd = bench_all_devices(names, MAX_DEVS);
+	peak = fma_peak();
+	rc = 0;
+	for (size_t d = 0; d < (nd ? nd : 1); d++) {
+		/* a device that fails (a buffer over its limits) is reported
+		 * and the others still run; the exit status says so */
+		if (train_on(nd ? names[d] : NULL, &r)) {
+			rc = 1;
+			printf("\n");
+			continue;
+		}
+		report(&r, peak);
+	}
+out:
 	tg_shutdown();
 	return rc;
 }
