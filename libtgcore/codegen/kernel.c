@@ -1239,7 +1239,7 @@ static int stream_reads(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
 /* The CPU's heuristics, every tracker's strides read once: the tile
  * where the output has a vector axis, then the unroll; else lanes for
  * the reduce, tinygrad's heuristics and the launch order that reads
- * from L1.  1 when done, 0 when there is no vector to use (tinygrad's
+ * from L1.  1 when done, 0 when the device has no vectors (tinygrad's
  * heuristics are to run), or an error. */
 static int opt_cpu(tg_kplan *p, const tg_kernel *k)
 {
