@@ -269,8 +269,10 @@ END_TEST
 static tg_st *strided(int n, size_t nd, const int64_t *shape,
                       const int64_t *strides)
 {
-	return kt_moved(kt_st(1, n), tg_st_as_strided(NULL, kt_st(1, n), nd,
-	                                              shape, strides, 0));
+	tg_st *flat = kt_st(1, n);
+
+	return kt_moved(flat, tg_st_as_strided(NULL, flat, nd, shape, strides,
+	                                       0));
 }
 
 /* out(C,P,Q)[c,p,q] = sum_k g(K,P)[k,p] * w(K,C,Q)[k,c,q], the shape of
