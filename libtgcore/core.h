@@ -421,6 +421,15 @@ char *tg_dev_compile_key(struct tg_dev *dev);
  * buffers' device handles; vals are borrowed from a. */
 int tg_program_prepare(tg_program *p, const tg_launch_args *a,
                        void **handles, struct tg_launch *out);
+/* Whether p's plugin can give it a trial run (tg_program_trial). */
+int tg_program_has_trial(const tg_program *p);
+/* Runs p once through the plugin's trial entry: a fault or a hang
+ * (past timeout_s seconds) fails the call, TG_ERUNTIME or TG_ETIMEOUT
+ * with the plugin's message, instead of taking the process down.  The
+ * run's writes may not reach the buffers.  TG_EUNSUPPORTED when the
+ * plugin has no trial entry or cannot run one now. */
+int tg_program_trial(tg_program *p, const tg_launch_args *a,
+                     double timeout_s);
 /* The plugin's program, the kernel's name, the device.  Borrowed. */
 void *tg_program_impl(const tg_program *p);
 const char *tg_program_name(const tg_program *p);

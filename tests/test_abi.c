@@ -57,6 +57,7 @@ static const struct field {
 	F(tg_runtime_iface, launch), F(tg_runtime_iface, synchronize),
 	F(tg_runtime_iface, program_free), F(tg_runtime_iface, graph_new),
 	F(tg_runtime_iface, graph_run), F(tg_runtime_iface, graph_free),
+	F(tg_runtime_iface, trial),
 	S(tg_runtime_iface),
 
 	F(tg_device_info, struct_size), F(tg_device_info, name),

@@ -2,10 +2,12 @@
  * test_beam.c - BEAM search: it finds opts, the kernel computes the
  * same values (against C loops in double precision), the result is
  * cached so that a second run searches nothing, IGNORE_BEAM_CACHE
- * searches again, and a candidate that fails to compile is skipped.
+ * searches again, a candidate that fails to compile is skipped, and one
+ * that faults or never finishes is contained by the CPU's trial runs.
  * Runs on the device under test (the CPU here; OPENCL and VULKAN
- * through tests/ondevice.sh).  The compile-failure case needs the CPU
- * plugin (its compiler is a command the test can replace).
+ * through tests/ondevice.sh).  The compile-failure and containment
+ * cases need the CPU plugin (its compiler is a command the test can
+ * replace).
  */
 #include "config.h"
 
@@ -189,27 +191,94 @@ START_TEST(keys_the_method_cache)
 }
 END_TEST
 
-/* With a compiler that refuses every kernel with a 16-lane vector (a
+/* The CPU's widest float vector: the search's tile uses it, so some
+ * candidates always have it (16 lanes with AVX-512, 8 under valgrind,
+ * which hides AVX-512). */
+static int widest(void)
+{
+	tg_dev *dev = tg_dev_get("CPU");
+
+	ck_assert_msg(dev != NULL, "%s", tg_last_error());
+	return tg_dev_caps(dev)->max_upcast;
+}
+
+/* Asserts that log has `want`, printing the log's end if not (Check
+ * refuses a message longer than a few kB). */
+static void log_has(const char *log, const char *want)
+{
+	size_t n = strlen(log);
+
+	ck_assert_msg(strstr(log, want) != NULL, "no '%s' in the log, "
+	              "which ends: %s", want, n > 2000 ? log + n - 2000 : log);
+}
+
+/* A cc that passes the source to the real one, after `edit` (shell on
+ * $src) when the source has a `lanes`-lane vector, or after `other`
+ * when it has a vector of half that. */
+static void wrap_cc(const char *name, int lanes, const char *edit,
+                    const char *other)
+{
+	char text[1024];
+	const char *cc;
+
+	snprintf(text, sizeof text,
+	         "#!/bin/sh\n"
+	         "src=$(cat)\n"
+	         "case \"$src\" in\n"
+	         "*tg_float%d\\ *) %s;;\n"
+	         "*tg_float%d\\ *) %s;;\n"
+	         "esac\n"
+	         "printf '%%s\\n' \"$src\" | exec cc \"$@\"\n", lanes, edit,
+	         lanes / 2, other);
+	cc = tl_write_file(name, text);
+	ck_assert_int_eq(chmod(cc, 0755), 0);
+	setenv("TG_CPU_CC", cc, 1);
+	setenv("DEVICE", "CPU", 1);
+	tg_shutdown();  /* the CPU device reads its cc when it opens */
+	ck_assert_int_eq(tg_init(), 0);
+}
+
+/* With a compiler that refuses every kernel with the widest vector (a
  * stand-in for a candidate the compiler cannot build), the search skips
  * those candidates (the hand-coded tile among them), still chooses, and
  * the kernel computes the right values. */
 START_TEST(failed_compile_skipped)
 {
-	const char *cc = tl_write_file("cc-no16.sh",
-		"#!/bin/sh\n"
-		"src=$(cat)\n"
-		"case \"$src\" in *tg_float16*) "
-		"echo 'cc-no16: no 16-lane vectors' >&2; exit 1;; esac\n"
-		"printf '%s\\n' \"$src\" | exec cc \"$@\"\n");
 	char *log;
 
-	ck_assert_int_eq(chmod(cc, 0755), 0);
-	setenv("TG_CPU_CC", cc, 1);
-	setenv("DEVICE", "CPU", 1);
+	wrap_cc("cc-nowide.sh", widest(), "echo 'cc-nowide: no widest "
+	        "vectors' >&2; exit 1", "true");
 	matmul_logged("nocc.log", 4, &log);
-	ck_assert_msg(strstr(log, "beam: chose ") != NULL, "%s", log);
-	ck_assert_ptr_nonnull(strstr(log, "beam: a candidate failed to build: "));
-	ck_assert_ptr_nonnull(strstr(log, "cc-no16: no 16-lane vectors"));
+	log_has(log, "beam: chose ");
+	log_has(log, "beam: a candidate failed to build: ");
+	log_has(log, "cc-nowide: no widest vectors");
+	free(log);
+}
+END_TEST
+
+/* With a compiler that plants a fault in every kernel with the widest
+ * vector, and an endless loop in every one with half of it (stand-ins
+ * for codegen bugs), the CPU's trial runs contain both: the faulting
+ * candidates are reported with their signal, the looping ones stopped
+ * at the trial's limit, and the search still chooses a kernel that
+ * computes the right values. */
+START_TEST(faulting_and_hanging_contained)
+{
+	/* sed: a statement before the work-item loop */
+#define BEFORE_LOOP(stmt) "src=$(printf '%s\\n' \"$src\" | sed " \
+	"'s/^\\(\t*\\)for (size_t tg_i = lo;/\\1" stmt " &/')"
+	char *log;
+
+	setenv("BEAM_TIMEOUT_SEC", "8", 1);
+	wrap_cc("cc-bad.sh", widest(), BEFORE_LOOP("*(volatile int *)0 = 1;"),
+	        BEFORE_LOOP("for (volatile int h = 1; h;) ;"));
+#undef BEFORE_LOOP
+	matmul_logged("badcc.log", 2, &log);
+	log_has(log, "beam: chose ");
+	log_has(log, "failed its trial run (a codegen bug: please report "
+	        "it; the candidate is dropped): program_trial '");
+	log_has(log, "cpu trial: the kernel crashed (SIGSEGV)");
+	log_has(log, "cpu trial: the kernel ran past its limit of ");
 	free(log);
 }
 END_TEST
@@ -226,6 +295,8 @@ static Suite *beam_suite(void)
 	tcase_add_test(t, assign_checked_from_one_start);
 	if (!getenv("DEVICE") || !strcmp(getenv("DEVICE"), "CPU"))
 		tcase_add_test(t, failed_compile_skipped);
+	if (!getenv("DEVICE") || !strcmp(getenv("DEVICE"), "CPU"))
+		tcase_add_test(t, faulting_and_hanging_contained);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -281,6 +281,27 @@ START_TEST(launch_checks_its_arguments)
 }
 END_TEST
 
+/* A plugin without the optional trial entry (the mock) says so. */
+START_TEST(trial_needs_the_plugins_entry)
+{
+	tg_dev *dev = mock(NULL);
+	tg_program *p = tg_program_new(dev, "fill", "f");
+	tg_buffer *b = tg_buffer_new(dev, 4, TG_FLOAT32);
+	int64_t v = 1;
+	tg_launch_args a = { .bufs = &b, .nbufs = 1, .vals = &v, .nvals = 1,
+	                     .global = { 4, 1, 1 }, .local = { 1, 1, 1 } };
+
+	ck_assert(!tg_program_has_trial(p));
+	ck_assert_int_eq(tg_program_trial(p, &a, 1.0), TG_EUNSUPPORTED);
+	ck_assert_error("program_trial 'fill' on MOCK: the plugin has no "
+	                "trial entry");
+	ck_assert_int_eq(tg_program_trial(NULL, &a, 1.0), TG_EINVAL);
+	ck_assert_error("program_trial: program is NULL");
+	tg_program_free(p);
+	tg_buffer_unref(b);
+}
+END_TEST
+
 START_TEST(compiled_blobs_land_in_the_disk_cache)
 {
 	tg_dev *dev = mock(NULL);
@@ -316,6 +337,7 @@ int main(void)
 	tcase_add_test(tc, programs_compile_load_and_launch);
 	tcase_add_test(tc, compile_errors_come_back_to_the_caller);
 	tcase_add_test(tc, launch_checks_its_arguments);
+	tcase_add_test(tc, trial_needs_the_plugins_entry);
 	tcase_add_test(tc, compiled_blobs_land_in_the_disk_cache);
 	suite_add_tcase(s, tc);
 	return tl_run(s);

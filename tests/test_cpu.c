@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -197,6 +198,75 @@ START_TEST(bad_thread_count_is_a_config_error)
 }
 END_TEST
 
+/* A kernel with `body` run once over n items: "k" with buffer 0. */
+static tg_program *kernel(const char *body)
+{
+	char src[1024];
+	tg_program *p;
+
+	snprintf(src, sizeof src, HEADER
+	         "void k(void *const *b, const int64_t *v, const size_t *g,\n"
+	         "       size_t lo, size_t hi)\n"
+	         "{\n"
+	         "	float *out = b[0];\n"
+	         "	(void)v; (void)g;\n"
+	         "	%s\n"
+	         "	for (size_t i = lo; i < hi; i++) out[i] = 1.0f;\n"
+	         "}\n", body);
+	p = tg_program_new(cpu(), "k", src);
+	ck_assert_msg(p != NULL, "%s", tg_last_error());
+	return p;
+}
+
+static int trial(tg_program *p, tg_buffer *b, double limit)
+{
+	tg_launch_args a = { .bufs = &b, .nbufs = 1, .global = { 64, 1, 1 },
+	                     .local = { 1, 1, 1 } };
+
+	return tg_program_trial(p, &a, limit);
+}
+
+/* A trial run (runtime.trial) runs the kernel in a child process: the
+ * process survives a fault and a hang, each reported with what it was;
+ * a kernel that returns passes, with an ignored SIGCHLD too (waitpid
+ * cannot see the child then). */
+START_TEST(trial_runs_contain_faults_and_hangs)
+{
+	tg_program *ok = kernel(""), *fault = kernel(
+		"*(volatile int *)0 = 1;"), *hang = kernel(
+		"for (volatile int h = 1; h;) ;"), *trap = kernel(
+		"__builtin_trap();");
+	tg_buffer *b = tg_buffer_new(cpu(), 64, TG_FLOAT32);
+	void (*old)(int);
+
+	ck_assert(tg_program_has_trial(ok));
+	ck_assert_int_eq(trial(ok, b, 10), 0);
+	ck_assert_int_eq(trial(fault, b, 10), TG_ERUNTIME);
+	ck_assert_error("program_trial 'k' on CPU: cpu trial: the kernel "
+	                "crashed (SIGSEGV)");
+	ck_assert_int_eq(trial(trap, b, 10), TG_ERUNTIME);
+	ck_assert_error("the kernel crashed (SIGILL)");
+	ck_assert_int_eq(trial(hang, b, 0.2), TG_ETIMEOUT);
+	ck_assert_error("program_trial 'k' on CPU: cpu trial: the kernel "
+	                "ran past its limit of 0.2 s and was stopped");
+	ck_assert_int_eq(trial(ok, b, 0), TG_EINVAL);
+	ck_assert_error("program_trial 'k' on CPU: timeout 0 s, want > 0");
+	old = signal(SIGCHLD, SIG_IGN);
+	ck_assert_int_eq(trial(ok, b, 10), 0);
+	ck_assert_int_eq(trial(fault, b, 10), TG_ERUNTIME);
+	ck_assert_error("the child process ended before the kernel "
+	                "returned, and waitpid cannot say why");
+	signal(SIGCHLD, old);
+	/* the process and its pool still work */
+	run_saxpy(1000);
+	tg_program_free(ok);
+	tg_program_free(fault);
+	tg_program_free(hang);
+	tg_program_free(trap);
+	tg_buffer_unref(b);
+}
+END_TEST
+
 START_TEST(huge_allocation_fails_cleanly)
 {
 	tg_buffer *b = tg_buffer_new(cpu(), (size_t)1 << 60, TG_UINT8);
@@ -290,6 +360,7 @@ int main(void)
 	tcase_add_test(tc, huge_allocation_fails_cleanly);
 	tcase_add_test(tc, second_compile_comes_from_the_disk_cache);
 	tcase_add_test(tc, buffer_views_on_the_cpu);
+	tcase_add_test(tc, trial_runs_contain_faults_and_hangs);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

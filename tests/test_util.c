@@ -86,6 +86,7 @@ START_TEST(errors_set_prefix_and_clear)
 	ck_assert_str_eq(tg_last_error(), "");
 	ck_assert_str_eq(tg_status_name(TG_ENOMEM), "TG_ENOMEM");
 	ck_assert_str_eq(tg_status_name(TG_EINTERNAL), "TG_EINTERNAL");
+	ck_assert_str_eq(tg_status_name(TG_ETIMEOUT), "TG_ETIMEOUT");
 	ck_assert_str_eq(tg_status_name(-99), "TG_E?");
 }
 END_TEST

@@ -197,8 +197,10 @@ struct tg_dev *tg_program_dev(const tg_program *p)
 	return p->dev;
 }
 
-int tg_program_launch(tg_program *p, const tg_launch_args *a,
-                      double *elapsed_s)
+/* Prepares a launch of p and hands it to the plugin: its launch entry,
+ * or its trial entry when timeout_s > 0. */
+static int launch_or_trial(tg_program *p, const tg_launch_args *a,
+                           double timeout_s, double *elapsed_s)
 {
 	struct tg_launch l;
 	void **h;
@@ -207,14 +209,45 @@ int tg_program_launch(tg_program *p, const tg_launch_args *a,
 	if (!(h = calloc(a && a->nbufs ? a->nbufs : 1, sizeof *h)))
 		return tg_error_oom("program_launch");
 	if (!(rc = tg_program_prepare(p, a, h, &l))) {
-		l.wait = elapsed_s != NULL;
-		rc = p->dev->rt.launch(p->dev->impl, p->impl, &l);
+		const struct tg_runtime_iface *rt = &p->dev->rt;
+		l.wait = elapsed_s != NULL || timeout_s > 0;
+		rc = timeout_s > 0 ?
+		     rt->trial(p->dev->impl, p->impl, &l, timeout_s) :
+		     rt->launch(p->dev->impl, p->impl, &l);
 		if (rc < 0)
-			tg_error_prefix("program_launch '%s' on %s", p->name,
+			tg_error_prefix("program_%s '%s' on %s", timeout_s > 0 ?
+			                "trial" : "launch", p->name,
 			                p->dev->name);
 		else if (elapsed_s)
 			*elapsed_s = l.elapsed_s;
 	}
 	free(h);
 	return rc < 0 ? rc : 0;
+}
+
+int tg_program_launch(tg_program *p, const tg_launch_args *a,
+                      double *elapsed_s)
+{
+	return launch_or_trial(p, a, 0.0, elapsed_s);
+}
+
+int tg_program_has_trial(const tg_program *p)
+{
+	return p && p->dev->rt.trial != NULL;
+}
+
+int tg_program_trial(tg_program *p, const tg_launch_args *a,
+                     double timeout_s)
+{
+	if (!p)
+		return tg_error(TG_EINVAL, "program_trial: program is NULL");
+	if (!tg_program_has_trial(p))
+		return tg_error(TG_EUNSUPPORTED, "program_trial '%s' on %s: "
+		                "the plugin has no trial entry", p->name,
+		                p->dev->name);
+	if (!(timeout_s > 0))
+		return tg_error(TG_EINVAL, "program_trial '%s' on %s: "
+		                "timeout %g s, want > 0", p->name,
+		                p->dev->name, timeout_s);
+	return launch_or_trial(p, a, timeout_s, NULL);
 }

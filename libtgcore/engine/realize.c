@@ -77,11 +77,12 @@ static int beam_of(const tg_settings *set)
 }
 
 /* The settings that change a kernel's opts, as one number: NOOPT, the
- * BEAM width (0..64), TC and TC_OPT (0..2 each). */
+ * BEAM width (0..64), whether TC is on (TC=2 makes what TC=1 does)
+ * and TC_OPT (0..2). */
 static uint32_t opts_key(const tg_settings *set)
 {
 	return (uint32_t)set->noopt | (uint32_t)beam_of(set) << 1 |
-	       (uint32_t)set->tc << 8 | (uint32_t)set->tc_opt << 10;
+	       (uint32_t)(set->tc != 0) << 8 | (uint32_t)set->tc_opt << 10;
 }
 
 /* The AST's structural hash (interned: it names one node) mixed with

@@ -17,9 +17,14 @@
  *
  * Candidates are loop nests of constant extents over indices that
  * lowering bounds-checks (tg_uop_verify and the gates of every access),
- * so none can run forever or out of its buffers; the budget bounds the
- * rest.  Compiles run in the plugin's compiler (the CPU plugin's is a
- * child process).
+ * so none should run forever or out of its buffers.  Should a codegen
+ * bug make one do so anyway, it is contained where the device can: a
+ * plugin with a trial entry (the CPU's runs it in a child process) runs
+ * each candidate there first, with a time limit, and only a candidate
+ * that finished runs in process.  Devices without one (OpenCL, Vulkan)
+ * run candidates in process, under their drivers' own watchdogs.
+ * Compiles run in the plugin's compiler (the CPU plugin's is a child
+ * process, killed past its compile_timeout).
  *
  * The result goes to the on-disk cache (table beam_search) keyed by the
  * plugin, the compiler's identity, the device, N and the kernel's AST
@@ -42,6 +47,8 @@
 #define MAX_MOVES 512    /* moves of one plan */
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */
+#define TRIAL_FACTOR 50  /* a trial's limit: times NOOPT's run time, */
+#define TRIAL_FLOOR_S 1.0 /* and at least this */
 
 typedef struct cand {
 	tg_opt opts[TG_MAX_OPTS];
@@ -73,7 +80,8 @@ typedef struct search {
 	atomic_size_t next;    /* the next candidate to build */
 	uint64_t *seen;        /* hashes of the sources timed */
 	size_t nseen, capseen;
-	size_t tried, mismatched;
+	double ref_t;          /* NOOPT's run time (0: not yet known) */
+	size_t tried, mismatched, failed;
 } search;
 
 static double now_s(void)
@@ -268,13 +276,63 @@ static void build_all(search *s)
 		pthread_join(tid[i], NULL);
 }
 
-static int launch(search *s, const cand *c, double *t)
+static tg_launch_args args_of(search *s, const cand *c)
 {
 	tg_launch_args a = { .bufs = s->bufs, .nbufs = s->nbufs };
 
 	memcpy(a.global, c->ks.global, sizeof a.global);
 	memcpy(a.local, c->ks.local, sizeof a.local);
+	return a;
+}
+
+static int launch(search *s, const cand *c, double *t)
+{
+	tg_launch_args a = args_of(s, c);
+
 	return tg_program_launch(c->prog, &a, t);
+}
+
+/* Whether c may run in process.  Where the device can, c first runs in
+ * a trial (tg_program_trial), so that a kernel that faults or never
+ * finishes costs the device's child, not the process: a fault is a
+ * codegen bug and reported as one; a run past the limit (TRIAL_FACTOR
+ * times NOOPT's time, at least TRIAL_FLOOR_S, within the budget) is
+ * dropped.  A kernel that passed its trial runs in process on the same
+ * inputs, and so finishes there too. */
+static int trial_ok(search *s, const cand *c)
+{
+	double limit = fmax(TRIAL_FLOOR_S, TRIAL_FACTOR * s->ref_t);
+	double left = s->deadline - now_s();
+	tg_launch_args a = args_of(s, c);
+	char o[TG_MAX_OPTS * 24];
+	int rc;
+
+	if (!tg_program_has_trial(c->prog))
+		return 1;
+	if (!s->ref_t || limit > left)
+		limit = left;
+	if (limit <= 0)
+		return 0;
+	if (!(rc = tg_program_trial(c->prog, &a, limit)))
+		return 1;
+	tg_opts_format(c->opts, c->nopts, o, sizeof o);
+	if (rc == TG_EUNSUPPORTED) {
+		tg_debug_log(2, "beam: kernel %s with opts %s runs without a "
+		             "trial: %s", c->ks.name, o, tg_last_error());
+		tg_clear_error();
+		return 1;
+	}
+	if (rc == TG_ETIMEOUT)
+		tg_debug_log(2, "beam: kernel %s with opts %s: %s; the "
+		             "candidate is dropped", c->ks.name, o,
+		             tg_last_error());
+	else
+		tg_debug_log(0, "beam: kernel %s with opts %s failed its "
+		             "trial run (a codegen bug: please report it; the "
+		             "candidate is dropped): %s", c->ks.name,
+		             o[0] ? o : "(none)", tg_last_error());
+	s->failed++;
+	return 0;
 }
 
 /* Whether got and want (n elements of dt) agree: floats within a
@@ -384,8 +442,8 @@ static void evaluate(search *s, double best)
 		} else if (!seen_before(s, c) && now_s() < s->deadline) {
 			double t;
 			s->tried++;
-			if (!reset_outputs(s) && !launch(s, c, &t) &&
-			    check(s, c))
+			if (trial_ok(s, c) && !reset_outputs(s) &&
+			    !launch(s, c, &t) && check(s, c))
 				c->t = time_cand(s, c, t, best);
 			else
 				tg_clear_error();
@@ -406,8 +464,12 @@ static int reference(search *s, double *t)
 		cand_free(&c);  /* rendered, then refused by the compiler */
 		return c.rc;
 	}
-	if (!(rc = reset_outputs(s)))
+	if (!trial_ok(s, &c))
+		rc = tg_error(TG_ERUNTIME, "the unoptimized kernel %s failed "
+		              "its trial run", c.ks.name);
+	else if (!(rc = reset_outputs(s)))
 		rc = launch(s, &c, t);
+	s->ref_t = rc ? 0 : *t;
 	for (size_t b = 0; b < s->nbufs && !rc; b++) {
 		size_t nb = tg_buffer_nbytes(s->bufs[b]);
 		if (!(c.ks.outs & (1u << b)))
@@ -622,9 +684,9 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 		to_cache(key, opts, *nopts);
 		tg_opts_format(opts, *nopts, o, sizeof o);
 		tg_debug_log(2, "beam: chose %s: %.2f us (%zu kernels timed, "
-		             "%zu wrong, %.2f s)", o[0] ? o : "(no opts)",
-		             best.t * 1e6, s.tried, s.mismatched,
-		             now_s() - start);
+		             "%zu wrong, %zu failed their trial, %.2f s)",
+		             o[0] ? o : "(no opts)", best.t * 1e6, s.tried,
+		             s.mismatched, s.failed, now_s() - start);
 	}
 	for (size_t i = 0; i < s.ncands; i++)
 		cand_free(&s.cands[i]);

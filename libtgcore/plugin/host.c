@@ -48,7 +48,7 @@ static int host_set_error(const struct tg_host *host, int status,
 	va_list ap;
 
 	(void)host;
-	if (status >= 0 || status < TG_EINTERNAL)
+	if (status >= 0 || status < TG_STATUS_MIN)
 		status = TG_EPLUGIN;  /* a plugin may not report success */
 	va_start(ap, fmt);
 	tg_verror(status, fmt, ap);

@@ -82,12 +82,12 @@ const char *tg_status_name(int status)
 	static const char *const names[] = {
 		"TG_OK", "TG_EINVAL", "TG_ENOMEM", "TG_ENODEV", "TG_ECOMPILE",
 		"TG_EPLUGIN", "TG_ECONFIG", "TG_EIO", "TG_EUNSUPPORTED",
-		"TG_ERUNTIME", "TG_EINTERNAL",
+		"TG_ERUNTIME", "TG_EINTERNAL", "TG_ETIMEOUT",
 	};
-	_Static_assert(TG_ARRAY_LEN(names) == 1 - TG_EINTERNAL,
+	_Static_assert(TG_ARRAY_LEN(names) == 1 - TG_STATUS_MIN,
 	               "one name per status");
 
-	if (status > 0 || status < TG_EINTERNAL)
+	if (status > 0 || status < TG_STATUS_MIN)
 		return "TG_E?";
 	return names[-status];
 }

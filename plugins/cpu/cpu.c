@@ -193,26 +193,53 @@ static int launch_total(const struct tg_host *host, const char *what,
 	return 0;
 }
 
+/* The pool's job for a launch of prog. */
+static int job_of(const struct cpu_ctx *ctx, const char *what,
+                  const struct cpu_program *p, const struct tg_launch *args,
+                  struct cpu_job *job)
+{
+	size_t total;
+	int ret;
+
+	if ((ret = launch_total(ctx->host, what, args, &total)))
+		return ret;
+	*job = (struct cpu_job){ .fn = p->fn, .bufs = args->bufs,
+	                         .vals = args->vals, .global = args->global,
+	                         .total = total };
+	return 0;
+}
+
 /* Synchronous: returns when every chunk has run. */
 static int cpu_launch(struct tg_device *dev, void *prog,
                       struct tg_launch *args)
 {
 	struct cpu_ctx *ctx = dev->ctx;
-	const struct cpu_program *p = prog;
 	struct cpu_job job;
-	size_t total;
 	double start;
 	int ret;
 
-	if ((ret = launch_total(ctx->host, "cpu launch", args, &total)))
+	if ((ret = job_of(ctx, "cpu launch", prog, args, &job)))
 		return ret;
-	job = (struct cpu_job){ .fn = p->fn, .bufs = args->bufs,
-	                        .vals = args->vals, .global = args->global,
-	                        .total = total };
 	start = args->wait ? cpu_now_s() : 0.0;
 	cpu_pool_run(ctx->pool, &job);
 	if (args->wait)
 		args->elapsed_s = cpu_now_s() - start;
+	return 0;
+}
+
+/* In a child process (trial.c); elapsed_s includes the fork. */
+static int cpu_trial_run(struct tg_device *dev, void *prog,
+                         struct tg_launch *args, double timeout_s)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+	struct cpu_job job;
+	double start = cpu_now_s();
+	int ret;
+
+	if ((ret = job_of(ctx, "cpu trial", prog, args, &job)) ||
+	    (ret = cpu_trial(ctx->host, &job, timeout_s)))
+		return ret;
+	args->elapsed_s = cpu_now_s() - start;
 	return 0;
 }
 
@@ -487,7 +514,7 @@ static const struct tg_renderer_caps cpu_renderer = {
 };
 
 static const struct tg_runtime_iface cpu_runtime = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, graph_free),
+	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, trial),
 	.load = cpu_load,
 	.launch = cpu_launch,
 	.synchronize = cpu_synchronize,
@@ -495,6 +522,7 @@ static const struct tg_runtime_iface cpu_runtime = {
 	.graph_new = cpu_graph_new,
 	.graph_run = cpu_graph_run,
 	.graph_free = cpu_graph_free,
+	.trial = cpu_trial_run,
 };
 
 static const char *const cpu_aliases[] = { "CLANG", NULL };

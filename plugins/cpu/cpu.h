@@ -3,7 +3,8 @@
  *
  * The CPU device runs kernels rendered as C (TG_DIALECT_C): the system C
  * compiler turns them into shared objects (compile.c), which are loaded
- * from memory and run on a persistent thread pool (pool.c).  cpu.c holds
+ * from memory and run on a persistent thread pool (pool.c), or once in a
+ * child process for a trial (trial.c).  cpu.c holds
  * the device, its allocator, the runtime (launches and graphs) and the
  * descriptor the core sees.
  */
@@ -92,5 +93,17 @@ void cpu_pool_run(struct cpu_pool *pool, const struct cpu_job *job);
  * Safe to call from several threads (they take turns). */
 void cpu_pool_run_graph(struct cpu_pool *pool, const struct cpu_job *jobs,
                         size_t n);
+
+/* ------------------------------------------------------------------ */
+/* trial.c: a launch in a child process                                */
+/* ------------------------------------------------------------------ */
+
+/* Runs the job once in a forked child on its only thread: 0 when the
+ * kernel returned; TG_ERUNTIME naming the signal when the child died;
+ * TG_ETIMEOUT (the child killed) past timeout_s seconds;
+ * TG_EUNSUPPORTED when no child could be made.  The job's writes are
+ * lost. */
+int cpu_trial(const struct tg_host *host, const struct cpu_job *job,
+              double timeout_s);
 
 #endif /* TG_PLUGIN_CPU_H */

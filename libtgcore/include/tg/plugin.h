@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 3
+#define TG_PLUGIN_ABI_MINOR 4
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -285,6 +285,21 @@ struct tg_runtime_iface {
 	                 struct tg_launch *const *launches, size_t n);
 	/* Frees a graph (after its queued runs finished).  Since 0.2. */
 	void (*graph_free)(struct tg_device *dev, void *graph);
+
+	/* A trial run: runs the program once, as launch with wait would,
+	 * where a fault or a hang in it cannot take the process down.  A
+	 * BEAM search gives each candidate kernel a trial before it runs
+	 * the kernel in process.  Returns 0 when the run finished;
+	 * TG_ETIMEOUT when it ran past timeout_s seconds and was stopped;
+	 * TG_ERUNTIME when it faulted, with a message that names the fault
+	 * (the signal); TG_EUNSUPPORTED when no trial can be run now (no
+	 * verdict: the core runs the kernel in process).  Its writes need
+	 * not reach the buffers: the CPU
+	 * plugin runs it in a child process.  Optional (NULL: candidates
+	 * run in process only, and a kernel that faults or hangs takes
+	 * the process with it), since 0.4. */
+	int (*trial)(struct tg_device *dev, void *prog,
+	             struct tg_launch *args, double timeout_s);
 };
 
 /* Static facts about one opened device. */
@@ -391,7 +406,7 @@ TG_ASSERT_LAST(struct tg_compiler_iface, compile);
 TG_ASSERT_LAST(struct tg_renderer_caps, tc);
 TG_ASSERT_LAST(struct tg_tensor_core, splits);
 TG_ASSERT_LAST(struct tg_launch, elapsed_s);
-TG_ASSERT_LAST(struct tg_runtime_iface, graph_free);
+TG_ASSERT_LAST(struct tg_runtime_iface, trial);
 TG_ASSERT_LAST(struct tg_device_info, total_memory);
 TG_ASSERT_LAST(struct tg_device, close);
 TG_ASSERT_LAST(struct tg_probe, reason);

@@ -73,8 +73,12 @@ typedef enum tg_status {
 	TG_EIO = -7,          /* file or cache I/O failed */
 	TG_EUNSUPPORTED = -8, /* the device cannot do this */
 	TG_ERUNTIME = -9,     /* a device runtime call failed */
-	TG_EINTERNAL = -10    /* an internal invariant broke (a bug) */
+	TG_EINTERNAL = -10,   /* an internal invariant broke (a bug) */
+	TG_ETIMEOUT = -11     /* ran past its time limit and was stopped */
 } tg_status;
+
+/* The most negative status. */
+#define TG_STATUS_MIN TG_ETIMEOUT
 
 /* Static name of a status, e.g. "TG_ENOMEM". */
 TG_API const char *tg_status_name(int status);
