@@ -283,6 +283,37 @@ START_TEST(faulting_and_hanging_contained)
 }
 END_TEST
 
+/* When even the unoptimized kernel faults (a compiler that plants a
+ * fault in every kernel), the search cannot run, and the realize fails
+ * with the trial's report instead of taking the process down. */
+START_TEST(faulting_reference_fails_the_realize)
+{
+	const char *cc = tl_write_file("cc-fault.sh",
+		"#!/bin/sh\n"
+		"sed 's/^\\(\t*\\)for (size_t tg_i = lo;/"
+		"\\1*(volatile int *)0 = 1; &/' | exec cc \"$@\"\n");
+	int64_t sh[2] = { 16, 16 };
+	float a[256] = { 0 }, out[16];
+	int ax = 1;
+	tg_tensor *x, *y;
+
+	ck_assert_int_eq(chmod(cc, 0755), 0);
+	setenv("TG_CPU_CC", cc, 1);
+	setenv("DEVICE", "CPU", 1);
+	tg_shutdown();  /* the CPU device reads its cc when it opens */
+	ck_assert_int_eq(tg_init(), 0);
+	x = tg_tensor_new(NULL, TG_FLOAT32, 2, sh, a);
+	y = tg_sum(x, &ax, 1, 0);
+	ck_assert_ptr_nonnull(y);
+	ck_assert_int_ne(tg_tensor_data(y, out, sizeof out), 0);
+	ck_assert_error("the unoptimized kernel ");
+	ck_assert_error(" failed its trial run: program_trial '");
+	ck_assert_error("cpu trial: the kernel crashed (SIGSEGV)");
+	tg_tensor_unref(y);
+	tg_tensor_unref(x);
+}
+END_TEST
+
 static Suite *beam_suite(void)
 {
 	Suite *s = suite_create("beam");
@@ -295,8 +326,10 @@ static Suite *beam_suite(void)
 	tcase_add_test(t, assign_checked_from_one_start);
 	if (!getenv("DEVICE") || !strcmp(getenv("DEVICE"), "CPU"))
 		tcase_add_test(t, failed_compile_skipped);
-	if (!getenv("DEVICE") || !strcmp(getenv("DEVICE"), "CPU"))
+	if (!getenv("DEVICE") || !strcmp(getenv("DEVICE"), "CPU")) {
 		tcase_add_test(t, faulting_and_hanging_contained);
+		tcase_add_test(t, faulting_reference_fails_the_realize);
+	}
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -21,8 +21,10 @@
  * bug make one do so anyway, it is contained where the device can: a
  * plugin with a trial entry (the CPU's runs it in a child process) runs
  * each candidate there first, with a time limit, and only a candidate
- * that finished runs in process.  Devices without one (OpenCL, Vulkan)
- * run candidates in process, under their drivers' own watchdogs.
+ * that finished runs in process (NOOPT's reference runs in any case,
+ * unless it faults).  Devices without one (OpenCL, Vulkan) run
+ * candidates in process: a GPU driver's watchdog stops a hung kernel,
+ * PoCL's and lavapipe's do not.
  * Compiles run in the plugin's compiler (the CPU plugin's is a child
  * process, killed past its compile_timeout).
  *
@@ -292,47 +294,54 @@ static int launch(search *s, const cand *c, double *t)
 	return tg_program_launch(c->prog, &a, t);
 }
 
-/* Whether c may run in process.  Where the device can, c first runs in
- * a trial (tg_program_trial), so that a kernel that faults or never
- * finishes costs the device's child, not the process: a fault is a
- * codegen bug and reported as one; a run past the limit (TRIAL_FACTOR
- * times NOOPT's time, at least TRIAL_FLOOR_S, within the budget) is
- * dropped.  A kernel that passed its trial runs in process on the same
- * inputs, and so finishes there too. */
-static int trial_ok(search *s, const cand *c)
+/* Gives c a trial run of at most `limit` seconds where the device has
+ * trials (tg_program_trial), so that a kernel that faults or never
+ * finishes costs the device's child, not the process.  0 when it
+ * finished, or when no trial can be run (c then runs in process only,
+ * as on a device without trials); else TG_ETIMEOUT or TG_ERUNTIME (a
+ * fault: a codegen bug, reported as one), logged, with the plugin's
+ * message kept. */
+static int trial(search *s, const cand *c, double limit)
 {
-	double limit = fmax(TRIAL_FLOOR_S, TRIAL_FACTOR * s->ref_t);
-	double left = s->deadline - now_s();
 	tg_launch_args a = args_of(s, c);
 	char o[TG_MAX_OPTS * 24];
+	const char *os = o;
 	int rc;
 
-	if (!tg_program_has_trial(c->prog))
-		return 1;
-	if (!s->ref_t || limit > left)
-		limit = left;
-	if (limit <= 0)
+	if (!tg_program_has_trial(c->prog) ||
+	    !(rc = tg_program_trial(c->prog, &a, limit)))
 		return 0;
-	if (!(rc = tg_program_trial(c->prog, &a, limit)))
-		return 1;
 	tg_opts_format(c->opts, c->nopts, o, sizeof o);
+	if (!o[0])
+		os = "(none)";
 	if (rc == TG_EUNSUPPORTED) {
 		tg_debug_log(2, "beam: kernel %s with opts %s runs without a "
-		             "trial: %s", c->ks.name, o, tg_last_error());
+		             "trial: %s", c->ks.name, os, tg_last_error());
 		tg_clear_error();
-		return 1;
+		return 0;
 	}
 	if (rc == TG_ETIMEOUT)
-		tg_debug_log(2, "beam: kernel %s with opts %s: %s; the "
-		             "candidate is dropped", c->ks.name, o,
-		             tg_last_error());
+		tg_debug_log(2, "beam: kernel %s with opts %s: %s", c->ks.name,
+		             os, tg_last_error());
 	else
 		tg_debug_log(0, "beam: kernel %s with opts %s failed its "
 		             "trial run (a codegen bug: please report it; the "
-		             "candidate is dropped): %s", c->ks.name,
-		             o[0] ? o : "(none)", tg_last_error());
+		             "candidate is dropped): %s", c->ks.name, os,
+		             tg_last_error());
 	s->failed++;
-	return 0;
+	return rc;
+}
+
+/* Whether candidate c may run in process: it passed a trial of at most
+ * TRIAL_FACTOR times NOOPT's time, at least TRIAL_FLOOR_S, within the
+ * budget.  It then runs in process on the same inputs, and so finishes
+ * there too. */
+static int trial_ok(search *s, const cand *c)
+{
+	double limit = fmin(fmax(TRIAL_FLOOR_S, TRIAL_FACTOR * s->ref_t),
+	                    s->deadline - now_s());
+
+	return limit > 0 && !trial(s, c, limit);
 }
 
 /* Whether got and want (n elements of dt) agree: floats within a
@@ -464,9 +473,16 @@ static int reference(search *s, double *t)
 		cand_free(&c);  /* rendered, then refused by the compiler */
 		return c.rc;
 	}
-	if (!trial_ok(s, &c))
-		rc = tg_error(TG_ERUNTIME, "the unoptimized kernel %s failed "
-		              "its trial run", c.ks.name);
+	/* NOOPT runs in any case, as it would without BEAM: only a fault
+	 * stops it, and a trial past the budget is no verdict */
+	rc = trial(s, &c, fmax(s->deadline - now_s(), TRIAL_FLOOR_S));
+	if (rc == TG_ETIMEOUT) {
+		tg_clear_error();
+		rc = TG_OK;
+	}
+	if (rc)
+		rc = tg_error_prefix("the unoptimized kernel %s failed its "
+		                     "trial run", c.ks.name);
 	else if (!(rc = reset_outputs(s)))
 		rc = launch(s, &c, t);
 	s->ref_t = rc ? 0 : *t;
