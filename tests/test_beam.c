@@ -314,6 +314,37 @@ START_TEST(faulting_reference_fails_the_realize)
 }
 END_TEST
 
+/* When the unoptimized kernel's run spends the whole budget (a compiler
+ * that makes every kernel without vectors sleep 1.5 s, under a 1 s
+ * budget), the hand-coded opts are still timed and chosen: the search
+ * never ends worse than no search. */
+START_TEST(spent_budget_keeps_hand_opts)
+{
+	const char *cc = tl_write_file("cc-slow.sh",
+		"#!/bin/sh\n"
+		"src=$(cat)\n"
+		"case \"$src\" in\n"
+		"*tg_float[0-9]*) ;;\n"
+		"*) src=$(printf '%s\\n' \"$src\" | sed 's/^\\(\t*\\)for "
+		"(size_t tg_i = lo;/\\1{ extern int usleep(unsigned); "
+		"usleep(1500000); } &/');;\n"
+		"esac\n"
+		"printf '%s\\n' \"$src\" | exec cc \"$@\"\n");
+	char *log;
+
+	ck_assert_int_eq(chmod(cc, 0755), 0);
+	setenv("BEAM_TIMEOUT_SEC", "1", 1);
+	setenv("TG_CPU_CC", cc, 1);
+	setenv("DEVICE", "CPU", 1);
+	tg_shutdown();  /* the CPU device reads its cc when it opens */
+	ck_assert_int_eq(tg_init(), 0);
+	matmul_logged("slow.log", 2, &log);
+	log_has(log, "beam: chose ");
+	ck_assert_msg(strstr(log, "beam: chose (no opts)") == NULL, "%s", log);
+	free(log);
+}
+END_TEST
+
 static Suite *beam_suite(void)
 {
 	Suite *s = suite_create("beam");
@@ -329,6 +360,7 @@ static Suite *beam_suite(void)
 	if (!getenv("DEVICE") || !strcmp(getenv("DEVICE"), "CPU")) {
 		tcase_add_test(t, faulting_and_hanging_contained);
 		tcase_add_test(t, faulting_reference_fails_the_realize);
+		tcase_add_test(t, spent_budget_keeps_hand_opts);
 	}
 	suite_add_tcase(s, t);
 	return s;

@@ -333,14 +333,15 @@ static int trial(search *s, const cand *c, double limit)
 }
 
 /* Whether candidate c may run in process: it passed a trial of at most
- * TRIAL_FACTOR times NOOPT's time, at least TRIAL_FLOOR_S, within the
- * budget.  It then runs in process on the same inputs, and so finishes
- * there too. */
-static int trial_ok(search *s, const cand *c)
+ * TRIAL_FACTOR times NOOPT's time, at least TRIAL_FLOOR_S, and, when
+ * in_budget, within the budget.  It then runs in process on the same
+ * inputs, and so finishes there too. */
+static int trial_ok(search *s, const cand *c, int in_budget)
 {
-	double limit = fmin(fmax(TRIAL_FLOOR_S, TRIAL_FACTOR * s->ref_t),
-	                    s->deadline - now_s());
+	double limit = fmax(TRIAL_FLOOR_S, TRIAL_FACTOR * s->ref_t);
 
+	if (in_budget)
+		limit = fmin(limit, s->deadline - now_s());
 	return limit > 0 && !trial(s, c, limit);
 }
 
@@ -439,8 +440,9 @@ static int seen_before(search *s, const cand *c)
 }
 
 /* Builds, checks and times s->cands; candidates not timed get
- * INFINITY. */
-static void evaluate(search *s, double best)
+ * INFINITY.  When in_budget, those left when the budget is spent are
+ * not timed. */
+static void evaluate(search *s, double best, int in_budget)
 {
 	build_all(s);
 	for (size_t i = 0; i < s->ncands; i++) {
@@ -448,10 +450,11 @@ static void evaluate(search *s, double best)
 		if (c->rc) {
 			tg_debug_log(4, "beam: a candidate failed to build: %s",
 			             c->err);
-		} else if (!seen_before(s, c) && now_s() < s->deadline) {
+		} else if (!seen_before(s, c) &&
+		           (!in_budget || now_s() < s->deadline)) {
 			double t;
 			s->tried++;
-			if (trial_ok(s, c) && !reset_outputs(s) &&
+			if (trial_ok(s, c, in_budget) && !reset_outputs(s) &&
 			    !launch(s, c, &t) && check(s, c))
 				c->t = time_cand(s, c, t, best);
 			else
@@ -474,8 +477,10 @@ static int reference(search *s, double *t)
 		return c.rc;
 	}
 	/* NOOPT runs in any case, as it would without BEAM: only a fault
-	 * stops it, and a trial past the budget is no verdict */
-	rc = trial(s, &c, fmax(s->deadline - now_s(), TRIAL_FLOOR_S));
+	 * stops it.  Its trial is short (a fault shows early, and a slow
+	 * kernel's trial would cost the budget twice over): one that runs
+	 * past it is no verdict */
+	rc = trial(s, &c, TRIAL_FLOOR_S);
 	if (rc == TG_ETIMEOUT) {
 		tg_clear_error();
 		rc = TG_OK;
@@ -543,7 +548,9 @@ static int expand(search *s, const cand *beam, size_t nbeam)
 }
 
 /* The hand-coded opts join the first beam (so the search starts where
- * the heuristics end, and never ends worse), timed like any candidate. */
+ * the heuristics end, and never ends worse), timed like any candidate
+ * even when NOOPT's run spent the budget: they are what runs without
+ * BEAM. */
 static int seed(search *s, cand *keep, size_t *nkeep, int width)
 {
 	cand *c;
@@ -561,7 +568,7 @@ static int seed(search *s, cand *keep, size_t *nkeep, int width)
 		return rc;
 	if (c->nopts == 0)
 		return TG_OK;
-	evaluate(s, keep[0].t);
+	evaluate(s, keep[0].t, 0);
 	if (isfinite(s->cands[0].t))
 		keep[(*nkeep)++] = s->cands[0];
 	return TG_OK;
@@ -590,7 +597,7 @@ static int beam(search *s, int width, cand *best)
 	while (now_s() < s->deadline) {
 		if ((rc = expand(s, keep, nkeep)) || s->ncands == 0)
 			break;
-		evaluate(s, best->t);
+		evaluate(s, best->t, 1);
 		qsort(s->cands, s->ncands, sizeof *s->cands, cmp_time);
 		if (!(s->cands[0].t < best->t))
 			break;  /* no progress */
