@@ -278,6 +278,67 @@ START_TEST(huge_allocation_fails_cleanly)
 }
 END_TEST
 
+/* The VmFlags of the mapping that holds p (/proc/self/smaps) into
+ * flags; 0 when found. */
+static int vm_flags(const void *p, char *flags, size_t n)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, rc = -1;
+
+	ck_assert_ptr_nonnull(f);
+	while (rc && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, n, "%s", line + 8);
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Whether the kernel lets a program ask for transparent huge pages. */
+static int thp_on_request(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char mode[128] = "";
+
+	if (f) {
+		if (!fgets(mode, sizeof mode, f))
+			mode[0] = 0;
+		fclose(f);
+	}
+	return strstr(mode, "[madvise]") || strstr(mode, "[always]");
+}
+
+/* A buffer of 4 MiB or more starts on a 2 MiB boundary and asks for
+ * transparent huge pages (its mapping's VmFlags has "hg") where the
+ * kernel takes the request; a small one is only 64-byte aligned. */
+START_TEST(big_buffers_ask_for_huge_pages)
+{
+	tg_buffer *big = tg_buffer_new(cpu(), (size_t)8 << 20, TG_UINT8),
+	          *small = tg_buffer_new(cpu(), 1000, TG_UINT8);
+	void *pb = NULL, *ps = NULL;
+	char flags[512];
+
+	ck_assert_int_eq(tg_buffer_allocate(big), 0);
+	ck_assert_int_eq(tg_buffer_allocate(small), 0);
+	ck_assert_int_eq(tg_buffer_handle(big, &pb), 0);
+	ck_assert_int_eq(tg_buffer_handle(small, &ps), 0);
+	ck_assert_uint_eq((uintptr_t)pb % ((uintptr_t)2 << 20), 0);
+	ck_assert_uint_eq((uintptr_t)ps % 64, 0);
+	if (thp_on_request()) {
+		ck_assert_int_eq(vm_flags(pb, flags, sizeof flags), 0);
+		ck_assert_msg(strstr(flags, " hg") != NULL, "VmFlags:%s", flags);
+	}
+	tg_buffer_unref(big);
+	tg_buffer_unref(small);
+}
+END_TEST
+
 /* Compiles saxpy with stderr captured; returns what DEBUG=3 logged. */
 static char *compile_logged(void)
 {
@@ -358,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, bad_compile_timeout_is_a_config_error);
 	tcase_add_test(tc, bad_thread_count_is_a_config_error);
 	tcase_add_test(tc, huge_allocation_fails_cleanly);
+	tcase_add_test(tc, big_buffers_ask_for_huge_pages);
 	tcase_add_test(tc, second_compile_comes_from_the_disk_cache);
 	tcase_add_test(tc, buffer_views_on_the_cpu);
 	tcase_add_test(tc, trial_runs_contain_faults_and_hangs);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -22,6 +23,8 @@
 #include "cpu.h"
 
 #define CPU_ALIGN 64 /* a cache line, and the widest AVX-512 load */
+#define HUGE_ALIGN ((size_t)2 << 20) /* an x86-64 / arm64 huge page */
+#define HUGE_MIN ((size_t)4 << 20)   /* buffers this big ask for them */
 
 struct cpu_ctx {
 	struct tg_device dev;       /* handed to the core; dev.ctx = this */
@@ -44,7 +47,7 @@ static const struct tg_renderer_caps cpu_renderer;
 static const struct tg_runtime_iface cpu_runtime;
 
 /* ------------------------------------------------------------------ */
-/* Allocator: 64-byte aligned host memory                              */
+/* Allocator: 64-byte aligned host memory, huge pages for big buffers */
 /* ------------------------------------------------------------------ */
 
 static uint64_t sysconf_bytes(int pages_name)
@@ -64,6 +67,21 @@ static uint64_t backing_bytes(void)
 	return ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
 }
 
+/* Asks the kernel to back a big buffer with transparent huge pages
+ * where the administrator lets programs ask (THP "madvise", Debian's
+ * default), as numpy does: a matmul's column walk touches a new 4 KiB
+ * page every row, and with 2 MiB pages its TLB misses go (N=2048: +20-
+ * 35%).  Advice only: refused (no THP, an old kernel), nothing changes. */
+static void ask_huge_pages(void *p, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, size, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)size;
+#endif
+}
+
 /* Requests beyond RAM + swap fail before malloc sees them: overcommit
  * could otherwise hand out memory that can never exist, and ASan aborts
  * on such sizes instead of returning NULL. */
@@ -73,8 +91,12 @@ static int cpu_alloc(struct tg_device *dev, size_t size, void **out)
 	const struct tg_host *host = ctx->host;
 
 	if (size <= ctx->alloc_max &&
-	    posix_memalign(out, CPU_ALIGN, size > 0 ? size : 1) == 0)
+	    posix_memalign(out, size >= HUGE_MIN ? HUGE_ALIGN : CPU_ALIGN,
+	                   size > 0 ? size : 1) == 0) {
+		if (size >= HUGE_MIN)
+			ask_huge_pages(*out, size);
 		return 0;
+	}
 	return host->set_error(host, TG_ENOMEM, "cpu alloc: out of host "
 		"memory for %zu bytes (RAM + swap is %llu bytes)", size,
 		(unsigned long long)ctx->alloc_max);
