@@ -922,6 +922,36 @@ START_TEST(tc_refused)
 }
 END_TEST
 
+/* Whether sink's optimized kernel runs gidx0 in launch blocks of b
+ * (b 0: in none). */
+static void check_block(tg_uop *sink, size_t b)
+{
+	char want[64];
+	tg_ksrc ks;
+
+	ck_assert_msg(tg_codegen(sink, kt_cpu_caps(), kt_set(), &ks) == TG_OK,
+	              "%s", tg_last_error());
+	snprintf(want, sizeof want, "const size_t tg_r = tg_i / %zu;\n", b);
+	if (b)
+		ck_assert_msg(strstr(ks.src, want) != NULL, "%s", ks.src);
+	else
+		ck_assert_ptr_null(strstr(ks.src, "tg_r"));
+	tg_ksrc_free(&ks);
+}
+
+/* A matmul whose inputs (16 + 16 MB) leave the last-level cache runs
+ * its row tiles in launch blocks of 32 (2 MB of a), each through every
+ * column tile, then the next block: a is read once, b 8 times, instead
+ * of a 64 times.  One whose inputs stay in the cache (1024^3: 8 MB in
+ * all) keeps the plain order.  Only rendered here: the blocked
+ * decomposition runs in test_render_c. */
+START_TEST(launch_block_matmul)
+{
+	check_block(kt_matmul(k, 2048, 2048, 2048), 32);
+	check_block(kt_matmul(k, 1024, 1024, 1024), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("opts");
@@ -954,6 +984,7 @@ static Suite *suite(void)
 	tcase_add_test(t, tc_cpu_matmul);
 	tcase_add_test(t, tc_padded);
 	tcase_add_test(t, tc_refused);
+	tcase_add_test(t, launch_block_matmul);
 	tcase_add_test(t, tc_settings);
 	suite_add_tcase(s, t);
 	return s;

@@ -581,6 +581,75 @@ static void has(const char *src, const char *want)
 	              want);
 }
 
+static tg_uop *special(const char *name, int64_t n)
+{
+	tg_arg a = { .name = name, .a = n };
+
+	return tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
+}
+
+/* A C kernel whose gidx0 runs in launch blocks (tg_kplan.lblock) still
+ * visits every (gidx0, gidx1, gidx2) once: each item stores its ids at
+ * its own place.  The prologue takes 4 of gidx0 through every gidx1
+ * and gidx2 before the next 4. */
+START_TEST(launch_blocks_visit_every_item_once)
+{
+	enum { G0 = 12, G1 = 5, G2 = 3, N = G0 * G1 * G2 };
+	struct tg_renderer_caps caps = { .struct_size = sizeof caps,
+	                                 .dialect = TG_DIALECT_C };
+	size_t g[3] = { G0, G1, G2 };
+	tg_uop *x = special("gidx0", G0), *y = special("gidx1", G1),
+	       *z = special("gidx2", G2), *d0 = glob(0, TG_INT32, 1);
+	tg_uop *at = tg_uop_alu(ir, TG_ADD, x, tg_uop_alu(ir, TG_MUL, idx(G0),
+	             tg_uop_alu(ir, TG_ADD, y, tg_uop_alu(ir, TG_MUL, idx(G1),
+	             z, NULL), NULL), NULL), NULL);
+	tg_uop *v = tg_uop_alu(ir, TG_ADD, tg_uop_alu(ir, TG_MUL, x,
+	            idx(10000), NULL), tg_uop_alu(ir, TG_ADD, tg_uop_alu(ir,
+	            TG_MUL, y, idx(100), NULL), z, NULL), NULL);
+	tg_uop *s = sink(store(d0, at, tg_uop1(ir, TG_CAST, TG_INT32, v)),
+	                 NULL);
+	tg_uop **lin;
+	size_t nl;
+	char *src;
+	int32_t out[N];
+	tg_program *p;
+	tg_buffer *buf = buf_with(TG_INT32, N, NULL);
+	tg_launch_args args = { .bufs = &buf, .nbufs = 1,
+		.global = { G0, G1, G2 }, .local = { 1, 1, 1 } };
+
+	ck_assert_int_eq(tg_linearize(ir, s, &lin, &nl), TG_OK);
+	src = tg_render_blocked(&caps, "E_blk", g, 4, lin, nl);
+	ck_assert_msg(src != NULL, "%s", tg_last_error());
+	has(src, "const size_t tg_r = tg_i / 4;");
+	has(src, "gidx0 = (long)(tg_r / (global[1] * global[2]) * 4 + "
+	    "tg_i % 4);");
+	ck_assert_msg((p = tg_program_new(tg_dev_get("CPU"), "E_blk", src)),
+	              "%s\n%s", tg_last_error(), src);
+	for (int i = 0; i < N; i++)
+		out[i] = -1;
+	ck_assert_int_eq(tg_buffer_copyin(buf, out, sizeof out), TG_OK);
+	ck_assert_int_eq(tg_program_launch(p, &args, NULL), TG_OK);
+	ck_assert_int_eq(tg_buffer_copyout(buf, out, sizeof out), TG_OK);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(out[i], i % G0 * 10000 + i / G0 % G1 * 100 +
+		                 i / (G0 * G1));
+	tg_program_free(p);
+	tg_buffer_unref(buf);
+	free(src);
+	free(lin);
+	/* a block that does not divide gidx0, or a GPU dialect: none */
+	ck_assert_int_eq(tg_linearize(ir, s, &lin, &nl), TG_OK);
+	src = tg_render_blocked(&caps, "E_blk", g, 5, lin, nl);
+	ck_assert_ptr_null(strstr(src, "tg_r"));
+	free(src);
+	caps.dialect = TG_DIALECT_OPENCL;
+	src = tg_render_blocked(&caps, "E_blk", g, 4, lin, nl);
+	ck_assert_ptr_null(strstr(src, "tg_r"));
+	free(src);
+	free(lin);
+}
+END_TEST
+
 /* The GPU dialects' pieces that the devices here cannot run: half
  * arithmetic in OpenCL needs cl_khr_fp16 (PoCL lacks it), so its
  * rendering is pinned here; bools live in buffers as bytes. */
@@ -673,6 +742,7 @@ static Suite *suite(void)
 	tcase_add_test(t, variables_and_gated_store);
 	tcase_add_test(t, gpu_dialects_spell_types_and_indices);
 	tcase_add_test(t, gpu_dialects_refuse_what_they_lack);
+	tcase_add_test(t, launch_blocks_visit_every_item_once);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -309,6 +309,8 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 	plan_setup(&plan, caps, set);
 	if ((rc = apply_opts(&plan, &k, opts, nopts)))
 		goto done;
+	if (plan.nopts)
+		tg_kplan_launch_block(&plan, &k);
 	tg_kplan_format_opts(&plan, opttext, sizeof opttext);
 
 	if ((rc = passes(set, &k, &plan, noopt, &lin, &nlin))) {
@@ -326,7 +328,8 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 		rc = tg_error_oom("codegen");
 		goto done;
 	}
-	if (!(out->src = tg_render(caps, plan.name, out->global, lin, nlin))) {
+	if (!(out->src = tg_render_blocked(caps, plan.name, out->global,
+	                                    plan.lblock, lin, nlin))) {
 		rc = tg_error_prefix("codegen: kernel %s", plan.name);
 		if (rc == TG_OK)
 			rc = TG_ENOMEM;

@@ -187,6 +187,14 @@ int tg_kplan_hand_opt(struct tg_kplan *p, const tg_kernel *k);
  * CPU vector's, and SWAP of a global axis with the innermost) that p
  * takes, in a fixed order, at most max into out.  The count. */
 size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
+/* The launch block of a C kernel with opts (p->lblock): when the
+ * inputs of a reduce kernel are too large to stay in the last-level
+ * cache together, gidx0 is cut into blocks whose share of the input
+ * that does not move with gidx1 (a matmul's rows of A) fits in the
+ * L2, and each block runs through every gidx1 (the columns of B)
+ * before the next: that input is read from memory once, not once per
+ * gidx1.  Only sets p->lblock. */
+void tg_kplan_launch_block(struct tg_kplan *p, const tg_kernel *k);
 /* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */
 void tg_kplan_format_opts(const struct tg_kplan *p, char *buf, size_t len);
 
@@ -329,6 +337,10 @@ typedef struct tg_kplan {
 	size_t local_size[3]; /* work-group size per launch axis */
 	const struct tg_renderer_caps *caps; /* the device's limits for
 	                       LOCAL and GROUP (NULL: no work groups) */
+	size_t lblock;     /* C: gidx0 runs in blocks of this many work-
+	                      items, each block through every gidx1 and
+	                      gidx2 before the next (0: no blocks); see
+	                      tg_kplan_launch_block */
 	size_t nbufs;
 	uint32_t outs;     /* bit i: buffer i is stored */
 	char name[128];    /* "E_3_5", "r_4_5"; opts append the amounts

@@ -1265,6 +1265,67 @@ static int opt_cpu(tg_kplan *p, const tg_kernel *k)
 	return rc;
 }
 
+/* ------------------------------------------------------ CPU launch block */
+
+#define BLOCK_INPUTS_MIN ((int64_t)16 << 20) /* inputs past this leave
+                                                the last-level cache */
+#define BLOCK_KEPT_MIN ((int64_t)8 << 20)    /* and a kept input past
+                                                this is read again */
+#define BLOCK_BYTES ((int64_t)2 << 20)       /* a block's share of the
+                                                input it keeps */
+
+/* Bytes of the buffer region LOAD u spans: the extents of the axes it
+ * moves along (all of them where a stride is not one number). */
+static int64_t load_span(const tg_kplan *p, const tg_uop *u,
+                         const int64_t *rs)
+{
+	int64_t n = tg_dtype_size(tg_type_scalar(u->dtype));
+
+	for (size_t ax = 0; ax < p->ndim; ax++)
+		if (rs[ax] != 0)
+			n *= p->full[ax];
+	return n;
+}
+
+void tg_kplan_launch_block(tg_kplan *p, const tg_kernel *k)
+{
+	int64_t total = 0, kept = 0, moved = 0, per;
+	uint32_t x, y;
+	size_t nx = p->global[0];
+
+	p->lblock = 0;
+	if (!p->caps || p->caps->dialect != TG_DIALECT_C || !p->has_reduce ||
+	    p->nglobal < 2 || p->nlocal || p->nloop)
+		return;
+	x = p->gaxes[p->nglobal - 1];
+	y = p->gaxes[p->nglobal - 2];
+	for (size_t i = 0; i < k->n; i++) {
+		const tg_uop *u = k->order[i];
+		int64_t rs[TG_MAX_DIMS], span;
+		if (u->op != TG_LOAD)
+			continue;
+		real_strides(k, tg_kernel_st(k, u), rs);
+		span = load_span(p, u, rs);
+		total += span;
+		if (rs[y] == 0 && rs[x] != 0)
+			kept += span;
+		else if (rs[x] == 0 && rs[y] != 0)
+			moved += span;
+	}
+	if (total < BLOCK_INPUTS_MIN || kept < BLOCK_KEPT_MIN || !moved)
+		return;
+	per = kept / (int64_t)nx;
+	for (size_t b = nx / 2; b >= 2; b--)
+		if (nx % b == 0 && (int64_t)b * per <= BLOCK_BYTES) {
+			/* blocks read `kept` once and `moved` once a block;
+			 * without, `kept` is read once per gidx1 */
+			if (kept + moved * (int64_t)(nx / b) <
+			    kept * (int64_t)p->global[1] / 2)
+				p->lblock = b;
+			return;
+		}
+}
+
 /* ------------------------------------------------------------ GPU matvec */
 
 #define MV_THREADS 8  /* tinygrad's MV_THREADS_PER_ROW: a row's reduce */

@@ -330,6 +330,24 @@ static void fma_helper(tg_strbuf *sb, const char *type, const char *vn,
 	               vn, w, vn, w, vn, w, vn, w, vn, w, vn, w, w, f);
 }
 
+/* The launch indices of a C kernel with a launch block of b work-
+ * items on gidx0: b consecutive gidx0 first, then gidx1, then gidx2,
+ * then the next block of gidx0. */
+static void c_blocked_ids(const tg_ckernel *k, tg_strbuf *sb)
+{
+	tg_strbuf_addf(sb, "\t\tconst size_t tg_r = tg_i / %zu;\n", k->lblock);
+	if (k->gidx_used[0])
+		tg_strbuf_addf(sb, "\t\tconst long gidx0 = (long)(tg_r / "
+		               "(global[1] * global[2]) * %zu + tg_i %% %zu);\n",
+		               k->lblock, k->lblock);
+	if (k->gidx_used[1])
+		tg_strbuf_add(sb, "\t\tconst long gidx1 = "
+		              "(long)(tg_r % global[1]);\n");
+	if (k->gidx_used[2])
+		tg_strbuf_add(sb, "\t\tconst long gidx2 = "
+		              "(long)(tg_r / global[1] % global[2]);\n");
+}
+
 static void wrap_c(const tg_cdialect *d, const tg_ckernel *k,
                    tg_strbuf *sb)
 {
@@ -363,6 +381,10 @@ static void wrap_c(const tg_cdialect *d, const tg_ckernel *k,
 		               k->vars[i].name, i);
 	tg_strbuf_add(sb, "\t(void)vals; (void)global;\n"
 	              "\tfor (size_t tg_i = lo; tg_i < hi; tg_i++) {\n");
+	if (k->lblock) {
+		c_blocked_ids(k, sb);
+		return;
+	}
 	if (k->gidx_used[0])
 		tg_strbuf_add(sb,
 		              "\t\tconst long gidx0 = (long)(tg_i % global[0]);\n");

@@ -23,6 +23,11 @@
  * naming the op or type the dialect cannot render). */
 char *tg_render(const struct tg_renderer_caps *caps, const char *name,
                 const size_t global[3], tg_uop *const *lin, size_t n);
+/* tg_render with gidx0 in launch blocks of `block` work-items (C; 0:
+ * none; see tg_kplan.lblock). */
+char *tg_render_blocked(const struct tg_renderer_caps *caps,
+                        const char *name, const size_t global[3],
+                        size_t block, tg_uop *const *lin, size_t n);
 /* tg_render in the C dialect. */
 char *tg_render_c(const char *name, tg_uop *const *lin, size_t n);
 
@@ -77,6 +82,7 @@ typedef struct tg_ckernel {
 	int gidx_used[3], lidx_used[3];
 	int has_local;          /* the kernel uses work-group indices */
 	size_t global[3];       /* launch indices' extents */
+	size_t lblock;          /* C: gidx0's launch block (0: none) */
 	uint64_t kinds_used;    /* bit s: a value of scalar kind s */
 	uint64_t stored_used;   /* bit s: a buffer of scalar kind s */
 	uint32_t vec_used[TG_NSCALARS]; /* GCC vectors: bit k width 1<<k */

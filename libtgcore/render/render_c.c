@@ -693,6 +693,13 @@ static int collect_params(rc_state *st, tg_uop *const *lin, size_t n,
 char *tg_render(const struct tg_renderer_caps *caps, const char *name,
                 const size_t global[3], tg_uop *const *lin, size_t n)
 {
+	return tg_render_blocked(caps, name, global, 0, lin, n);
+}
+
+char *tg_render_blocked(const struct tg_renderer_caps *caps,
+                        const char *name, const size_t global[3],
+                        size_t block, tg_uop *const *lin, size_t n)
+{
 	rc_state st;
 	tg_cparam *bufs = NULL, *vars = NULL;
 	char (*bnames)[16] = NULL;
@@ -719,6 +726,8 @@ char *tg_render(const struct tg_renderer_caps *caps, const char *name,
 	}
 	st.k.name = name;
 	memcpy(st.k.global, global, sizeof st.k.global);
+	st.k.lblock = caps->dialect == TG_DIALECT_C && block > 1 &&
+	              block < global[0] && global[0] % block == 0 ? block : 0;
 	if (collect_params(&st, lin, n, bufs, bnames, vars))
 		goto done;
 	st.depth = st.d->body_depth;
