@@ -49,7 +49,8 @@
 #define MAX_MOVES 512    /* moves of one plan */
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */
-#define TRIAL_FACTOR 50  /* a trial's limit: times NOOPT's run time, */
+#define TRIAL_FACTOR 50  /* a trial's limit: times the best run time so
+                            far (the trial runs on one thread), */
 #define TRIAL_FLOOR_S 1.0 /* and at least this */
 
 typedef struct cand {
@@ -77,12 +78,13 @@ typedef struct search {
 	size_t nouts;          /* buffers 0..nouts-1 are written */
 	int reads_out;         /* the kernel loads one of them */
 	double deadline;       /* monotonic seconds */
+	int in_budget;         /* the round evaluated keeps to the budget
+	                          (the hand-coded seed's does not) */
 	cand *cands;
 	size_t ncands;
 	atomic_size_t next;    /* the next candidate to build */
 	uint64_t *seen;        /* hashes of the sources timed */
 	size_t nseen, capseen;
-	double ref_t;          /* NOOPT's run time (0: not yet known) */
 	size_t tried, mismatched, failed;
 } search;
 
@@ -248,13 +250,24 @@ static void build(search *s, cand *c)
 		snprintf(c->err, sizeof c->err, "%s", tg_last_error());
 }
 
+/* Builds candidates until none is left or the budget is spent (those
+ * left then stay unbuilt: TG_ETIMEOUT). */
 static void *build_worker(void *arg)
 {
 	search *s = arg;
 	size_t i;
 
-	while ((i = atomic_fetch_add(&s->next, 1)) < s->ncands)
-		build(s, &s->cands[i]);
+	while ((i = atomic_fetch_add(&s->next, 1)) < s->ncands) {
+		cand *c = &s->cands[i];
+		if (s->in_budget && now_s() >= s->deadline) {
+			c->t = INFINITY;
+			c->rc = TG_ETIMEOUT;
+			snprintf(c->err, sizeof c->err, "not built: the "
+			         "search's budget is spent");
+			continue;
+		}
+		build(s, c);
+	}
 	return NULL;
 }
 
@@ -333,14 +346,15 @@ static int trial(search *s, const cand *c, double limit)
 }
 
 /* Whether candidate c may run in process: it passed a trial of at most
- * TRIAL_FACTOR times NOOPT's time, at least TRIAL_FLOOR_S, and, when
- * in_budget, within the budget.  It then runs in process on the same
- * inputs, and so finishes there too. */
-static int trial_ok(search *s, const cand *c, int in_budget)
+ * TRIAL_FACTOR times the best time so far, at least TRIAL_FLOOR_S, and,
+ * when s->in_budget, within the budget.  It then runs in process on the
+ * same inputs, and so finishes there too.  A candidate far slower than
+ * the best costs the search no more than the limit. */
+static int trial_ok(search *s, const cand *c, double best)
 {
-	double limit = fmax(TRIAL_FLOOR_S, TRIAL_FACTOR * s->ref_t);
+	double limit = fmax(TRIAL_FLOOR_S, TRIAL_FACTOR * best);
 
-	if (in_budget)
+	if (s->in_budget)
 		limit = fmin(limit, s->deadline - now_s());
 	return limit > 0 && !trial(s, c, limit);
 }
@@ -440,9 +454,9 @@ static int seen_before(search *s, const cand *c)
 }
 
 /* Builds, checks and times s->cands; candidates not timed get
- * INFINITY.  When in_budget, those left when the budget is spent are
- * not timed. */
-static void evaluate(search *s, double best, int in_budget)
+ * INFINITY.  When s->in_budget, those left when the budget is spent
+ * are neither built nor timed. */
+static void evaluate(search *s, double best)
 {
 	build_all(s);
 	for (size_t i = 0; i < s->ncands; i++) {
@@ -451,10 +465,10 @@ static void evaluate(search *s, double best, int in_budget)
 			tg_debug_log(4, "beam: a candidate failed to build: %s",
 			             c->err);
 		} else if (!seen_before(s, c) &&
-		           (!in_budget || now_s() < s->deadline)) {
+		           (!s->in_budget || now_s() < s->deadline)) {
 			double t;
 			s->tried++;
-			if (trial_ok(s, c, in_budget) && !reset_outputs(s) &&
+			if (trial_ok(s, c, best) && !reset_outputs(s) &&
 			    !launch(s, c, &t) && check(s, c))
 				c->t = time_cand(s, c, t, best);
 			else
@@ -490,7 +504,6 @@ static int reference(search *s, double *t)
 		                     "trial run", c.ks.name);
 	else if (!(rc = reset_outputs(s)))
 		rc = launch(s, &c, t);
-	s->ref_t = rc ? 0 : *t;
 	for (size_t b = 0; b < s->nbufs && !rc; b++) {
 		size_t nb = tg_buffer_nbytes(s->bufs[b]);
 		if (!(c.ks.outs & (1u << b)))
@@ -513,9 +526,10 @@ static int cmp_time(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The next round's candidates: every beam entry extended by each of its
- * moves. */
-static int expand(search *s, const cand *beam, size_t nbeam)
+/* The next round's candidates: every beam entry (fastest first, so
+ * that a budget spent on the way cuts the slow ones' children) extended
+ * by each of its moves. */
+static int expand(search *s, cand *beam, size_t nbeam)
 {
 	static const size_t max = MAX_MOVES;
 	tg_opt *moves = malloc(max * sizeof *moves);
@@ -529,6 +543,7 @@ static int expand(search *s, const cand *beam, size_t nbeam)
 		free(moves);
 		return tg_error_oom("beam");
 	}
+	qsort(beam, nbeam, sizeof *beam, cmp_time);
 	for (size_t b = 0; b < nbeam && !rc; b++) {
 		size_t nm = 0;
 		if (beam[b].nopts == TG_MAX_OPTS)
@@ -568,7 +583,9 @@ static int seed(search *s, cand *keep, size_t *nkeep, int width)
 		return rc;
 	if (c->nopts == 0)
 		return TG_OK;
-	evaluate(s, keep[0].t, 0);
+	s->in_budget = 0;
+	evaluate(s, keep[0].t);
+	s->in_budget = 1;
 	if (isfinite(s->cands[0].t))
 		keep[(*nkeep)++] = s->cands[0];
 	return TG_OK;
@@ -597,7 +614,7 @@ static int beam(search *s, int width, cand *best)
 	while (now_s() < s->deadline) {
 		if ((rc = expand(s, keep, nkeep)) || s->ncands == 0)
 			break;
-		evaluate(s, best->t, 1);
+		evaluate(s, best->t);
 		qsort(s->cands, s->ncands, sizeof *s->cands, cmp_time);
 		if (!(s->cands[0].t < best->t))
 			break;  /* no progress */
@@ -699,6 +716,7 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	s.nouts = ast->nsrc;  /* the SINK's stores: buffers 0.. in order */
 	s.reads_out = loads_output(ast, s.nouts);
 	s.deadline = start + set->beam_timeout;
+	s.in_budget = 1;
 	memset(&best, 0, sizeof best);
 	if (!(rc = make_scratch(&s, bufs)) &&
 	    !(rc = beam(&s, set->beam, &best))) {
