@@ -341,7 +341,6 @@ static int trial(search *s, const cand *c, double limit)
 		             "trial run (a codegen bug: please report it; the "
 		             "candidate is dropped): %s", c->ks.name, os,
 		             tg_last_error());
-	s->failed++;
 	return rc;
 }
 
@@ -356,7 +355,14 @@ static int trial_ok(search *s, const cand *c, double best)
 
 	if (s->in_budget)
 		limit = fmin(limit, s->deadline - now_s());
-	return limit > 0 && !trial(s, c, limit);
+	if (limit <= 0)
+		return 0;
+	if (trial(s, c, limit)) {
+		s->failed++;  /* candidates only: NOOPT's short trial is no
+		                 verdict on it */
+		return 0;
+	}
+	return 1;
 }
 
 /* Whether got and want (n elements of dt) agree: floats within a
