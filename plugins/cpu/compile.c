@@ -293,6 +293,14 @@ double cpu_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int cpu_reap(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return errno;
+	return 0;
+}
+
 /* Milliseconds left before the child's deadline (-1: none), 0 once it
  * passed. */
 static int wait_ms(const struct child *c)
@@ -345,7 +353,7 @@ static int run(char *const argv[], const char *input, double timeout_s,
                struct output *o, int *status)
 {
 	struct child c;
-	int err = spawn_child(argv, &c), werr = 0;
+	int err = spawn_child(argv, &c), werr;
 
 	if (err != 0)
 		return err;
@@ -353,9 +361,7 @@ static int run(char *const argv[], const char *input, double timeout_s,
 	err = pump(&c, input, o);
 	if (err == ETIMEDOUT)  /* a grandchild may outlive the leader */
 		kill(-c.pid, SIGKILL);
-	while (waitpid(c.pid, status, 0) < 0 && werr == 0)
-		if (errno != EINTR)
-			werr = errno;
+	werr = cpu_reap(c.pid, status);
 	return err != 0 ? err : werr;
 }
 

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <tg/plugin.h>
 
 /* A kernel as TG_DIALECT_C defines it: work-items [lo, hi) of the
@@ -26,6 +27,9 @@ typedef void (*cpu_kernel_fn)(void *const *bufs, const int64_t *vals,
 
 /* Monotonic seconds (launch timing, compile deadlines). */
 double cpu_now_s(void);
+/* Waits for child pid to end (waitpid, again after EINTR), its wait
+ * status into *status (may be NULL).  0, or the errno of the failure. */
+int cpu_reap(pid_t pid, int *status);
 
 /* The compiler command (config keys `cc` and `cflags`) and what it
  * reports about itself; read-only after cpu_cc_new, so compiles may run

@@ -120,23 +120,20 @@ static int wait_child(int fd, double deadline)
 static int died(const struct tg_host *host, pid_t pid)
 {
 	char sig[32];
-	int st = 0;
-	pid_t r;
+	int st = 0, err = cpu_reap(pid, &st);
 
-	while ((r = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-		;
-	if (r == pid && WIFSIGNALED(st))
+	if (!err && WIFSIGNALED(st))
 		return host->set_error(host, TG_ERUNTIME, "cpu trial: "
 			"the kernel crashed (%s)", signal_name(WTERMSIG(st), sig,
 			sizeof sig));
-	if (r == pid && WIFEXITED(st))
+	if (!err && WIFEXITED(st))
 		return host->set_error(host, TG_ERUNTIME, "cpu trial: "
 			"the child exited with status %d before the kernel "
 			"returned", WEXITSTATUS(st));
 	return host->set_error(host, TG_ERUNTIME, "cpu trial: the "
 		"child process ended before the kernel returned, and "
 		"waitpid cannot say why (%s)",
-		r < 0 ? strerror(errno) : "unknown status");
+		err ? strerror(err) : "unknown status");
 }
 
 /* The parent's side, after the fork. */
@@ -146,15 +143,13 @@ static int watch(const struct tg_host *host, pid_t pid,
 	int r = wait_child(in, cpu_now_s() + timeout_s), err = errno;
 
 	if (r == 1) {
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		cpu_reap(pid, NULL);
 		return 0;
 	}
 	if (r == 0)
 		return died(host, pid);
 	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	cpu_reap(pid, NULL);
 	if (r == -2)
 		return host->set_error(host, TG_ETIMEOUT, "cpu trial: "
 			"the kernel ran past its limit of %g s and was "
