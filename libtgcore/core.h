@@ -245,6 +245,10 @@ typedef struct tg_settings {
 	                                  of the hand-coded opts and BEAM */
 	int tc_opt;                    /* TC_OPT: the hand-coded TC opt's
 	                                  amount (2 pads to fit) */
+	long reduce_passes;            /* tests only, no key: iterations
+	                                  per reduce pass wherever a C
+	                                  kernel allows passes (0: the
+	                                  heuristic; tg_kplan_reduce_block) */
 } tg_settings;
 /* Fills *out from the configuration as it is now, under one lock, so a
  * concurrent tg_config_set is seen whole or not at all.  Returns 0, or

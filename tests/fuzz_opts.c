@@ -12,8 +12,12 @@
  * BEAM may pick is exercised).  Each sequence is compiled, run on the
  * same inputs and compared: bit for bit, except that a grouped reduce
  * (GROUP, GROUPTOP) adds in another order and is compared within a
- * rounding tolerance.  FUZZ_OPTS_COUNT and FUZZ_OPTS_SEED override the
- * count and seed.
+ * rounding tolerance.  On a C device every sequence runs again with
+ * its outer reduce loop forced into passes of 1 to 3 iterations
+ * (tg_settings.reduce_passes) wherever the kernel allows passes: the
+ * partial results stored and resumed must also match NOOPT bit for
+ * bit.  FUZZ_OPTS_COUNT and FUZZ_OPTS_SEED override the count and
+ * seed.
  */
 #include "config.h"
 
@@ -64,6 +68,7 @@ typedef struct fz {
 	tg_buffer *bufs[4];
 	size_t nout;      /* outputs: buffers 0 .. nout-1 */
 	tg_dtype dt;
+	int passes;       /* its reduce can run in passes on C */
 } fz;
 
 static void add_buf(fz *f, size_t n, int input)
@@ -82,16 +87,16 @@ static void add_buf(fz *f, size_t n, int input)
 /* Runs sink with opts (none: NOOPT) and copies the outputs into out;
  * 0 when the opts were refused or failed to compile (for a random
  * sequence that is allowed only for a refusal). */
-static int run(const fz *f, const tg_opt *opts, size_t n, void **out,
-               char *text, size_t len)
+static int run_with(const fz *f, const tg_settings *set, const tg_opt *opts,
+                    size_t n, void **out, char *text, size_t len)
 {
 	tg_ksrc ks;
-	int rc = tg_codegen_opts(f->sink, kt_cpu_caps(), kt_set(), opts, n,
-	                         &ks);
+	int rc = tg_codegen_opts(f->sink, kt_cpu_caps(), set, opts, n, &ks);
 
 	if (rc)
 		return 0;
-	snprintf(text, len, "%s", ks.opts);
+	snprintf(text, len, "%s%s", ks.opts,
+	         strstr(ks.src, "kidx0") ? " in reduce passes" : "");
 	kt_launch(&ks, (tg_buffer **)f->bufs, f->nbufs);
 	tg_ksrc_free(&ks);
 	for (size_t b = 0; b < f->nout; b++)
@@ -99,6 +104,27 @@ static int run(const fz *f, const tg_opt *opts, size_t n, void **out,
 		                                   tg_buffer_nbytes(f->bufs[b])),
 		                 TG_OK);
 	return 1;
+}
+
+static int run(const fz *f, const tg_opt *opts, size_t n, void **out,
+               char *text, size_t len)
+{
+	return run_with(f, kt_set(), opts, n, out, text, len);
+}
+
+/* Runs the sequence again in reduce passes where the kernel allows
+ * them; 1 when it did. */
+static int run_passes(const fz *f, const tg_opt *opts, size_t n,
+                      void **out, char *text, size_t len)
+{
+	tg_settings set = *kt_set();
+
+	if (kt_cpu_caps()->dialect != TG_DIALECT_C)
+		return 0;
+	set.reduce_passes = 1 + (long)(rnd() % 3);
+	ck_assert_msg(run_with(f, &set, opts, n, out, text, len), "%s",
+	              tg_last_error());
+	return strstr(text, "in reduce passes") != NULL;
 }
 
 static int grouped(const tg_opt *opts, size_t n)
@@ -141,7 +167,7 @@ static void fuzz(fz *f, const char *what)
 	void *ref[2], *got[2];
 	char text[256];
 	long count = env_long("FUZZ_OPTS_COUNT", COUNT);
-	size_t ran = 0, refused = 0;
+	size_t ran = 0, refused = 0, passes = 0;
 
 	for (size_t b = 0; b < f->nout; b++) {
 		ref[b] = malloc(tg_buffer_nbytes(f->bufs[b]));
@@ -174,10 +200,19 @@ static void fuzz(fz *f, const char *what)
 		for (size_t b = 0; b < f->nout; b++)
 			compare(f, b, ref[b], got[b], grouped(seq, n), text);
 		ran++;
+		if (!run_passes(f, seq, n, got, text, sizeof text))
+			continue;
+		for (size_t b = 0; b < f->nout; b++)
+			compare(f, b, ref[b], got[b], grouped(seq, n), text);
+		passes++;
 	}
-	fprintf(stderr, "fuzz_opts %s on %s: %zu sequences run, %zu refused\n",
-	        what, tg_dev_name(kt_dev()), ran, refused);
+	fprintf(stderr, "fuzz_opts %s on %s: %zu sequences run (%zu again in "
+	        "reduce passes), %zu refused\n", what, tg_dev_name(kt_dev()),
+	        ran, passes, refused);
 	ck_assert_uint_gt(ran, 0);
+	/* every kernel with one reduce and one store takes passes on C */
+	if (f->passes && kt_cpu_caps()->dialect == TG_DIALECT_C)
+		ck_assert_uint_gt(passes, 0);
 	for (size_t b = 0; b < f->nout; b++) {
 		free(ref[b]);
 		free(got[b]);
@@ -188,7 +223,7 @@ static void fuzz(fz *f, const char *what)
 static void fuzz_matmul(int m, int n, int kk)
 {
 	fz f = { .sink = kt_matmul(k, m, n, kk), .nout = 1,
-	         .dt = TG_FLOAT32 };
+	         .dt = TG_FLOAT32, .passes = 1 };
 	char what[64];
 
 	add_buf(&f, (size_t)(m * n), 0);
@@ -246,7 +281,7 @@ START_TEST(conv)
 	                  tg_si(0), tg_si(0) };
 	tg_sint oshape[6] = { tg_si(CO), tg_si(OH), tg_si(OW), tg_si(1),
 	                      tg_si(1), tg_si(1) };
-	fz f = { .nout = 1, .dt = TG_FLOAT32 };
+	fz f = { .nout = 1, .dt = TG_FLOAT32, .passes = 1 };
 	tg_uop *x, *w, *s;
 
 	x = tg_ast_load(k, 1, TG_FLOAT32, st_view(6, full, sin));
@@ -268,7 +303,8 @@ END_TEST
 START_TEST(sums)
 {
 	for (int ax = 0; ax < 3; ax++) {
-		fz f = { .nout = 1, .dt = ax == 2 ? TG_INT32 : TG_FLOAT32 };
+		fz f = { .nout = 1, .dt = ax == 2 ? TG_INT32 : TG_FLOAT32,
+		         .passes = 1 };
 		uint32_t axes = ax == 1 ? 2u : 1u;
 		tg_uop *x = tg_ast_load(k, 1, f.dt, kt_st(2, 24, 20));
 		tg_uop *s = tg_ast_store(k, 0,
@@ -314,6 +350,39 @@ START_TEST(padded_elementwise)
 }
 END_TEST
 
+/* An op after the reduce, as a Linear layer has: out(12,16) =
+ * max(a(12,24) @ b(24,16) * c(16), 0).  In passes the store takes the
+ * partial sum until the last pass, which applies the ops. */
+START_TEST(matmul_epilogue)
+{
+	fz f = { .nout = 1, .dt = TG_FLOAT32, .passes = 1 };
+	tg_sint full[3] = { tg_si(12), tg_si(16), tg_si(24) };
+	tg_sint sa[3] = { tg_si(24), tg_si(0), tg_si(1) };
+	tg_sint sb[3] = { tg_si(0), tg_si(1), tg_si(16) };
+	tg_sint sc[3] = { tg_si(0), tg_si(1), tg_si(0) };
+	tg_sint so[3] = { tg_si(16), tg_si(1), tg_si(0) };
+	tg_sint oshape[3] = { tg_si(12), tg_si(16), tg_si(1) };
+	tg_scalar zero = { .f = 0 };
+	tg_uop *a = tg_ast_load(k, 1, TG_FLOAT32, st_view(3, full, sa));
+	tg_uop *b = tg_ast_load(k, 2, TG_FLOAT32, st_view(3, full, sb));
+	tg_uop *c = tg_ast_load(k, 3, TG_FLOAT32, st_view(3, oshape, sc));
+	tg_uop *z = tg_ast_const(k, TG_FLOAT32, zero, kt_st(3, 1, 1, 1));
+	tg_uop *r = tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL, a, b, NULL),
+	                          4u);
+	tg_uop *s = tg_ast_store(k, 0, tg_ast_alu(k, TG_MAX,
+	                         tg_ast_alu(k, TG_MUL, r, c, NULL), z, NULL),
+	                         st_view(3, oshape, so));
+
+	ck_assert_msg(s != NULL, "%s", tg_last_error());
+	f.sink = tg_ast_sink(k, &s, 1);
+	add_buf(&f, 12 * 16, 0);
+	add_buf(&f, 12 * 24, 1);
+	add_buf(&f, 24 * 16, 1);
+	add_buf(&f, 16, 1);
+	fuzz(&f, "matmul epilogue");
+}
+END_TEST
+
 /* Two outputs of one reduce: o0 = a.sum(1), o1 = o0 * 2. */
 START_TEST(two_outputs)
 {
@@ -350,6 +419,7 @@ static Suite *fuzz_suite(void)
 	tcase_add_test(t, sums);
 	tcase_add_test(t, padded_elementwise);
 	tcase_add_test(t, two_outputs);
+	tcase_add_test(t, matmul_epilogue);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -225,7 +225,7 @@ START_TEST(accumulators)
 		src[j] = v[j] = load(1, tg_sym_addi(ir, tg_sym_muli(ir, r, 4),
 		                                    j));
 	src[4] = r;
-	phi = tg_lower_reduces(ir, reduce(src, 5, 0, 4));
+	phi = tg_lower_reduces(ir, reduce(src, 5, 0, 4), NULL);
 	ck_assert_int_eq(phi->op, TG_PHI);
 	u = phi->src[1];
 	for (int j = 3; j >= 0; j--) {
@@ -247,13 +247,13 @@ START_TEST(accumulators)
 	                    tg_sym_int(ir, 0), reduce(src, 2, 0, 1)),
 	            tg_uop3(ir, TG_STORE, TG_VOID, glob(0, 1),
 	                    tg_sym_int(ir, 1), reduce(src + 2, 2, 0, 1)));
-	s = tg_lower_reduces(ir, s);
+	s = tg_lower_reduces(ir, s, NULL);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(s->src[0]->src[2]->src[0]->arg.v.i, 0);
 	ck_assert_int_eq(s->src[1]->src[2]->src[0]->arg.v.i, 1);
 	ck_assert_ptr_ne(s->src[0]->src[2]->src[0], s->src[1]->src[2]->src[0]);
 	/* near miss: no loop, no accumulator: v0 + v1 + v2 + v3 */
-	u = tg_lower_reduces(ir, reduce(v, 4, 0, 4));
+	u = tg_lower_reduces(ir, reduce(v, 4, 0, 4), NULL);
 	ck_assert_ptr_eq(u, tg_uop_alu(ir, TG_ADD, tg_uop_alu(ir, TG_ADD,
 	                 tg_uop_alu(ir, TG_ADD, v[0], v[1], NULL), v[2], NULL),
 	                 v[3], NULL));
@@ -359,7 +359,7 @@ START_TEST(grouped_one_temp_one_barrier)
 	ck_assert_uint_eq(s->nsrc, 2);  /* the gated stores of both rows */
 	ck_assert_uint_eq(s->src[0]->nsrc, 4);
 	/* accumulators: the two parts, then the two second stages */
-	s = tg_lower_reduces(ir, s);
+	s = tg_lower_reduces(ir, s, NULL);
 	ck_assert_uint_eq(count_op(s, TG_DEFINE_ACC, &acc), 4);
 	ck_assert_int_eq(s->src[1]->src[2]->src[0]->arg.v.i, 3);
 }

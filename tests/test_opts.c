@@ -923,8 +923,8 @@ START_TEST(tc_refused)
 END_TEST
 
 /* Whether sink's optimized kernel runs gidx0 in launch blocks of b
- * (b 0: in none). */
-static void check_block(tg_uop *sink, size_t b)
+ * (b 0: in none), and its reduce in `passes` passes (0: in one). */
+static void check_block(tg_uop *sink, size_t b, int passes)
 {
 	char want[64];
 	tg_ksrc ks;
@@ -936,6 +936,11 @@ static void check_block(tg_uop *sink, size_t b)
 		ck_assert_msg(strstr(ks.src, want) != NULL, "%s", ks.src);
 	else
 		ck_assert_ptr_null(strstr(ks.src, "tg_r"));
+	snprintf(want, sizeof want, "kidx0 < %d; kidx0++", passes);
+	if (passes)
+		ck_assert_msg(strstr(ks.src, want) != NULL, "%s", ks.src);
+	else
+		ck_assert_ptr_null(strstr(ks.src, "kidx0"));
 	tg_ksrc_free(&ks);
 }
 
@@ -943,12 +948,15 @@ static void check_block(tg_uop *sink, size_t b)
  * its row tiles in launch blocks of 32 (2 MB of a), each through every
  * column tile, then the next block: a is read once, b 8 times, instead
  * of a 64 times.  One whose inputs stay in the cache (1024^3: 8 MB in
- * all) keeps the plain order.  Only rendered here: the blocked
- * decomposition runs in test_render_c. */
+ * all) keeps the plain order.  Within a block, the 2048 sums run in
+ * 16 passes of 128: a column tile's slice of b (128 rows of 32 floats,
+ * 16 KB) stays in the L1 while the block's 32 row tiles read it.  Only
+ * rendered here: the blocked decomposition runs in test_render_c, the
+ * passes' results in fuzz_opts. */
 START_TEST(launch_block_matmul)
 {
-	check_block(kt_matmul(k, 2048, 2048, 2048), 32);
-	check_block(kt_matmul(k, 1024, 1024, 1024), 0);
+	check_block(kt_matmul(k, 2048, 2048, 2048), 32, 16);
+	check_block(kt_matmul(k, 1024, 1024, 1024), 0, 0);
 }
 END_TEST
 

@@ -650,6 +650,66 @@ START_TEST(launch_blocks_visit_every_item_once)
 }
 END_TEST
 
+/* Reduce passes (kidx0): each launch block runs once per pass before
+ * the next block, every item once per pass, also where the pool's
+ * chunks split a block (12 x 5 x 3 items in blocks of 4 x 5 x 3 = 60;
+ * two threads take chunks of 90).  Each pass adds kidx0 + 1 to the item's value:
+ * 1 + 2 + 3 = 6 after three.  Without a launch block the passes wrap
+ * the whole chunk.  A GPU dialect refuses the pass index. */
+START_TEST(reduce_passes_visit_every_item_once_a_pass)
+{
+	enum { G0 = 12, G1 = 5, G2 = 3, N = G0 * G1 * G2, P = 3 };
+	struct tg_renderer_caps caps = { .struct_size = sizeof caps,
+	                                 .dialect = TG_DIALECT_C };
+	size_t g[3] = { G0, G1, G2 };
+	tg_uop *x = special("gidx0", G0), *y = special("gidx1", G1),
+	       *z = special("gidx2", G2), *kp = special("kidx0", P),
+	       *d0 = glob(0, TG_INT32, 1);
+	tg_uop *at = tg_uop_alu(ir, TG_ADD, x, tg_uop_alu(ir, TG_MUL, idx(G0),
+	             tg_uop_alu(ir, TG_ADD, y, tg_uop_alu(ir, TG_MUL, idx(G1),
+	             z, NULL), NULL), NULL), NULL);
+	tg_uop *add = tg_uop1(ir, TG_CAST, TG_INT32,
+	                      tg_uop_alu(ir, TG_ADD, kp, idx(1), NULL));
+	tg_uop *s = sink(store(d0, at, tg_uop_alu(ir, TG_ADD, load(d0, at),
+	                                          add, NULL)), NULL);
+	tg_uop **lin;
+	size_t nl;
+	int32_t out[N];
+	tg_buffer *buf = buf_with(TG_INT32, N, NULL);
+	tg_launch_args args = { .bufs = &buf, .nbufs = 1,
+		.global = { G0, G1, G2 }, .local = { 1, 1, 1 } };
+
+	ck_assert_int_eq(tg_linearize(ir, s, &lin, &nl), TG_OK);
+	for (size_t block = 0; block <= 4; block += 4) {
+		char *src = tg_render_blocked(&caps, "E_pass", g, block, lin,
+		                              nl);
+		tg_program *p;
+		ck_assert_msg(src != NULL, "%s", tg_last_error());
+		has(src, "for (long kidx0 = 0; kidx0 < 3; kidx0++)");
+		has(src, block ? "const size_t tg_bn = 4 * global[1] * "
+		             "global[2];" : "const size_t tg_bn = hi;");
+		ck_assert_msg((p = tg_program_new(tg_dev_get("CPU"), "E_pass",
+		                                  src)), "%s\n%s",
+		              tg_last_error(), src);
+		for (int i = 0; i < N; i++)
+			out[i] = 10 * i;
+		ck_assert_int_eq(tg_buffer_copyin(buf, out, sizeof out), TG_OK);
+		ck_assert_int_eq(tg_program_launch(p, &args, NULL), TG_OK);
+		ck_assert_int_eq(tg_buffer_copyout(buf, out, sizeof out),
+		                 TG_OK);
+		for (int i = 0; i < N; i++)
+			ck_assert_int_eq(out[i], 10 * i + P * (P + 1) / 2);
+		tg_program_free(p);
+		free(src);
+	}
+	caps.dialect = TG_DIALECT_OPENCL;
+	ck_assert_ptr_null(tg_render_blocked(&caps, "E_pass", g, 0, lin, nl));
+	ck_assert_error("render: reduce passes (kidx0) outside a C kernel");
+	tg_buffer_unref(buf);
+	free(lin);
+}
+END_TEST
+
 /* The GPU dialects' pieces that the devices here cannot run: half
  * arithmetic in OpenCL needs cl_khr_fp16 (PoCL lacks it), so its
  * rendering is pinned here; bools live in buffers as bytes. */
@@ -743,6 +803,7 @@ static Suite *suite(void)
 	tcase_add_test(t, gpu_dialects_spell_types_and_indices);
 	tcase_add_test(t, gpu_dialects_refuse_what_they_lack);
 	tcase_add_test(t, launch_blocks_visit_every_item_once);
+	tcase_add_test(t, reduce_passes_visit_every_item_once_a_pass);
 	suite_add_tcase(s, t);
 	return s;
 }

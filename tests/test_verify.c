@@ -95,7 +95,10 @@ START_TEST(accumulators_ranges_vectors)
 	                                       cf(1)), "t"), TG_OK);
 	src[0] = ci(0);
 	assert_bad(tg_uop_new(ir, TG_DEFINE_ACC, TG_FLOAT32, src, 2, NULL),
-	           "initial value is not a CONST of its type");
+	           "initial value is not a CONST or a load of its type");
+	src[0] = tg_uop_alu(ir, TG_ADD, cf(0), cf(1), NULL);
+	assert_bad(tg_uop_new(ir, TG_DEFINE_ACC, TG_FLOAT32, src, 2, NULL),
+	           "initial value is not a CONST or a load of its type");
 	src[0] = cf(0);
 	src[1] = ci(3);
 	assert_bad(tg_uop_new(ir, TG_DEFINE_ACC, TG_FLOAT32, src, 2, NULL),

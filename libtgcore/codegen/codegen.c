@@ -159,7 +159,7 @@ static int passes(const tg_settings *s, const tg_kernel *k,
 	    (rc = after_pass(s, ls, "lower", kn)) ||
 	    (rc = took(ir, &ls, tg_expand_upcasts(ir, ls, plan))) ||
 	    (rc = after_pass(s, ls, "expand", kn)) ||
-	    (rc = took(ir, &ls, tg_lower_reduces(ir, ls))) ||
+	    (rc = took(ir, &ls, tg_lower_reduces(ir, ls, plan))) ||
 	    (rc = after_pass(s, ls, "reduce", kn)) ||
 	    (rc = took(ir, &ls, tg_collapse_loops(ir, ls))) ||
 	    (rc = after_pass(s, ls, "collapse", kn)) ||
@@ -311,6 +311,8 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 		goto done;
 	if (plan.nopts)
 		tg_kplan_launch_block(&plan, &k);
+	if (plan.nopts || set->reduce_passes)
+		tg_kplan_reduce_block(&plan, &k, set->reduce_passes);
 	tg_kplan_format_opts(&plan, opttext, sizeof opttext);
 
 	if ((rc = passes(set, &k, &plan, noopt, &lin, &nlin))) {

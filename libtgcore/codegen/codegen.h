@@ -195,6 +195,17 @@ size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
  * before the next: that input is read from memory once, not once per
  * gidx1.  Only sets p->lblock. */
 void tg_kplan_launch_block(struct tg_kplan *p, const tg_kernel *k);
+/* The reduce passes of a C kernel (p->rblock), chosen after its launch
+ * block: where an item reads, per iteration of its outer reduce loop,
+ * a slice of an input that the next items of its block read again (a
+ * matmul's column tile of B), the loop is cut into passes whose slice
+ * stays in the L1, each pass through the whole block.  An item's
+ * accumulators start each pass from the partial result the last pass
+ * stored, so the sum runs in NOOPT's order, bit for bit.  `force` > 0
+ * (tests) takes that many iterations per pass wherever the kernel
+ * allows passes.  Only sets p->rblock. */
+void tg_kplan_reduce_block(struct tg_kplan *p, const tg_kernel *k,
+                           int64_t force);
 /* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */
 void tg_kplan_format_opts(const struct tg_kplan *p, char *buf, size_t len);
 
@@ -341,6 +352,11 @@ typedef struct tg_kplan {
 	                      items, each block through every gidx1 and
 	                      gidx2 before the next (0: no blocks); see
 	                      tg_kplan_launch_block */
+	int64_t rblock;    /* C: the outer reduce loop runs in passes of
+	                      this many iterations, each pass through every
+	                      item of the launch block before the next,
+	                      the partial results kept in the output
+	                      (0: one pass); see tg_kplan_reduce_block */
 	size_t nbufs;
 	uint32_t outs;     /* bit i: buffer i is stored */
 	char name[128];    /* "E_3_5", "r_4_5"; opts append the amounts
@@ -365,6 +381,11 @@ typedef struct tg_kplan {
  * index is 0 and the count 1 when there are none.  Nodes owned by ir. */
 tg_uop *tg_kplan_flat_lidx(tg_ir *ir, const tg_kplan *p, int grouped,
                            int64_t *count);
+/* The pass index of a plan with reduce passes (p->rblock): SPECIAL
+ * "kidx0", arg.a the number of passes, which the C wrapper loops over
+ * around each launch block; NULL without passes.  Interned: every call
+ * on one ir gives the same node (p NULL: none). */
+tg_uop *tg_kplan_pass_idx(tg_ir *ir, const tg_kplan *p);
 /* The IR of k under plan p before expansion: SINK(stores) in *out,
  * owned by k->ir.  Every AST node is lowered once; index math is
  * simplified (tg_sym_*).  An axis with upcast[ax] = u > 1 is indexed
@@ -379,7 +400,10 @@ tg_uop *tg_kplan_flat_lidx(tg_ir *ir, const tg_kplan *p, int grouped,
  * of a reduce axis makes its index r*G + lidx (GROUPTOP: lidx*R + r)
  * and STOREs are gated to the group's item 0 (tg_expand_upcasts makes
  * the reduce two-stage).  A mask that depends on digits stays a LOAD's
- * gate or a WHERE; the expander decides it per lane. */
+ * gate or a WHERE; the expander decides it per lane.  Reduce passes
+ * (p->rblock = B) index the outer reduce loop kidx0*B + RANGE(0, B);
+ * where an op sits between the reduce R and the store, the store takes
+ * WHERE(kidx0 < passes-1, R, op(R)): the partial until the last pass. */
 int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out);
 
 /* ---------------------------------------------------- codegen/expand.c */
@@ -410,9 +434,12 @@ tg_uop *tg_expand_upcasts(tg_ir *ir, tg_uop *sink, const tg_kplan *p);
 /* Accumulators: REDUCE(v0..vk-1, ranges...) (arg.b = k) becomes
  * PHI(acc, ((acc op v0) op v1) ..) over DEFINE_ACC(init, ranges...),
  * each accumulator numbered apart (arg.v.i), init 0 for ADD and the
- * dtype's least value for MAX; without ranges, v0 op v1 op ...  The
- * rewritten sink, or NULL (error in ir). */
-tg_uop *tg_lower_reduces(tg_ir *ir, tg_uop *sink);
+ * dtype's least value for MAX; without ranges, v0 op v1 op ...  With
+ * reduce passes (p->rblock) the REDUCE a STORE takes (directly, or as
+ * the partial branch of the WHERE lowering made) starts from what the
+ * last pass stored there: init LOAD(buf, idx, kidx0 != 0 [&& gate],
+ * identity).  The rewritten sink, or NULL (error in ir). */
+tg_uop *tg_lower_reduces(tg_ir *ir, tg_uop *sink, const tg_kplan *p);
 
 /* The link below v in an accumulator's chain (reduce_acc builds
  * ((acc op v0) op v1) ..; tg_fuse_mulacc turns sum links into MULACC):

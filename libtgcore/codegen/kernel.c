@@ -1326,6 +1326,97 @@ void tg_kplan_launch_block(tg_kplan *p, const tg_kernel *k)
 		}
 }
 
+/* ---------------------------------------------------- CPU reduce passes */
+
+#define PASS_SLICE ((int64_t)16 << 10) /* a pass's slice of the input
+                                          the block shares: a third of
+                                          the L1 */
+#define PASS_MIN 16  /* iterations a pass takes at least: fewer would
+                        cost more in partial stores than they save */
+
+/* k's one STORE where its reduce can run in passes: the only
+ * REDUCE_AXIS, stored in its own dtype (a pass's partial result is
+ * exact), to a buffer the kernel does not read. */
+static const tg_uop *pass_store(const tg_kernel *k)
+{
+	const tg_uop *red = NULL, *st = k->sink->src[0];
+
+	if (k->sink->nsrc != 1 || st->op != TG_STORE)
+		return NULL;
+	for (size_t i = 0; i < k->n; i++) {
+		const tg_uop *u = k->order[i];
+		if (u->op == TG_REDUCE_AXIS && red)
+			return NULL;
+		if (u->op == TG_REDUCE_AXIS)
+			red = u;
+		if (u->op == TG_LOAD && tg_ast_buf(u) == tg_ast_buf(st))
+			return NULL;
+	}
+	return red && tg_type_scalar(red->dtype) ==
+	              tg_type_scalar(st->src[2]->dtype) ? st : NULL;
+}
+
+/* Whether the plan can cut its outer reduce loop: a C kernel with no
+ * loops outside it, no lanes of partial sums and that loop neither
+ * padded nor symbolic. */
+static int passes_allowed(const tg_kplan *p)
+{
+	uint32_t ax = p->raxes[0];
+
+	return p->caps && p->caps->dialect == TG_DIALECT_C && p->nred &&
+	       !p->nloop && !p->nlocal && !(p->lanes & p->reduce_axes) &&
+	       !(p->padded & (1u << ax)) && !p->sym[ax];
+}
+
+/* Bytes an item reads, per iteration of the outer reduce loop, of the
+ * inputs that move with gidx1 and not with gidx0 (the slice the items
+ * of a launch block share); 0 when none does. */
+static int64_t shared_slice(const tg_kplan *p, const tg_kernel *k)
+{
+	uint32_t x = p->gaxes[p->nglobal - 1], y = p->gaxes[p->nglobal - 2];
+	int64_t total = 0;
+
+	for (size_t i = 0; i < k->n; i++) {
+		const tg_uop *u = k->order[i];
+		int64_t rs[TG_MAX_DIMS], n;
+		if (u->op != TG_LOAD)
+			continue;
+		real_strides(k, tg_kernel_st(k, u), rs);
+		if (rs[x] != 0 || rs[y] == 0)
+			continue;
+		n = tg_dtype_size(tg_type_scalar(u->dtype));
+		for (size_t ax = 0; ax < p->ndim; ax++)
+			if (rs[ax] != 0)
+				n *= ax == p->raxes[0] || !(p->reduce_axes &
+				     (1u << ax)) ? p->upcast[ax] : p->full[ax];
+		total += n;
+	}
+	return total;
+}
+
+void tg_kplan_reduce_block(tg_kplan *p, const tg_kernel *k, int64_t force)
+{
+	int64_t n, per, d;
+
+	p->rblock = 0;
+	if (!passes_allowed(p) || !pass_store(k))
+		return;
+	n = tg_kplan_outer(p, p->raxes[0]);
+	if (force > 0) {
+		if (n % force == 0 && n / force >= 2)
+			p->rblock = force;
+		return;
+	}
+	if (!p->lblock || p->nglobal < 2 || !(per = shared_slice(p, k)))
+		return;
+	d = PASS_SLICE / per < n / 2 ? PASS_SLICE / per : n / 2;
+	for (; d >= PASS_MIN; d--)
+		if (n % d == 0) {
+			p->rblock = d;
+			return;
+		}
+}
+
 /* ------------------------------------------------------------ GPU matvec */
 
 #define MV_THREADS 8  /* tinygrad's MV_THREADS_PER_ROW: a row's reduce */

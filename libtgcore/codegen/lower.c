@@ -49,6 +49,8 @@ typedef struct lower_state {
 	tg_uop *store_gate;            /* grouped reduces: group lidx 0 */
 	uint32_t *under;               /* by ast id: the axes of the
 	                                  reduces the node is under */
+	tg_uop *pass;                  /* reduce passes: kidx0, else NULL */
+	tg_uop *partial;               /* ... and the REDUCE's value */
 } lower_state;
 
 static tg_uop *zero_of(tg_ir *ir, tg_dtype dt)
@@ -252,10 +254,16 @@ static int lower_store(lower_state *ls, const tg_uop *a, tg_uop **res)
 	                   &idx, &valid)))
 		return rc;
 	/* the padding of output axes is not stored */
+	tg_uop *v = src_val(ls, a, 2);
+	if (ls->pass && v != ls->partial)  /* the op after the last pass */
+		v = tg_uop3(ls->ir, TG_WHERE, v->dtype,
+		            tg_uop_alu(ls->ir, TG_CMPLT, ls->pass,
+		                       tg_sym_int(ls->ir, ls->pass->arg.a - 1),
+		                       NULL), ls->partial, v);
 	tg_uop *gate = const_bool(valid) == 1 ? ls->store_gate
 	        : !ls->store_gate ? valid
 	        : tg_uop_alu(ls->ir, TG_AND, ls->store_gate, valid, NULL);
-	tg_uop *src[4] = { b, idx, src_val(ls, a, 2), gate };
+	tg_uop *src[4] = { b, idx, v, gate };
 	*res = tg_uop_new(ls->ir, TG_STORE, TG_VOID, src, gate ? 4 : 3,
 	                  NULL);
 	return TG_OK;
@@ -278,7 +286,7 @@ static int lower_node(lower_state *ls, const tg_uop *a, tg_uop **res)
 	else if (a->op == TG_CAST || a->op == TG_BITCAST)
 		u = tg_uop1(ir, a->op, a->dtype, src_val(ls, a, 0));
 	else if (a->op == TG_REDUCE_AXIS)
-		u = lower_reduce(ls, a);
+		u = ls->partial = lower_reduce(ls, a);
 	else if (a->op == TG_STORE)
 		rc = lower_store(ls, a, &u);
 	else if (a->op == TG_SINK)
@@ -383,9 +391,11 @@ static tg_uop *loop(lower_state *ls, uint32_t ax, size_t no, int reduce)
 {
 	tg_ir *ir = ls->ir;
 	tg_arg a = { .v.i = (int64_t)no, .a = reduce };
+	int64_t n = ls->pass && ax == ls->p->raxes[0] ? ls->p->rblock
+	                                              : outer(ls->p, ax);
 	tg_uop *src[2] = { tg_sym_int(ir, 0),
 	                   ls->p->sym[ax] ? ls->p->sym[ax]
-	                                  : tg_sym_int(ir, outer(ls->p, ax)) };
+	                                  : tg_sym_int(ir, n) };
 
 	return tg_uop_new(ir, TG_RANGE, TG_INDEX, src, 2, &a);
 }
@@ -404,6 +414,19 @@ static void set_loops(lower_state *ls)
 		if (red)
 			ls->ranges[ls->nranges++] = ls->base[ax];
 	}
+	if (ls->pass)  /* the outer reduce loop: pass*B + RANGE(0, B) */
+		ls->base[p->raxes[0]] = tg_sym_add(ls->ir, tg_sym_muli(ls->ir,
+		                        ls->pass, p->rblock), ls->ranges[0]);
+}
+
+tg_uop *tg_kplan_pass_idx(tg_ir *ir, const tg_kplan *p)
+{
+	tg_arg a = { .name = "kidx0" };
+
+	if (!p || !p->rblock)
+		return NULL;
+	a.a = tg_kplan_outer(p, p->raxes[0]) / p->rblock;
+	return tg_uop0(ir, TG_SPECIAL, TG_INDEX, &a);
 }
 
 /* The outer index of every axis: global axes become launch indices,
@@ -462,6 +485,7 @@ int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 	if ((rc = check_plan(p)))
 		return rc;
 	ls.zero = tg_sym_int(ir, 0);
+	ls.pass = tg_kplan_pass_idx(ir, p);
 	set_bases(&ls);
 	set_axes(&ls);
 	if (tg_ir_status(ir))

@@ -19,6 +19,8 @@
 typedef struct rd_ctx {
 	int nacc;  /* accumulators made: each gets its own number, so two
 	              of one type over one loop never intern to one node */
+	tg_ptrmap init;  /* reduce passes: REDUCE -> its LOAD of the last
+	                    pass's partial */
 } rd_ctx;
 
 /* The reduce's identity: 0 for ADD, the dtype's least value for MAX. */
@@ -41,7 +43,9 @@ static tg_uop *new_acc(tg_rw *rw, const tg_uop *red, size_t k)
 	size_t nr = red->nsrc - k;
 	tg_arg a = { .v.i = c->nacc++ };
 
-	src[0] = tg_uop_const(rw->ir, red->dtype, reduce_init(red));
+	src[0] = tg_ptrmap_get(&c->init, red);
+	if (!src[0])
+		src[0] = tg_uop_const(rw->ir, red->dtype, reduce_init(red));
 	memcpy(src + 1, red->src + k, nr * sizeof *src);
 	return tg_uop_new(rw->ir, TG_DEFINE_ACC, red->dtype, src, 1 + nr, &a);
 }
@@ -122,9 +126,50 @@ static const tg_rule reduce_table[] = {
 static tg_ruleset reduce_rules =
 	TG_RULESET("reduce", reduce_table, NULL);
 
-tg_uop *tg_lower_reduces(tg_ir *ir, tg_uop *sink)
+/* The REDUCE a store of a kernel with passes takes: its value, or the
+ * partial branch of WHERE(kidx0 < passes-1, partial, op(partial)). */
+static tg_uop *stored_reduce(const tg_uop *st)
+{
+	tg_uop *v = st->src[2];
+
+	if (v->op == TG_WHERE)
+		v = v->src[1];
+	return v->op == TG_REDUCE && v->nsrc > (uint32_t)v->arg.b ? v : NULL;
+}
+
+/* Reduce passes: each REDUCE the stores take starts from what the last
+ * pass stored at its place (nothing on the first pass: the identity). */
+static int resume_reduces(tg_ir *ir, const tg_uop *sink, tg_uop *pass,
+                          tg_ptrmap *init)
+{
+	tg_uop *first = tg_uop_alu(ir, TG_CMPNE, pass, tg_sym_int(ir, 0),
+	                           NULL);
+
+	for (uint32_t i = 0; i < sink->nsrc; i++) {
+		const tg_uop *st = sink->src[i];
+		tg_uop *red = st->op == TG_STORE ? stored_reduce(st) : NULL;
+		if (!red)
+			continue;
+		tg_uop *gate = st->nsrc >= 4 ? tg_uop_alu(ir, TG_AND,
+		               st->src[3], first, NULL) : first;
+		tg_uop *src[4] = { st->src[0], st->src[1], gate,
+		                   tg_uop_const(ir, red->dtype,
+		                                reduce_init(red)) };
+		tg_uop *ld = tg_uop_new(ir, TG_LOAD, red->dtype, src, 4, NULL);
+		if (!ld || tg_ptrmap_put(init, red, ld) < 0)
+			return tg_ir_status(ir) ? tg_ir_status(ir)
+			                        : tg_error_oom("reduce");
+	}
+	return TG_OK;
+}
+
+tg_uop *tg_lower_reduces(tg_ir *ir, tg_uop *sink, const tg_kplan *p)
 {
 	rd_ctx c = { 0 };
+	tg_uop *pass = tg_kplan_pass_idx(ir, p), *r = NULL;
 
-	return tg_rewrite(ir, sink, &reduce_rules, &c);
+	if (!pass || resume_reduces(ir, sink, pass, &c.init) == TG_OK)
+		r = tg_rewrite(ir, sink, &reduce_rules, &c);
+	tg_ptrmap_free(&c.init);
+	return r;
 }

@@ -134,14 +134,18 @@ static unsigned run_at(const vz_ctx *c, const vz_mem *m, size_t n,
 
 /* A LOAD that may fold: scalar, of a buffer the kernel does not write
  * (a vector load moves the reads of its lanes together, which is only
- * safe when no store can come between), with a constant alternative. */
-static int foldable_load(const tg_uop *u)
+ * safe when no store can come between) unless it is an accumulator's
+ * init (reduce passes: read before the item's loops, which its stores
+ * follow), with a constant alternative. */
+static int foldable_load(const tg_uop *u, int acc_init)
 {
 	return u->op == TG_LOAD && (u->nsrc == 2 || u->nsrc == 4) &&
 	       tg_vector_scalar_ok(u->dtype) &&
-	       u->src[0]->op == TG_DEFINE_GLOBAL && !u->src[0]->arg.a &&
+	       u->src[0]->op == TG_DEFINE_GLOBAL &&
+	       (!u->src[0]->arg.a || acc_init) &&
 	       (u->nsrc == 2 || u->src[3]->op == TG_CONST);
 }
+
 
 static void mem_of(vz_mem *m, tg_uop *u, tg_uop *gate, tg_uop *alt,
                    tg_type dt)
@@ -155,6 +159,13 @@ static void mem_of(vz_mem *m, tg_uop *u, tg_uop *gate, tg_uop *alt,
 	m->key[2] = id1(alt);
 	m->key[3] = dt;
 	m->key[4] = id1(base);
+}
+
+/* Adds LOAD u to the runs being planned. */
+static void add_load(vz_mem *m, size_t *nm, tg_uop *u)
+{
+	mem_of(&m[(*nm)++], u, u->nsrc == 4 ? u->src[2] : NULL,
+	       u->nsrc == 4 ? u->src[3] : NULL, u->dtype);
 }
 
 /* The vector LOAD of the run m[0..w) and a GEP per member into
@@ -202,9 +213,13 @@ static int plan_loads(tg_ir *ir, vz_ctx *c, tg_uop *sink)
 		tg_uop *u = topo[i];
 		if (u->op == TG_DEFINE_ACC && u->arg.v.i >= c->nacc)
 			c->nacc = u->arg.v.i + 1;
-		if (foldable_load(u))
-			mem_of(&m[nm++], u, u->nsrc == 4 ? u->src[2] : NULL,
-			       u->nsrc == 4 ? u->src[3] : NULL, u->dtype);
+		if (foldable_load(u, 0))
+			add_load(m, &nm, u);
+		/* an init is one accumulator's: added once */
+		else if (u->op == TG_DEFINE_ACC && u->nsrc &&
+		         !foldable_load(u->src[0], 0) &&
+		         foldable_load(u->src[0], 1))
+			add_load(m, &nm, u->src[0]);
 	}
 	qsort(m, nm, sizeof *m, cmp_mem);
 	for (size_t i = 0; i < nm && rc == TG_OK;) {
@@ -491,8 +506,9 @@ static int chain_of(tg_uop *v, const tg_uop *acc, tg_uop **out, int max)
 	return n;
 }
 
-/* Whether the accumulators of the lanes match: one init and one set of
- * loops, scalar. */
+/* Whether the accumulators of the lanes match: scalar, over one set
+ * of loops.  Their inits may differ (reduce passes resume each lane
+ * from what the last pass stored). */
 static int same_accs(tg_uop *const *phi, uint32_t n)
 {
 	const tg_uop *a = phi[0]->src[0];
@@ -503,10 +519,29 @@ static int same_accs(tg_uop *const *phi, uint32_t n)
 		const tg_uop *b = phi[j]->src[0];
 		if (b->op != TG_DEFINE_ACC || b->dtype != a->dtype ||
 		    b->nsrc != a->nsrc || b == a ||
-		    memcmp(b->src, a->src, a->nsrc * sizeof *a->src))
+		    memcmp(b->src + 1, a->src + 1,
+		           (a->nsrc - 1) * sizeof *a->src))
 			return 0;
 	}
 	return 1;
+}
+
+/* The vector accumulator's init: the lanes' one constant as a vector,
+ * else their inits as one VECTORIZE (vec_of_lanes folds the lanes of
+ * one vector load back into it). */
+static tg_uop *acc_init(tg_ir *ir, tg_uop *const *phi, uint32_t n,
+                        tg_type dt)
+{
+	tg_uop *src[VZ_MAXW];
+	uint32_t same = 1;
+
+	for (uint32_t j = 0; j < n; j++) {
+		src[j] = phi[j]->src[0]->src[0];
+		same &= src[j] == src[0];
+	}
+	if (same && src[0]->op == TG_CONST)
+		return tg_uop_const(ir, dt, src[0]->arg.v);
+	return tg_uop_new(ir, TG_VECTORIZE, dt, src, n, NULL);
 }
 
 #define VZ_MAXCHAIN 64
@@ -541,7 +576,7 @@ static tg_uop *vec_phi(tg_rw *rw, tg_uop **cap)
 			if (ch[j][i]->op != ch[0][i]->op)
 				return NULL;
 	acc0 = v->src[0]->src[0];
-	src[0] = tg_uop_const(rw->ir, v->dtype, acc0->src[0]->arg.v);
+	src[0] = acc_init(rw->ir, v->src, n, v->dtype);
 	memcpy(src + 1, acc0->src + 1, (acc0->nsrc - 1) * sizeof *src);
 	acc = tg_uop_new(rw->ir, TG_DEFINE_ACC, v->dtype, src, acc0->nsrc,
 	                 &(tg_arg){ .v.i = c->nacc++ });

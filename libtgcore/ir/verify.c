@@ -84,9 +84,12 @@ static const char *check_acc(const tg_uop *u)
 		       u->src[0]->dtype == u->dtype &&
 		       u->src[1]->dtype == u->dtype ? NULL
 		       : "not (DEFINE_ACC, value) of one type";
-	if (u->nsrc < 1 || u->src[0]->op != TG_CONST ||
-	    u->src[0]->dtype != u->dtype)
-		return "initial value is not a CONST of its type";
+	/* a load: reduce passes resume from the last pass's partial (a
+	 * lane of a vector load, or lanes as a vector, once vectorized) */
+	if (u->nsrc < 1 || u->src[0]->dtype != u->dtype ||
+	    (u->src[0]->op != TG_CONST && u->src[0]->op != TG_LOAD &&
+	     u->src[0]->op != TG_GEP && u->src[0]->op != TG_VECTORIZE))
+		return "initial value is not a CONST or a load of its type";
 	for (uint32_t i = 1; i < u->nsrc; i++)
 		if (u->src[i]->op != TG_RANGE)
 			return "accumulates over a non-RANGE";

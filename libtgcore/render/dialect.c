@@ -348,6 +348,30 @@ static void c_blocked_ids(const tg_ckernel *k, tg_strbuf *sb)
 		              "(long)(tg_r / global[1] % global[2]);\n");
 }
 
+/* The loop over a C kernel's items [lo, hi).  With reduce passes, the
+ * items of each launch block (of the whole range without one) run
+ * once per pass kidx0 before the next block: tg_bend is where the
+ * block of item b ends. */
+static void c_item_loop(const tg_ckernel *k, tg_strbuf *sb)
+{
+	if (!k->npass) {
+		tg_strbuf_add(sb, "\tfor (size_t tg_i = lo; tg_i < hi; "
+		              "tg_i++) {\n");
+		return;
+	}
+	if (k->lblock)
+		tg_strbuf_addf(sb, "\tconst size_t tg_bn = %zu * global[1] * "
+		               "global[2];\n", k->lblock);
+	else
+		tg_strbuf_add(sb, "\tconst size_t tg_bn = hi;\n");
+	tg_strbuf_addf(sb,
+	               "\tfor (size_t tg_b = lo; tg_b < hi; "
+	               "tg_b = tg_bend(tg_b, hi, tg_bn))\n"
+	               "\tfor (long kidx0 = 0; kidx0 < %lld; kidx0++)\n"
+	               "\tfor (size_t tg_i = tg_b; tg_i < tg_bend(tg_b, hi, "
+	               "tg_bn); tg_i++) {\n", (long long)k->npass);
+}
+
 static void wrap_c(const tg_cdialect *d, const tg_ckernel *k,
                    tg_strbuf *sb)
 {
@@ -365,6 +389,10 @@ static void wrap_c(const tg_cdialect *d, const tg_ckernel *k,
 			if (k->fma_used[s] & (1u << w))
 				fma_helper(sb, d->type[s], vec_c_name[s], 1u << w);
 	helpers(d, k, sb);
+	if (k->npass)
+		tg_strbuf_add(sb, "static inline size_t tg_bend(size_t b, "
+		              "size_t hi, size_t n)\n{ size_t e = (b / n + 1) "
+		              "* n; return e < hi ? e : hi; }\n");
 	tg_strbuf_addf(sb, "__attribute__((optimize(\"fp-contract=off\")))\n"
 	               "void %s(void *const *bufs, const int64_t *vals, "
 	               "const size_t *global, size_t lo, size_t hi)\n{\n",
@@ -379,8 +407,8 @@ static void wrap_c(const tg_cdialect *d, const tg_ckernel *k,
 	for (size_t i = 0; i < k->nvars; i++)
 		tg_strbuf_addf(sb, "\tconst long %s = vals[%zu];\n",
 		               k->vars[i].name, i);
-	tg_strbuf_add(sb, "\t(void)vals; (void)global;\n"
-	              "\tfor (size_t tg_i = lo; tg_i < hi; tg_i++) {\n");
+	tg_strbuf_add(sb, "\t(void)vals; (void)global;\n");
+	c_item_loop(k, sb);
 	if (k->lblock) {
 		c_blocked_ids(k, sb);
 		return;

@@ -83,6 +83,8 @@ typedef struct tg_ckernel {
 	int has_local;          /* the kernel uses work-group indices */
 	size_t global[3];       /* launch indices' extents */
 	size_t lblock;          /* C: gidx0's launch block (0: none) */
+	int64_t npass;          /* C: reduce passes, each through the
+	                           launch block (0: none; kidx0) */
 	uint64_t kinds_used;    /* bit s: a value of scalar kind s */
 	uint64_t stored_used;   /* bit s: a buffer of scalar kind s */
 	uint32_t vec_used[TG_NSCALARS]; /* GCC vectors: bit k width 1<<k */

@@ -501,6 +501,18 @@ static void render_acc(rc_state *st, const tg_uop *u)
 	set_name(st, u, name);
 }
 
+/* The reduce pass index: the C wrapper loops over it. */
+static void render_pass_idx(rc_state *st, const tg_uop *u)
+{
+	if (st->d->id != TG_DIALECT_C || u->arg.a < 1) {
+		fail(st, "render: reduce passes (%s) outside a C kernel",
+		     u->arg.name);
+		return;
+	}
+	st->k.npass = u->arg.a;
+	set_name(st, u, u->arg.name);
+}
+
 /* Launch indices name themselves; the wrapper defines them. */
 static void render_special(rc_state *st, const tg_uop *u)
 {
@@ -556,7 +568,10 @@ static void render_node(rc_state *st, const tg_uop *u)
 	case TG_DEFINE_GLOBAL: case TG_DEFINE_VAR: case TG_CONST:
 		return; /* prologue / inline */
 	case TG_SPECIAL:
-		render_special(st, u);
+		if (u->arg.name && !strcmp(u->arg.name, "kidx0"))
+			render_pass_idx(st, u);
+		else
+			render_special(st, u);
 		return;
 	case TG_DEFINE_LOCAL:
 		render_local(st, u);
