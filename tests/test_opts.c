@@ -948,15 +948,17 @@ static void check_block(tg_uop *sink, size_t b, int passes)
  * its row tiles in launch blocks of 32 (2 MB of a), each through every
  * column tile, then the next block: a is read once, b 8 times, instead
  * of a 64 times.  One whose inputs stay in the cache (1024^3: 8 MB in
- * all) keeps the plain order.  Within a block, the 2048 sums run in
- * 16 passes of 128: a column tile's slice of b (128 rows of 32 floats,
- * 16 KB) stays in the L1 while the block's 32 row tiles read it.  Only
+ * all) keeps the plain order.  Both run their sums in passes of 128
+ * (16 and 8 passes): a column tile's slice of b (128 rows of 32
+ * floats, 16 KB) stays in the L1 while the next row tiles read it.  A
+ * matmul whose whole slice fits (K = 64: 8 KB) takes no passes.  Only
  * rendered here: the blocked decomposition runs in test_render_c, the
  * passes' results in fuzz_opts. */
 START_TEST(launch_block_matmul)
 {
 	check_block(kt_matmul(k, 2048, 2048, 2048), 32, 16);
-	check_block(kt_matmul(k, 1024, 1024, 1024), 0, 0);
+	check_block(kt_matmul(k, 1024, 1024, 1024), 0, 8);
+	check_block(kt_matmul(k, 1024, 1024, 64), 0, 0);
 }
 END_TEST
 

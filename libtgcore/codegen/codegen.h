@@ -196,14 +196,15 @@ size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
  * gidx1.  Only sets p->lblock. */
 void tg_kplan_launch_block(struct tg_kplan *p, const tg_kernel *k);
 /* The reduce passes of a C kernel (p->rblock), chosen after its launch
- * block: where an item reads, per iteration of its outer reduce loop,
- * a slice of an input that the next items of its block read again (a
- * matmul's column tile of B), the loop is cut into passes whose slice
- * stays in the L1, each pass through the whole block.  An item's
- * accumulators start each pass from the partial result the last pass
- * stored, so the sum runs in NOOPT's order, bit for bit.  `force` > 0
- * (tests) takes that many iterations per pass wherever the kernel
- * allows passes.  Only sets p->rblock. */
+ * block: where an item reads, over its outer reduce loop, more of the
+ * inputs the next items read again (a matmul's column tile of B) than
+ * the L1 holds, the loop is cut into passes whose slice stays in the
+ * L1, each pass through every item of the launch block (of the
+ * thread's range without one).  An item's accumulators start each
+ * pass from the partial result the last pass stored, so the sum runs
+ * in NOOPT's order, bit for bit.  `force` > 0 (tests) takes that many
+ * iterations per pass wherever the kernel allows passes.  Only sets
+ * p->rblock. */
 void tg_kplan_reduce_block(struct tg_kplan *p, const tg_kernel *k,
                            int64_t force);
 /* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */

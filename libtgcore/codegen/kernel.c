@@ -1369,11 +1369,11 @@ static int passes_allowed(const tg_kplan *p)
 }
 
 /* Bytes an item reads, per iteration of the outer reduce loop, of the
- * inputs that move with gidx1 and not with gidx0 (the slice the items
- * of a launch block share); 0 when none does. */
+ * inputs that do not move with gidx0: the slice the next items (the
+ * next gidx0, as the launch runs) read again; 0 when none does. */
 static int64_t shared_slice(const tg_kplan *p, const tg_kernel *k)
 {
-	uint32_t x = p->gaxes[p->nglobal - 1], y = p->gaxes[p->nglobal - 2];
+	uint32_t x = p->gaxes[p->nglobal - 1], r = p->raxes[0];
 	int64_t total = 0;
 
 	for (size_t i = 0; i < k->n; i++) {
@@ -1382,13 +1382,13 @@ static int64_t shared_slice(const tg_kplan *p, const tg_kernel *k)
 		if (u->op != TG_LOAD)
 			continue;
 		real_strides(k, tg_kernel_st(k, u), rs);
-		if (rs[x] != 0 || rs[y] == 0)
+		if (rs[x] != 0 || rs[r] == 0)
 			continue;
 		n = tg_dtype_size(tg_type_scalar(u->dtype));
 		for (size_t ax = 0; ax < p->ndim; ax++)
 			if (rs[ax] != 0)
-				n *= ax == p->raxes[0] || !(p->reduce_axes &
-				     (1u << ax)) ? p->upcast[ax] : p->full[ax];
+				n *= ax == r || !(p->reduce_axes & (1u << ax))
+				     ? p->upcast[ax] : p->full[ax];
 		total += n;
 	}
 	return total;
@@ -1407,7 +1407,9 @@ void tg_kplan_reduce_block(tg_kplan *p, const tg_kernel *k, int64_t force)
 			p->rblock = force;
 		return;
 	}
-	if (!p->lblock || p->nglobal < 2 || !(per = shared_slice(p, k)))
+	/* only where the whole loop's slice leaves the L1 */
+	if (!p->nglobal || !(per = shared_slice(p, k)) ||
+	    per * n <= PASS_SLICE)
 		return;
 	d = PASS_SLICE / per < n / 2 ? PASS_SLICE / per : n / 2;
 	for (; d >= PASS_MIN; d--)
