@@ -38,7 +38,7 @@ static const struct field {
 	F(tg_renderer_caps, shared_max), F(tg_renderer_caps, dtype_mask),
 	F(tg_renderer_caps, needs_transcendental_fallback),
 	F(tg_renderer_caps, tensor_cores), F(tg_renderer_caps, tc),
-	S(tg_renderer_caps),
+	F(tg_renderer_caps, buffer_align), S(tg_renderer_caps),
 
 	F(tg_tc_split, kind), F(tg_tc_split, dim), F(tg_tc_split, amt),
 	S(tg_tc_split),

@@ -583,7 +583,7 @@ static void lowered_matches(const tg_uop *s, const tg_opt *o, size_t no)
 	ck_assert_msg(tg_lower(&k, &p, &ls) == TG_OK, "%s",
 	              tg_last_error());
 	tg_kernel_close(&k);
-	ls = tg_vectorize_mem(ir, ls, 4, 0);
+	ls = tg_vectorize_mem(ir, ls, 4, 0, 0);
 	ck_assert_msg(ls != NULL, "%s", tg_last_error());
 	lin = lin_both(ls, &n, &rc);
 	ck_assert_msg(rc == TG_OK, "%s", tg_last_error());

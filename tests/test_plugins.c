@@ -145,6 +145,15 @@ START_TEST(bad_tensor_core_is_refused_at_open)
 }
 END_TEST
 
+/* A buffer alignment that is not a power of 2 is refused when the
+ * device opens, naming the field. */
+START_TEST(bad_buffer_align_is_refused_at_open)
+{
+	refused_at_open("alignbad", "BADALIGN",
+	                "renderer.buffer_align (not 0 or a power of 2)");
+}
+END_TEST
+
 START_TEST(probe_with_no_devices)
 {
 	tg_plugin_info pi = load_test_plugin("probe0");
@@ -178,14 +187,15 @@ START_TEST(a_directory_of_bad_plugins_leaves_good_ones_usable)
 	snprintf(path, sizeof path, "%s:%s", getenv("TG_PLUGIN_PATH"),
 	         tl_plugdir());
 	tl_use_plugins(path);
-	ck_assert_uint_eq(tg_plugin_count(), 13);
+	ck_assert_uint_eq(tg_plugin_count(), 14);
 	for (i = 0; i < tg_plugin_count(); i++) {
 		ck_assert_int_eq(tg_plugin_get(i, &pi), 0);
 		loaded += pi.state == TG_PLUGIN_LOADED;
 		refused += pi.state == TG_PLUGIN_REFUSED;
 	}
-	/* cpu mock nodev cuda openfail nulllaunch partialgraph tcbad */
-	ck_assert_uint_eq(loaded, 8);
+	/* cpu mock nodev cuda openfail nulllaunch partialgraph tcbad
+	 * alignbad */
+	ck_assert_uint_eq(loaded, 9);
 	ck_assert_uint_eq(refused, 5);
 	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
 	ck_assert_ptr_nonnull(tg_dev_get("MOCK:1"));
@@ -216,7 +226,8 @@ START_TEST(the_first_plugin_of_a_name_wins)
 	tl_use_plugins(path);
 	ck_assert_int_eq(tg_plugin_get(0, &pi), 0);
 	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
-	ck_assert_int_eq(tg_plugin_get(2, &pi), 0);  /* after fakecuda.la */
+	/* after alignbad.la and fakecuda.la */
+	ck_assert_int_eq(tg_plugin_get(3, &pi), 0);
 	ck_assert_ptr_nonnull(strstr(pi.file, "/mock.la"));
 	ck_assert_int_eq(pi.state, TG_PLUGIN_SHADOWED);
 	ck_assert_ptr_nonnull(strstr(pi.message, "MOCK shadowed by "));
@@ -324,6 +335,7 @@ int main(void)
 	tcase_add_test(tc, null_required_entry_is_refused_at_load);
 	tcase_add_test(tc, null_launch_is_refused_at_open);
 	tcase_add_test(tc, bad_tensor_core_is_refused_at_open);
+	tcase_add_test(tc, bad_buffer_align_is_refused_at_open);
 	tcase_add_test(tc, probe_with_no_devices);
 	tcase_add_test(tc, open_failure_passes_the_plugins_message);
 	tcase_add_test(tc, a_directory_of_bad_plugins_leaves_good_ones_usable);

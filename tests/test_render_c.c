@@ -581,6 +581,15 @@ static void has(const char *src, const char *want)
 	              want);
 }
 
+static int count_of(const char *src, const char *want)
+{
+	int n = 0;
+
+	for (const char *p = src; (p = strstr(p, want)); p++)
+		n++;
+	return n;
+}
+
 static tg_uop *special(const char *name, int64_t n)
 {
 	tg_arg a = { .name = name, .a = n };
@@ -710,6 +719,55 @@ START_TEST(reduce_passes_visit_every_item_once_a_pass)
 }
 END_TEST
 
+/* A float4 load of gidx0*4, as vectorize.c folds it: aligned where it
+ * proved 16 bytes (arg.a), the type's own load in C and a pointer of
+ * the vector type in OpenCL; else memcpy (C) and vload4 (OpenCL), which
+ * take any alignment.  A gated one keeps its alternative. */
+START_TEST(aligned_vector_loads)
+{
+	struct tg_renderer_caps caps = { .struct_size = sizeof caps,
+	                                 .dialect = TG_DIALECT_C };
+	static const size_t g[3] = { 4, 1, 1 };
+	tg_type f4 = tg_type_vec(TG_FLOAT32, 4);
+	tg_uop *d0 = glob(0, TG_FLOAT32, 1), *d1 = glob(1, TG_FLOAT32, 0);
+	tg_uop *at = tg_uop_alu(ir, TG_MUL, gidx0(4), idx(4), NULL);
+	tg_uop *gate = tg_uop_alu(ir, TG_CMPLT, gidx0(4), idx(3), NULL);
+	tg_uop *zero = tg_uop_const_float(ir, f4, 0.0);
+
+	for (int aligned = 0; aligned < 2; aligned++) {
+		tg_arg a = { .a = aligned ? 16 : 0 };
+		tg_uop *src[4] = { d1, at, gate, zero }, *l, *lg, *s;
+		tg_uop **lin;
+		size_t nl;
+		char *c, *cl;
+		l = tg_uop_new(ir, TG_LOAD, f4, src, 2, &a);
+		lg = tg_uop_new(ir, TG_LOAD, f4, src, 4, &a);
+		s = sink(store(d0, at, tg_uop_alu(ir, TG_ADD, l, lg, NULL)),
+		         NULL);
+		ck_assert_int_eq(tg_linearize(ir, s, &lin, &nl), TG_OK);
+		caps.dialect = TG_DIALECT_C;
+		c = tg_render_blocked(&caps, "E_al", g, 0, lin, nl);
+		caps.dialect = TG_DIALECT_OPENCL;
+		cl = tg_render_blocked(&caps, "E_al", g, 0, lin, nl);
+		ck_assert_msg(c && cl, "%s", tg_last_error());
+		if (aligned) {
+			has(c, "tg_float4 v1 = *(const tg_float4 *)(data1+");
+			has(c, ") v3 = *(const tg_float4 *)(data1+");
+			ck_assert_int_eq(count_of(cl, "*((__global const float4 *)"
+			                 "(data1+"), 2);
+			ck_assert_ptr_null(strstr(cl, "vload4"));
+		} else {
+			has(c, "tg_float4 v1; __builtin_memcpy(&v1, data1+");
+			has(c, ") __builtin_memcpy(&v3, data1+");
+			ck_assert_int_eq(count_of(cl, "vload4(0, data1+"), 2);
+		}
+		free(c);
+		free(cl);
+		free(lin);
+	}
+}
+END_TEST
+
 /* The GPU dialects' pieces that the devices here cannot run: half
  * arithmetic in OpenCL needs cl_khr_fp16 (PoCL lacks it), so its
  * rendering is pinned here; bools live in buffers as bytes. */
@@ -804,6 +862,7 @@ static Suite *suite(void)
 	tcase_add_test(t, gpu_dialects_refuse_what_they_lack);
 	tcase_add_test(t, launch_blocks_visit_every_item_once);
 	tcase_add_test(t, reduce_passes_visit_every_item_once_a_pass);
+	tcase_add_test(t, aligned_vector_loads);
 	suite_add_tcase(s, t);
 	return s;
 }

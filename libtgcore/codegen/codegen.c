@@ -113,7 +113,8 @@ static int vectorize(tg_ir *ir, tg_uop **sink,
 	if (noopt || caps->max_upcast < 2)
 		return TG_OK;
 	*sink = tg_vectorize_mem(ir, *sink, (unsigned)caps->max_upcast,
-	                         caps->dialect == TG_DIALECT_CUDA);
+	                         caps->dialect == TG_DIALECT_CUDA,
+	                         caps->buffer_align);
 	if (!*sink)
 		return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
 	return TG_OK;

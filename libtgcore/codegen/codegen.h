@@ -477,10 +477,14 @@ tg_uop *tg_collapse_loops(tg_ir *ir, tg_uop *sink);
  * 2, at most maxw (nothing folds below 2); dtypes of 2, 4 or 8 bytes
  * other than bfloat16.  With `aligned`, a run must start at an index
  * provably a multiple of w (a dialect whose vector loads need
- * alignment; C gathers lane by lane and needs none).  The rewritten
- * sink, or NULL (error in ir). */
+ * alignment; C gathers lane by lane and needs none).  Where every
+ * buffer starts at a multiple of buffer_align bytes (the renderer
+ * caps' buffer_align; 0: unknown) and a vector LOAD's index is
+ * provably a multiple of w, its arg.a is its size in bytes: the
+ * renderer may load it aligned.  The rewritten sink, or NULL (error in
+ * ir). */
 tg_uop *tg_vectorize_mem(tg_ir *ir, tg_uop *sink, unsigned maxw,
-                         int aligned);
+                         int aligned, size_t buffer_align);
 /* Whether a vector of the scalar type t can be formed: GCC has vector
  * types of it and the C renderer can name them (2, 4 or 8 bytes, not
  * bool nor bfloat16). */

@@ -35,6 +35,8 @@ typedef struct vz_mem {
 typedef struct vz_ctx {
 	unsigned maxw;   /* widest vector to form (a power of 2, <= 64) */
 	int aligned;     /* runs must start at a multiple of their width */
+	size_t buffer_align; /* bytes every buffer's start is a multiple
+	                        of (0: unknown) */
 	tg_uop **repl;   /* by id: the GEP a folded LOAD becomes */
 	size_t nrepl;
 	int64_t nacc;    /* the next accumulator number (vector ones) */
@@ -168,19 +170,36 @@ static void add_load(vz_mem *m, size_t *nm, tg_uop *u)
 	       u->nsrc == 4 ? u->src[3] : NULL, u->dtype);
 }
 
+/* The bytes a vector LOAD of w lanes at index idx is proven aligned
+ * to: its own size where the buffer's start is aligned to that and
+ * idx is a multiple of w; else 0. */
+static int64_t proven_align(const vz_ctx *c, tg_uop *idx, tg_type dt,
+                            unsigned w)
+{
+	size_t bytes = w * tg_dtype_size(tg_type_scalar(dt));
+	tg_uop *base;
+	int64_t off;
+
+	if (!c->buffer_align || bytes > c->buffer_align)
+		return 0;
+	split_index(idx, &base, &off);
+	return divides(base, off, w) ? (int64_t)bytes : 0;
+}
+
 /* The vector LOAD of the run m[0..w) and a GEP per member into
- * c->repl. */
+ * c->repl.  arg.a: the alignment proven (proven_align). */
 static int fold_loads(tg_ir *ir, vz_ctx *c, const vz_mem *m, unsigned w)
 {
 	tg_uop *l = m[0].u, *src[4], *vec;
 	tg_type vt = tg_type_vec(l->dtype, w);
+	tg_arg a = { .a = proven_align(c, l->src[1], l->dtype, w) };
 
 	memcpy(src, l->src, l->nsrc * sizeof *src);
 	if (l->nsrc == 4)
 		src[3] = tg_uop_const(ir, vt, l->src[3]->arg.v);
-	vec = tg_uop_new(ir, TG_LOAD, vt, src, l->nsrc, NULL);
+	vec = tg_uop_new(ir, TG_LOAD, vt, src, l->nsrc, &a);
 	for (unsigned j = 0; j < w; j++) {
-		tg_arg a = { .v.i = j };
+		a = (tg_arg){ .v.i = j };
 		/* ids below nrepl: the loads predate the plan */
 		c->repl[m[j].u->id] = tg_uop_new(ir, TG_GEP, l->dtype, &vec, 1,
 		                                 &a);
@@ -612,7 +631,7 @@ static tg_ruleset vectorize_rules =
 	TG_RULESET("vectorize", vectorize_table, NULL);
 
 tg_uop *tg_vectorize_mem(tg_ir *ir, tg_uop *sink, unsigned maxw,
-                         int aligned)
+                         int aligned, size_t buffer_align)
 {
 	vz_ctx c;
 	tg_uop *r = NULL;
@@ -622,6 +641,7 @@ tg_uop *tg_vectorize_mem(tg_ir *ir, tg_uop *sink, unsigned maxw,
 	memset(&c, 0, sizeof c);
 	c.maxw = maxw;
 	c.aligned = aligned;
+	c.buffer_align = buffer_align;
 	if (plan_loads(ir, &c, sink) == TG_OK)
 		r = tg_rewrite(ir, sink, &vectorize_rules, &c);
 	free(c.repl);

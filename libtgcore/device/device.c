@@ -103,6 +103,9 @@ static const char *check_tables(const struct tg_device *d)
 		return "renderer";
 	if (!tcs_valid(d->renderer))
 		return "renderer.tc (tensor core description)";
+	if (TG_HAS(d->renderer, struct tg_renderer_caps, buffer_align) &&
+	    (d->renderer->buffer_align & (d->renderer->buffer_align - 1)))
+		return "renderer.buffer_align (not 0 or a power of 2)";
 	for (i = 0; i < TG_ARRAY_LEN(required); i++) {
 		const struct required *r = &required[i];
 		const char *tab = *(const char *const *)((const char *)d +

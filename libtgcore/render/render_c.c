@@ -384,19 +384,28 @@ static void c_vector_load(rc_state *st, const tg_uop *u, const char *t,
                           const char *buf, const char *idx)
 {
 	char name[32], e[TG_EXPR_MAX];
+	int gated = u->nsrc >= 4, aligned = u->arg.a > 0;
 
 	snprintf(name, sizeof name, "v%u", st->nv++);
 	ind(st);
-	if (u->nsrc >= 4) {
+	if (gated) {
 		tg_strbuf_addf(&st->body, "%s %s = %s; ", t, name,
 		               expr_of(st, u->src[3], e, sizeof e));
 		tg_strbuf_addf(&st->body, "if (%s) ",
 		               expr_of(st, u->src[2], e, sizeof e));
-	} else {
-		tg_strbuf_addf(&st->body, "%s %s; ", t, name);
 	}
-	tg_strbuf_addf(&st->body, "__builtin_memcpy(&%s, %s+%s, sizeof %s);\n",
-	               name, buf, idx, name);
+	/* proven aligned (vectorize.c): the vector type's own load; else
+	 * memcpy, which any alignment takes */
+	if (aligned)
+		tg_strbuf_addf(&st->body, "%s%s%s = *(const %s *)(%s+%s);\n",
+		               gated ? "" : t, gated ? "" : " ", name, t, buf,
+		               idx);
+	else if (gated)
+		tg_strbuf_addf(&st->body, "__builtin_memcpy(&%s, %s+%s, sizeof "
+		               "%s);\n", name, buf, idx, name);
+	else
+		tg_strbuf_addf(&st->body, "%s %s; __builtin_memcpy(&%s, %s+%s, "
+		               "sizeof %s);\n", t, name, name, buf, idx, name);
 	set_name(st, u, name);
 }
 
@@ -421,6 +430,10 @@ static void render_load(rc_state *st, const tg_uop *u)
 	}
 	if (c == 1) {
 		load_elem(st, s, e0, e1);
+	} else if (st->d->vec == TG_CVEC_OPENCL && u->arg.a > 0) {
+		/* proven aligned (vectorize.c) */
+		tg_strbuf_addf(&st->body, "*((__global const %s *)(%s+%s))", t,
+		               e0, e1);
 	} else if (st->d->vec == TG_CVEC_OPENCL) {
 		tg_strbuf_addf(&st->body, "vload%u(0, %s+%s)", c, e0, e1);
 	} else {

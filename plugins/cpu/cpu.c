@@ -521,7 +521,7 @@ static const struct tg_compiler_iface cpu_compiler = {
 };
 
 static const struct tg_renderer_caps cpu_renderer = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, tc),
+	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, buffer_align),
 	.dialect = TG_DIALECT_C,
 	.has_local = 0,
 	.has_shared = 0,
@@ -533,6 +533,7 @@ static const struct tg_renderer_caps cpu_renderer = {
 	.dtype_mask = TG_DTYPE_ALL,
 	.needs_transcendental_fallback = 0, /* libm is linked in */
 	.tensor_cores = 0, /* cpu_open describes the register tile */
+	.buffer_align = CPU_ALIGN, /* cpu_alloc's least alignment */
 };
 
 static const struct tg_runtime_iface cpu_runtime = {

@@ -569,6 +569,10 @@ static int query_limits(struct ocl_ctx *ctx)
 	ctx->caps.shared_max = local_mem < SIZE_MAX ? (size_t)local_mem
 	                                            : SIZE_MAX;
 	ctx->base_align = align_bits >= 8 ? align_bits / 8 : 1;
+	/* buffers (and the sub-buffers the core never passes to kernels)
+	 * start at a multiple of it */
+	ctx->caps.buffer_align = (ctx->base_align & (ctx->base_align - 1))
+	                         ? 0 : ctx->base_align;
 	ctx->info.total_memory = global_mem;
 	return 0;
 }
@@ -592,7 +596,7 @@ static void init_caps(struct ocl_ctx *ctx)
 {
 	ctx->caps = (struct tg_renderer_caps){
 		.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps,
-		                              tensor_cores),
+		                              buffer_align),
 		.dialect = TG_DIALECT_OPENCL,
 		.has_local = 1,
 		.has_shared = 1,

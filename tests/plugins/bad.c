@@ -43,6 +43,9 @@
 #elif defined(BAD_BADTC)
 #define BAD_NAME "BADTC"
 #define BAD_WHAT "a tensor core whose splits do not multiply to its N"
+#elif defined(BAD_BADALIGN)
+#define BAD_NAME "BADALIGN"
+#define BAD_WHAT "a buffer alignment that is not a power of 2"
 #elif defined(BAD_PROBE0)
 #define BAD_NAME "NODEV"
 #define BAD_WHAT "driver present, no devices"
@@ -83,13 +86,18 @@
 #define BAD_PROBE bad_probe
 #endif
 
+/* the kinds whose renderer caps carry the fault */
+#if defined(BAD_BADTC) || defined(BAD_BADALIGN)
+#define BAD_RENDERER
+#endif
+
 /* ------------------------------------------------------------------ */
 /* NULLLAUNCH, PARTIALGRAPH: a complete device but for its runtime      */
 /* table (launch NULL; graph_new without graph_run and graph_free)     */
 /* ------------------------------------------------------------------ */
 
 #if defined(BAD_NULLLAUNCH) || defined(BAD_PARTIALGRAPH) || \
-	defined(BAD_BADTC)
+	defined(BAD_RENDERER)
 #define BAD_DEVICE
 /* The core must refuse this device inside tg's open path, so none of the
  * entries below may ever run; each one reports that it did. */
@@ -160,7 +168,7 @@ static void nl_program_free(struct tg_device *dev, void *prog)
 	nl_called("program_free");
 }
 
-#if defined(BAD_PARTIALGRAPH) || defined(BAD_BADTC)
+#if defined(BAD_PARTIALGRAPH) || defined(BAD_RENDERER)
 static int nl_launch(struct tg_device *dev, void *prog,
                      struct tg_launch *args)
 {
@@ -229,7 +237,7 @@ static const struct tg_tensor_core nl_tc = {
 #endif
 
 static const struct tg_renderer_caps nl_renderer = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, tc),
+	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, buffer_align),
 	.dialect = TG_DIALECT_C,
 	.has_local = 0,
 	.has_shared = 0,
@@ -242,9 +250,12 @@ static const struct tg_renderer_caps nl_renderer = {
 	.needs_transcendental_fallback = 1,
 	.tensor_cores = NL_TC_COUNT,
 	.tc = NL_TC,
+#ifdef BAD_BADALIGN
+	.buffer_align = 48, /* the fault */
+#endif
 };
 
-#if defined(BAD_BADTC)
+#if defined(BAD_RENDERER)
 static const struct tg_runtime_iface nl_runtime = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
 	.load = nl_load,
@@ -283,7 +294,7 @@ static struct tg_device nl_device = {
 	.runtime = &nl_runtime,
 	.close = nl_close,
 };
-#endif /* BAD_NULLLAUNCH || BAD_PARTIALGRAPH || BAD_BADTC */
+#endif /* BAD_NULLLAUNCH || BAD_PARTIALGRAPH || BAD_RENDERER */
 
 /* ------------------------------------------------------------------ */
 /* Descriptor entries                                                  */
@@ -300,7 +311,7 @@ static int bad_probe(const struct tg_host *host, struct tg_probe *out)
 }
 #endif
 
-/* Only NULLLAUNCH, PARTIALGRAPH, BADTC and OPENFAIL are meant to be
+/* Only NULLLAUNCH, PARTIALGRAPH, BADTC, BADALIGN and OPENFAIL are meant to be
  * opened;
  * every other kind is refused earlier (or reports 0 devices), so an open
  * of one of them means the core skipped a check and is reported as

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 4
+#define TG_PLUGIN_ABI_MINOR 5
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -231,6 +231,14 @@ struct tg_renderer_caps {
 	                       only with tc, since 0.3. */
 	const struct tg_tensor_core *tc; /* the device's tensor cores, the
 	                       preferred first.  Since 0.3. */
+	size_t buffer_align; /* every buffer a generated kernel gets starts
+	                       at a multiple of this many bytes (the
+	                       allocator's alignment; the core passes
+	                       kernels whole allocations, never views): a
+	                       power of 2, or 0 when unknown.  Vector loads
+	                       whose index is proven a multiple of their
+	                       width are then rendered aligned.  Since
+	                       0.5. */
 };
 
 /* Arguments of one launch.  Created by the core; a plugin reads fields
@@ -403,7 +411,7 @@ typedef const struct tg_plugin *(*tg_plugin_entry_fn)(
 TG_ASSERT_LAST(struct tg_host, core_private);
 TG_ASSERT_LAST(struct tg_allocator_iface, mem_info);
 TG_ASSERT_LAST(struct tg_compiler_iface, compile);
-TG_ASSERT_LAST(struct tg_renderer_caps, tc);
+TG_ASSERT_LAST(struct tg_renderer_caps, buffer_align);
 TG_ASSERT_LAST(struct tg_tensor_core, splits);
 TG_ASSERT_LAST(struct tg_launch, elapsed_s);
 TG_ASSERT_LAST(struct tg_runtime_iface, trial);
