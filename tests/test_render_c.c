@@ -581,6 +581,16 @@ static void has(const char *src, const char *want)
 	              want);
 }
 
+/* x + g0*(y + g1*z): item (x, y, z)'s place in a g0 x g1 x .. grid. */
+static tg_uop *flat3(tg_uop *x, tg_uop *y, tg_uop *z, int64_t g0,
+                     int64_t g1)
+{
+	return tg_uop_alu(ir, TG_ADD, x, tg_uop_alu(ir, TG_MUL, idx(g0),
+	       tg_uop_alu(ir, TG_ADD, y, tg_uop_alu(ir, TG_MUL, idx(g1), z,
+	                                            NULL), NULL), NULL),
+	       NULL);
+}
+
 static int count_of(const char *src, const char *want)
 {
 	int n = 0;
@@ -609,9 +619,7 @@ START_TEST(launch_blocks_visit_every_item_once)
 	size_t g[3] = { G0, G1, G2 };
 	tg_uop *x = special("gidx0", G0), *y = special("gidx1", G1),
 	       *z = special("gidx2", G2), *d0 = glob(0, TG_INT32, 1);
-	tg_uop *at = tg_uop_alu(ir, TG_ADD, x, tg_uop_alu(ir, TG_MUL, idx(G0),
-	             tg_uop_alu(ir, TG_ADD, y, tg_uop_alu(ir, TG_MUL, idx(G1),
-	             z, NULL), NULL), NULL), NULL);
+	tg_uop *at = flat3(x, y, z, G0, G1);
 	tg_uop *v = tg_uop_alu(ir, TG_ADD, tg_uop_alu(ir, TG_MUL, x,
 	            idx(10000), NULL), tg_uop_alu(ir, TG_ADD, tg_uop_alu(ir,
 	            TG_MUL, y, idx(100), NULL), z, NULL), NULL);
@@ -674,9 +682,7 @@ START_TEST(reduce_passes_visit_every_item_once_a_pass)
 	tg_uop *x = special("gidx0", G0), *y = special("gidx1", G1),
 	       *z = special("gidx2", G2), *kp = special("kidx0", P),
 	       *d0 = glob(0, TG_INT32, 1);
-	tg_uop *at = tg_uop_alu(ir, TG_ADD, x, tg_uop_alu(ir, TG_MUL, idx(G0),
-	             tg_uop_alu(ir, TG_ADD, y, tg_uop_alu(ir, TG_MUL, idx(G1),
-	             z, NULL), NULL), NULL), NULL);
+	tg_uop *at = flat3(x, y, z, G0, G1);
 	tg_uop *add = tg_uop1(ir, TG_CAST, TG_INT32,
 	                      tg_uop_alu(ir, TG_ADD, kp, idx(1), NULL));
 	tg_uop *s = sink(store(d0, at, tg_uop_alu(ir, TG_ADD, load(d0, at),
