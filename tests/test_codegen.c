@@ -120,6 +120,11 @@ START_TEST(elementwise_add)
 	ck_assert_uint_eq(ks.outs, 1);
 	ck_assert(ks.flops == 15.0);
 	ck_assert(ks.mem_bytes == 3 * 15 * 4.0);
+	tg_ksrc_free(&ks);
+	/* a matmul's multiply-add counts 2: 2*M*N*K */
+	ck_assert_int_eq(tg_codegen(kt_matmul(k, 4, 6, 8), kt_cpu_caps(),
+	                            kt_set(), &ks), TG_OK);
+	ck_assert(ks.flops == 2.0 * 4 * 6 * 8);
 	ck_assert_ptr_nonnull(strstr(ks.linear_text, "SPECIAL"));
 	ck_assert_ptr_nonnull(strstr(ks.src, "gidx0"));
 	tg_ksrc_free(&ks);

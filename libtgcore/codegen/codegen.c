@@ -242,7 +242,9 @@ static void estimates(const tg_kernel *k, const tg_kplan *plan,
 		const tg_uop *a = k->order[i];
 		int buf = a->op == TG_LOAD || a->op == TG_STORE ? tg_ast_buf(a)
 		                                                : -1;
-		if (tg_op_arity(a->op))
+		/* a reduce adds (or maxes) once per element: a matmul's
+		 * multiply-add is 2 flops, as tinygrad counts */
+		if (tg_op_arity(a->op) || a->op == TG_REDUCE_AXIS)
 			nalu++;
 		if (buf < 0 || buf >= 64)
 			continue;
