@@ -725,10 +725,11 @@ START_TEST(reduce_passes_visit_every_item_once_a_pass)
 }
 END_TEST
 
-/* A float4 load of gidx0*4, as vectorize.c folds it: aligned where it
- * proved 16 bytes (arg.a), the type's own load in C and a pointer of
- * the vector type in OpenCL; else memcpy (C) and vload4 (OpenCL), which
- * take any alignment.  A gated one keeps its alternative. */
+/* A float4 load of gidx0*4, as vectorize.c folds it: where it proved
+ * 16 bytes (arg.a), OpenCL loads through a pointer of the vector type,
+ * else with vload4, which takes any alignment.  C loads through memcpy
+ * either way (GCC 12 miscompiles shuffles of aligned vector loads; see
+ * c_vector_load).  A gated one keeps its alternative. */
 START_TEST(aligned_vector_loads)
 {
 	struct tg_renderer_caps caps = { .struct_size = sizeof caps,
@@ -756,15 +757,14 @@ START_TEST(aligned_vector_loads)
 		caps.dialect = TG_DIALECT_OPENCL;
 		cl = tg_render_blocked(&caps, "E_al", g, 0, lin, nl);
 		ck_assert_msg(c && cl, "%s", tg_last_error());
+		has(c, "tg_float4 v1; __builtin_memcpy(&v1, data1+");
+		has(c, ") __builtin_memcpy(&v3, data1+");
+		ck_assert_ptr_null(strstr(c, "*(const tg_float4 *)"));
 		if (aligned) {
-			has(c, "tg_float4 v1 = *(const tg_float4 *)(data1+");
-			has(c, ") v3 = *(const tg_float4 *)(data1+");
 			ck_assert_int_eq(count_of(cl, "*((__global const float4 *)"
 			                 "(data1+"), 2);
 			ck_assert_ptr_null(strstr(cl, "vload4"));
 		} else {
-			has(c, "tg_float4 v1; __builtin_memcpy(&v1, data1+");
-			has(c, ") __builtin_memcpy(&v3, data1+");
 			ck_assert_int_eq(count_of(cl, "vload4(0, data1+"), 2);
 		}
 		free(c);

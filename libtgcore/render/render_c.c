@@ -380,32 +380,28 @@ static void load_elem(rc_state *st, unsigned s, const char *buf,
 /* A C vector load: one memcpy of the lanes, which the compiler makes
  * one unaligned vector load (a compound literal of lanes it may not).
  * Gated: the alternative unless the gate holds. */
+/* A GCC vector load, always through memcpy, also where vectorize.c
+ * proved it aligned (arg.a): GCC 12 miscompiles AVX-512 shuffles of
+ * lanes taken from aligned vector loads (a (3,4)@(4,2) * w kernel of
+ * test_autograd came out wrong at -O1 and up with -march=native), and
+ * aligned loads measured no faster on the CPU. */
 static void c_vector_load(rc_state *st, const tg_uop *u, const char *t,
                           const char *buf, const char *idx)
 {
 	char name[32], e[TG_EXPR_MAX];
-	int gated = u->nsrc >= 4, aligned = u->arg.a > 0;
 
 	snprintf(name, sizeof name, "v%u", st->nv++);
 	ind(st);
-	if (gated) {
+	if (u->nsrc >= 4) {
 		tg_strbuf_addf(&st->body, "%s %s = %s; ", t, name,
 		               expr_of(st, u->src[3], e, sizeof e));
 		tg_strbuf_addf(&st->body, "if (%s) ",
 		               expr_of(st, u->src[2], e, sizeof e));
+	} else {
+		tg_strbuf_addf(&st->body, "%s %s; ", t, name);
 	}
-	/* proven aligned (vectorize.c): the vector type's own load; else
-	 * memcpy, which any alignment takes */
-	if (aligned)
-		tg_strbuf_addf(&st->body, "%s%s%s = *(const %s *)(%s+%s);\n",
-		               gated ? "" : t, gated ? "" : " ", name, t, buf,
-		               idx);
-	else if (gated)
-		tg_strbuf_addf(&st->body, "__builtin_memcpy(&%s, %s+%s, sizeof "
-		               "%s);\n", name, buf, idx, name);
-	else
-		tg_strbuf_addf(&st->body, "%s %s; __builtin_memcpy(&%s, %s+%s, "
-		               "sizeof %s);\n", t, name, name, buf, idx, name);
+	tg_strbuf_addf(&st->body, "__builtin_memcpy(&%s, %s+%s, sizeof %s);\n",
+	               name, buf, idx, name);
 	set_name(st, u, name);
 }
 
