@@ -116,6 +116,18 @@ static tg_buffer *buf_with(tg_dtype dt, size_t n, const void *host)
 	return b;
 }
 
+/* Runs p on the single buffer of args, holding `host` before; the
+ * buffer's contents come back into host. */
+static void run_on(tg_program *p, tg_launch_args *args, void *host,
+                   size_t nbytes)
+{
+	tg_buffer *buf = args->bufs[0];
+
+	ck_assert_int_eq(tg_buffer_copyin(buf, host, nbytes), TG_OK);
+	ck_assert_int_eq(tg_program_launch(p, args, NULL), TG_OK);
+	ck_assert_int_eq(tg_buffer_copyout(buf, host, nbytes), TG_OK);
+}
+
 static size_t pos(tg_uop **lin, size_t n, const tg_uop *u)
 {
 	for (size_t i = 0; i < n; i++)
@@ -547,9 +559,7 @@ START_TEST(variables_and_gated_store)
 	ck_assert_ptr_nonnull(strstr(src, "const long b = vals[1];"));
 	for (int i = 0; i < N; i++)
 		out[i] = -1;
-	ck_assert_int_eq(tg_buffer_copyin(buf, out, sizeof out), TG_OK);
-	ck_assert_int_eq(tg_program_launch(p, &args, NULL), TG_OK);
-	ck_assert_int_eq(tg_buffer_copyout(buf, out, sizeof out), TG_OK);
+	run_on(p, &args, out, sizeof out);
 	for (int i = 0; i < N; i++)
 		ck_assert_int_eq(out[i], i < 5 ? 100 + i : -1);
 	tg_program_free(p);
@@ -644,9 +654,7 @@ START_TEST(launch_blocks_visit_every_item_once)
 	              "%s\n%s", tg_last_error(), src);
 	for (int i = 0; i < N; i++)
 		out[i] = -1;
-	ck_assert_int_eq(tg_buffer_copyin(buf, out, sizeof out), TG_OK);
-	ck_assert_int_eq(tg_program_launch(p, &args, NULL), TG_OK);
-	ck_assert_int_eq(tg_buffer_copyout(buf, out, sizeof out), TG_OK);
+	run_on(p, &args, out, sizeof out);
 	for (int i = 0; i < N; i++)
 		ck_assert_int_eq(out[i], i % G0 * 10000 + i / G0 % G1 * 100 +
 		                 i / (G0 * G1));
@@ -708,10 +716,7 @@ START_TEST(reduce_passes_visit_every_item_once_a_pass)
 		              tg_last_error(), src);
 		for (int i = 0; i < N; i++)
 			out[i] = 10 * i;
-		ck_assert_int_eq(tg_buffer_copyin(buf, out, sizeof out), TG_OK);
-		ck_assert_int_eq(tg_program_launch(p, &args, NULL), TG_OK);
-		ck_assert_int_eq(tg_buffer_copyout(buf, out, sizeof out),
-		                 TG_OK);
+		run_on(p, &args, out, sizeof out);
 		for (int i = 0; i < N; i++)
 			ck_assert_int_eq(out[i], 10 * i + P * (P + 1) / 2);
 		tg_program_free(p);

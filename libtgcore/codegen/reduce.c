@@ -142,8 +142,8 @@ static tg_uop *stored_reduce(const tg_uop *st)
 static int resume_reduces(tg_ir *ir, const tg_uop *sink, tg_uop *pass,
                           tg_ptrmap *init)
 {
-	tg_uop *first = tg_uop_alu(ir, TG_CMPNE, pass, tg_sym_int(ir, 0),
-	                           NULL);
+	tg_uop *later = tg_uop_alu(ir, TG_CMPNE, pass, tg_sym_int(ir, 0),
+	                           NULL);  /* a pass after the first */
 
 	for (uint32_t i = 0; i < sink->nsrc; i++) {
 		const tg_uop *st = sink->src[i];
@@ -151,7 +151,7 @@ static int resume_reduces(tg_ir *ir, const tg_uop *sink, tg_uop *pass,
 		if (!red)
 			continue;
 		tg_uop *gate = st->nsrc >= 4 ? tg_uop_alu(ir, TG_AND,
-		               st->src[3], first, NULL) : first;
+		               st->src[3], later, NULL) : later;
 		tg_uop *src[4] = { st->src[0], st->src[1], gate,
 		                   tg_uop_const(ir, red->dtype,
 		                                reduce_init(red)) };

@@ -235,10 +235,10 @@ struct tg_renderer_caps {
 	                       at a multiple of this many bytes (the
 	                       allocator's alignment; the core passes
 	                       kernels whole allocations, never views): a
-	                       power of 2, or 0 when unknown.  Vector loads
-	                       whose index is proven a multiple of their
-	                       width are then rendered aligned.  Since
-	                       0.5. */
+	                       power of 2, or 0 when unknown.  A vector
+	                       load whose index is proven a multiple of its
+	                       width may then be rendered aligned (OpenCL
+	                       does; C keeps memcpy).  Since 0.5. */
 };
 
 /* Arguments of one launch.  Created by the core; a plugin reads fields
