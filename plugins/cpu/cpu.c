@@ -8,7 +8,8 @@
  * Config keys, section [cpu] (TG_CPU_* in the environment):
  *   cc      compiler command, split on blanks      default "cc"
  *   cflags  flags, split on blanks                 default "-O2
- *           -march=native -shared -fPIC"
+ *           -march=native -shared -fPIC", on x86 with
+ *           -mprefer-vector-width=512 (compile.c says why)
  *   threads threads per launch, 0 = one per core   default 0
  */
 #include <stdint.h>
