@@ -962,6 +962,87 @@ START_TEST(launch_block_matmul)
 }
 END_TEST
 
+/* PASS(axis, amt) runs the outer reduce loop of a C kernel in passes
+ * of amt iterations instead of the length the heuristic picks: the
+ * result equals NOOPT's bit for bit (each pass resumes from the partial
+ * stored); it is refused with a message where it does not cut that
+ * loop into 2 passes or more, on another axis, twice, on a device
+ * without the C dialect, in a kernel whose store does not allow passes,
+ * and an opt after it that changes its loop is refused, the plan
+ * unchanged. */
+START_TEST(pass_opt)
+{
+	static const tg_opt o[] = { { TG_OPT_UPCAST, 1, 4 },
+	                            { TG_OPT_UNROLL, 2, 2 },
+	                            { TG_OPT_PASS, 2, 5 } };
+	struct tg_renderer_caps ocl = *kt_cpu_caps();
+	tg_uop *x = tg_ast_load(k, 1, TG_FLOAT32, kt_st(2, 3, 20));
+	tg_uop *self = tg_ast_load(k, 0, TG_FLOAT32, kt_st(2, 3, 1));
+	tg_uop *red = tg_ast_reduce(k, TG_ADD, x, 2u), *st;
+	tg_kplan p;
+
+	matmul_plan(&p);  /* (16,12,6), axis 2 reduced */
+	p.caps = kt_cpu_caps();
+	ck_assert_int_eq(apply(&p, TG_OPT_PASS, 2, 4), TG_EINVAL);
+	ck_assert_error("opt: PASS(2,4) does not cut a loop of 6 into 2 "
+	                "passes or more");
+	ck_assert_int_eq(apply(&p, TG_OPT_PASS, 2, 6), TG_EINVAL);
+	ck_assert_int_eq(apply(&p, TG_OPT_PASS, 0, 2), TG_EINVAL);
+	ck_assert_error("opt: PASS(0,2): axis 0 is not the outer reduce loop "
+	                "(axis 2)");
+	ck_assert_int_eq(apply(&p, TG_OPT_PASS, 2, 3), TG_OK);
+	ck_assert_int_eq(p.pass, 3);
+	ck_assert_int_eq(apply(&p, TG_OPT_PASS, 2, 2), TG_EINVAL);
+	ck_assert_error("opt: PASS(2,2): the kernel has PASS(2,3) already");
+	ck_assert_int_eq(apply(&p, TG_OPT_UNROLL, 2, 2), TG_EINVAL);
+	ck_assert_error("opt: UNROLL(2,2) after PASS(2,3) changes the loop "
+	                "that PASS cuts");
+	ck_assert_int_eq(p.nopts, 1);
+	ck_assert_int_eq(p.upcast[2], 1);
+	ck_assert_int_eq(apply(&p, TG_OPT_UPCAST, 0, 4), TG_OK);
+
+	ocl.dialect = TG_DIALECT_OPENCL;
+	matmul_plan(&p);
+	p.caps = &ocl;
+	ck_assert_int_eq(apply(&p, TG_OPT_PASS, 2, 3), TG_EUNSUPPORTED);
+	ck_assert_error("opt: PASS(2,3): the kernel cannot run its reduce in "
+	                "passes");
+	/* out = a.sum(1) + out: a pass would read a partial as out */
+	st = tg_ast_store(k, 0, tg_ast_alu(k, TG_ADD, red, self, NULL),
+	                  kt_st(2, 3, 1));
+	plan_of(&p, tg_ast_sink(k, &st, 1));
+	p.caps = kt_cpu_caps();
+	ck_assert_int_eq(apply(&p, TG_OPT_PASS, 1, 10), TG_EUNSUPPORTED);
+	st = tg_ast_store(k, 0, x, kt_st(2, 3, 20));  /* one axis of 60 */
+	plan_of(&p, tg_ast_sink(k, &st, 1));
+	p.caps = kt_cpu_caps();
+	ck_assert_int_eq(apply(&p, TG_OPT_PASS, 0, 10), TG_EUNSUPPORTED);
+
+	check_matmul20(o, 3);
+}
+END_TEST
+
+/* BEAM's moves on a C matmul include the pass lengths that cut its
+ * outer reduce loop (64: 16 and 32 iterations, not 64 itself). */
+START_TEST(pass_actions)
+{
+	tg_opt moves[256];
+	size_t n, npass = 0;
+
+	ck_assert_msg(tg_codegen_actions(kt_matmul(k, 64, 64, 64),
+	                                 kt_cpu_caps(), kt_set(), NULL, 0,
+	                                 moves, 256, &n) == TG_OK, "%s",
+	              tg_last_error());
+	for (size_t i = 0; i < n; i++)
+		if (moves[i].op == TG_OPT_PASS) {
+			ck_assert_int_eq(moves[i].axis, 2);
+			ck_assert(moves[i].amt == 16 << npass);
+			npass++;
+		}
+	ck_assert_uint_eq(npass, 2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("opts");
@@ -995,6 +1076,8 @@ static Suite *suite(void)
 	tcase_add_test(t, tc_padded);
 	tcase_add_test(t, tc_refused);
 	tcase_add_test(t, launch_block_matmul);
+	tcase_add_test(t, pass_opt);
+	tcase_add_test(t, pass_actions);
 	tcase_add_test(t, tc_settings);
 	suite_add_tcase(s, t);
 	return s;

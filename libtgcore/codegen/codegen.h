@@ -139,12 +139,17 @@ enum tg_optop {
 	                   and `amt` (tinygrad's later SWAP): the last in
 	                   launch order is gidx0, which varies fastest
 	                   between work-items */
-	TG_OPT_TC       /* the first opt only: a matmul-shaped reduce onto
+	TG_OPT_TC,      /* the first opt only: a matmul-shaped reduce onto
 	                   the device's first tensor core of its dtypes
 	                   (caps->tc), on the axis choice `axis`; amt 2
 	                   pads (PADTO) axes the core does not divide, 0
 	                   and 1 refuse them (tinygrad's tc_opt) */
+	TG_OPT_PASS     /* C: run the loop of reduce axis `axis` (the
+	                   outer one) in passes of amt iterations instead
+	                   of the length tg_kplan_reduce_block picks; the
+	                   opts after it must leave that loop whole */
 };
+#define TG_OPT_LAST TG_OPT_PASS
 
 /* An opt on axis `axis` of the full shape (not tinygrad's position in
  * the permuted shape: our axes never move). */
@@ -184,7 +189,8 @@ int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
 int tg_kplan_hand_opt(struct tg_kplan *p, const tg_kernel *k);
 /* The moves of a search from plan p: every opt of the action space
  * (UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO at tinygrad's amounts and a
- * CPU vector's, and SWAP of a global axis with the innermost) that p
+ * CPU vector's, SWAP of a global axis with the innermost, and PASS
+ * lengths of the outer reduce loop) that p
  * takes, in a fixed order, at most max into out.  The count. */
 size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
 /* The launch block of a C kernel with opts (p->lblock): when the
@@ -202,9 +208,9 @@ void tg_kplan_launch_block(struct tg_kplan *p, const tg_kernel *k);
  * L1, each pass through every item of the launch block (of the
  * thread's range without one).  An item's accumulators start each
  * pass from the partial result the last pass stored, so the sum runs
- * in NOOPT's order, bit for bit.  `force` > 0 (tests) takes that many
- * iterations per pass wherever the kernel allows passes.  Only sets
- * p->rblock. */
+ * in NOOPT's order, bit for bit.  A PASS opt sets the length; else
+ * `force` > 0 (tests) takes that many iterations per pass wherever the
+ * kernel allows passes.  Only sets p->rblock. */
 void tg_kplan_reduce_block(struct tg_kplan *p, const tg_kernel *k,
                            int64_t force);
 /* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */
@@ -353,6 +359,11 @@ typedef struct tg_kplan {
 	                      items, each block through every gidx1 and
 	                      gidx2 before the next (0: no blocks); see
 	                      tg_kplan_launch_block */
+	int pass_ok;       /* the kernel's stores allow passes (one reduce,
+	                      stored in its dtype to a buffer it does not
+	                      read) */
+	int64_t pass;      /* PASS's amount (0: none; rblock is chosen) */
+	uint32_t pass_axis; /* PASS's axis */
 	int64_t rblock;    /* C: the outer reduce loop runs in passes of
 	                      this many iterations, each pass through every
 	                      item of the launch block before the next,

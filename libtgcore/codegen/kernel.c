@@ -45,15 +45,24 @@
 #define SPLIT 4          /* tinygrad's default upcast and unroll */
 #define MAX_BLOCK 16     /* copies from upcasts of global axes */
 #define MAX_COPIES 64    /* copies in all */
+#define PASS_SLICE ((int64_t)16 << 10) /* a pass's slice of the input
+                                          the block shares: a third of
+                                          the L1 */
+#define PASS_MIN 16  /* iterations a pass takes at least: fewer would
+                        cost more in partial stores than they save */
 
 static const char *const opt_names[] = {
 	[TG_OPT_UPCAST] = "UPCAST", [TG_OPT_UNROLL] = "UNROLL",
 	[TG_OPT_LOCAL] = "LOCAL", [TG_OPT_GROUP] = "GROUP",
 	[TG_OPT_GROUPTOP] = "GROUPTOP", [TG_OPT_NOLOCALS] = "NOLOCALS",
 	[TG_OPT_PADTO] = "PADTO", [TG_OPT_SWAP] = "SWAP", [TG_OPT_TC] = "TC",
+	[TG_OPT_PASS] = "PASS",
 };
-static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_TC + 1,
+static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_LAST + 1,
               "one name per opt");
+
+static const tg_uop *pass_store(const tg_kernel *k);
+static int passes_allowed(const tg_kplan *p);
 
 static int64_t left(const tg_kplan *p, size_t ax)
 {
@@ -202,6 +211,7 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 			p->outs |= 1u << buf;
 	}
 	p->has_reduce = has_reduce;
+	p->pass_ok = pass_store(k) != NULL;
 	if ((rc = pad_safety(k, p)))
 		return rc;
 	tc_shape(k, p);
@@ -348,6 +358,7 @@ static int opt_supported(const tg_kplan *p, const tg_opt *o)
 
 	if (o->op == TG_OPT_UPCAST || o->op == TG_OPT_UNROLL ||
 	    o->op == TG_OPT_SWAP || o->op == TG_OPT_PADTO ||
+	    o->op == TG_OPT_PASS ||
 	    (o->op == TG_OPT_GROUP && !(c && c->has_local)))
 		return TG_OK;  /* GROUP without work groups: lanes */
 	if (!c || !c->has_local)
@@ -548,15 +559,77 @@ static int apply_tc(tg_kplan *p, tg_opt o)
 	return TG_OK;
 }
 
+/* Whether the loop PASS cut is still the outer reduce loop, whole,
+ * and still cut into 2 passes or more. */
+static int pass_holds(const tg_kplan *p)
+{
+	int64_t n;
+
+	if (!passes_allowed(p) || p->raxes[0] != p->pass_axis)
+		return 0;
+	n = tg_kplan_outer(p, p->pass_axis);
+	return n % p->pass == 0 && n / p->pass >= 2;
+}
+
+/* PASS(axis, amt): see TG_OPT_PASS. */
+static int apply_pass(tg_kplan *p, tg_opt o)
+{
+	int64_t n;
+
+	if (p->pass)
+		return tg_error(TG_EINVAL, "opt: PASS(%d,%lld): the kernel has "
+		                "PASS(%u,%lld) already", o.axis, (long long)o.amt,
+		                p->pass_axis, (long long)p->pass);
+	if (!passes_allowed(p) || !p->pass_ok)
+		return tg_error(TG_EUNSUPPORTED, "opt: PASS(%d,%lld): the "
+		                "kernel cannot run its reduce in passes (that "
+		                "takes a C kernel with one reduce, stored in its "
+		                "dtype to a buffer it does not read, its outer "
+		                "loop not padded, symbolic or in lanes)", o.axis,
+		                (long long)o.amt);
+	if ((uint32_t)o.axis != p->raxes[0])
+		return tg_error(TG_EINVAL, "opt: PASS(%d,%lld): axis %d is not "
+		                "the outer reduce loop (axis %u)", o.axis,
+		                (long long)o.amt, o.axis, p->raxes[0]);
+	n = tg_kplan_outer(p, (size_t)o.axis);
+	if (o.amt < 1 || n % o.amt || n / o.amt < 2)
+		return tg_error(TG_EINVAL, "opt: PASS(%d,%lld) does not cut a "
+		                "loop of %lld into 2 passes or more", o.axis,
+		                (long long)o.amt, (long long)n);
+	if (p->nopts == TG_MAX_OPTS)
+		return tg_error(TG_EINVAL, "opt: PASS(%d,%lld): more than %d "
+		                "opts", o.axis, (long long)o.amt, TG_MAX_OPTS);
+	p->pass = o.amt;
+	p->pass_axis = (uint32_t)o.axis;
+	p->opts[p->nopts++] = o;
+	return TG_OK;
+}
+
+static int apply_one(tg_kplan *p, tg_opt o);
+
 int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
+{
+	tg_kplan saved = *p;
+	int rc;
+
+	if (o.op < 0 || o.op > TG_OPT_LAST)
+		return tg_error(TG_EINVAL, "opt: unknown op %d", o.op);
+	if ((rc = apply_one(p, o)) || !saved.pass || pass_holds(p))
+		return rc;
+	*p = saved;
+	return tg_error(TG_EINVAL, "opt: %s(%d,%lld) after PASS(%u,%lld) "
+	                "changes the loop that PASS cuts", opt_names[o.op],
+	                o.axis, (long long)o.amt, saved.pass_axis,
+	                (long long)saved.pass);
+}
+
+static int apply_one(tg_kplan *p, tg_opt o)
 {
 	tg_kplan saved;
 	int red, rc, lanes = o.op == TG_OPT_GROUP &&
 	                     !(p->caps && p->caps->has_local);
 	int64_t s, amt;
 
-	if (o.op < 0 || o.op > TG_OPT_TC)
-		return tg_error(TG_EINVAL, "opt: unknown op %d", o.op);
 	if (o.op == TG_OPT_TC)
 		return apply_tc(p, o);
 	if ((rc = opt_supported(p, &o)))
@@ -582,6 +655,8 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 		return apply_swap(p, o);
 	if (o.op == TG_OPT_PADTO)
 		return apply_padto(p, o);
+	if (o.op == TG_OPT_PASS)
+		return apply_pass(p, o);
 	red = !!(p->reduce_axes & (1u << o.axis));
 	if (red != (o.op == TG_OPT_UNROLL || o.op == TG_OPT_GROUP ||
 	            o.op == TG_OPT_GROUPTOP))
@@ -694,6 +769,9 @@ size_t tg_kplan_actions(const tg_kplan *p, tg_opt *out, size_t max)
 			n = try_action(p, (tg_opt){ TG_OPT_TC, (int)c, amt },
 			               out, n, max);
 	n = try_action(p, (tg_opt){ TG_OPT_NOLOCALS, 0, 0 }, out, n, max);
+	for (int64_t amt = PASS_MIN; p->nred && amt <= 512; amt *= 2)
+		n = try_action(p, (tg_opt){ TG_OPT_PASS, (int)p->raxes[0], amt },
+		               out, n, max);
 	for (size_t i = 0; i + 1 < p->nglobal; i++)
 		n = try_action(p, (tg_opt){ TG_OPT_SWAP, (int)p->gaxes[i],
 		                            p->gaxes[p->nglobal - 1] },
@@ -711,7 +789,7 @@ void tg_opts_format(const tg_opt *opts, size_t nopts, char *buf,
 	for (size_t i = 0; i < nopts && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s(%d,%lld)",
 		                      i ? " " : "",
-		                      opts[i].op >= 0 && opts[i].op <= TG_OPT_TC
+		                      opts[i].op >= 0 && opts[i].op <= TG_OPT_LAST
 		                      ? opt_names[opts[i].op] : "?",
 		                      opts[i].axis, (long long)opts[i].amt);
 }
@@ -1328,12 +1406,6 @@ void tg_kplan_launch_block(tg_kplan *p, const tg_kernel *k)
 
 /* ---------------------------------------------------- CPU reduce passes */
 
-#define PASS_SLICE ((int64_t)16 << 10) /* a pass's slice of the input
-                                          the block shares: a third of
-                                          the L1 */
-#define PASS_MIN 16  /* iterations a pass takes at least: fewer would
-                        cost more in partial stores than they save */
-
 /* k's one STORE where its reduce can run in passes: the only
  * REDUCE_AXIS, stored in its own dtype (a pass's partial result is
  * exact), to a buffer the kernel does not read. */
@@ -1398,8 +1470,8 @@ void tg_kplan_reduce_block(tg_kplan *p, const tg_kernel *k, int64_t force)
 {
 	int64_t n, per, d;
 
-	p->rblock = 0;
-	if (!passes_allowed(p) || !pass_store(k))
+	p->rblock = p->pass;
+	if (p->pass || !passes_allowed(p) || !pass_store(k))
 		return;
 	n = tg_kplan_outer(p, p->raxes[0]);
 	if (force > 0) {

@@ -638,8 +638,9 @@ out:
 
 /* What an opt names: raised whenever a plan's axes change meaning (2:
  * the kernel's mergeable axes are merged before any opt), so an older
- * search's opts are never applied to other axes. */
-#define PLAN_FORMAT 2
+ * search's opts are never applied to other axes, or the moves grow (3:
+ * PASS), so that an older search is not taken for a full one. */
+#define PLAN_FORMAT 3
 
 /* The cache key: plan format, plugin, compiler, device, width, the TC
  * settings (the moves and the seed) and the AST's text. */
