@@ -922,43 +922,51 @@ START_TEST(tc_refused)
 }
 END_TEST
 
-/* Whether sink's optimized kernel runs gidx0 in launch blocks of b
- * (b 0: in none), and its reduce in `passes` passes (0: in one). */
-static void check_block(tg_uop *sink, size_t b, int passes)
+/* Whether sink's optimized kernel takes the opts `opts`, runs gidx0 in
+ * launch blocks of b (b 0: in none), and its reduce in `passes` passes
+ * (0: in one). */
+static void check_block(tg_uop *sink, const char *opts, size_t b,
+                        int passes)
 {
 	char want[64];
 	tg_ksrc ks;
 
 	ck_assert_msg(tg_codegen(sink, kt_cpu_caps(), kt_set(), &ks) == TG_OK,
 	              "%s", tg_last_error());
-	snprintf(want, sizeof want, "const size_t tg_r = tg_i / %zu;\n", b);
+	ck_assert_str_eq(ks.opts, opts);
+	snprintf(want, sizeof want, "tg_bn = %zu * global[1]", b);
 	if (b)
-		ck_assert_msg(strstr(ks.src, want) != NULL, "%s", ks.src);
+		ck_assert_ptr_nonnull(strstr(ks.src, want));
 	else
 		ck_assert_ptr_null(strstr(ks.src, "tg_r"));
 	snprintf(want, sizeof want, "kidx0 < %d; kidx0++", passes);
 	if (passes)
-		ck_assert_msg(strstr(ks.src, want) != NULL, "%s", ks.src);
+		ck_assert_ptr_nonnull(strstr(ks.src, want));
 	else
 		ck_assert_ptr_null(strstr(ks.src, "kidx0"));
 	tg_ksrc_free(&ks);
 }
 
-/* A matmul whose inputs (16 + 16 MB) leave the last-level cache runs
- * its row tiles in launch blocks of 32 (2 MB of a), each through every
- * column tile, then the next block: a is read once, b 8 times, instead
- * of a 64 times.  One whose inputs stay in the cache (1024^3: 8 MB in
- * all) keeps the plain order.  Both run their sums in passes of 128
- * (16 and 8 passes): a column tile's slice of b (128 rows of 32
- * floats, 16 KB) stays in the L1 while the next row tiles read it.  A
- * matmul whose whole slice fits (K = 64: 8 KB) takes no passes.  Only
- * rendered here: the blocked decomposition runs in test_render_c, the
- * passes' results in fuzz_opts. */
+/* The CPU tile of a square matmul (8 rows of 32 columns).  Where B's
+ * panel over all column tiles leaves the L2 (PASS_PANEL, 1 MiB) over
+ * the whole sum (N=1024: 4 MB, 4 KB a row of K), the sum runs in
+ * passes whose panel fits (256 rows of B, 1 MB: 4 passes) and the
+ * column tiles stay innermost in launch order (no SWAP): consecutive
+ * tiles share their rows of A, and the next row tile finds the pass's
+ * panel of B in the L2.  N=2048 passes 128 rows (16 passes) and, its
+ * inputs (16 + 16 MB) leaving the last-level cache, runs its column
+ * tiles in launch blocks of 8 (B's 2 MB), each through every row tile.
+ * N=512 (1 MB of B) and K = 64 stream their rows (SWAP): consecutive
+ * tiles share B's column tile, which N=512 reads in passes of 128 rows
+ * (16 KB, the L1's share: 4 passes) and K = 64 whole.  Only rendered here:
+ * the blocked decomposition runs in test_render_c, the passes' results
+ * in fuzz_opts. */
 START_TEST(launch_block_matmul)
 {
-	check_block(kt_matmul(k, 2048, 2048, 2048), 32, 16);
-	check_block(kt_matmul(k, 1024, 1024, 1024), 0, 8);
-	check_block(kt_matmul(k, 1024, 1024, 64), 0, 0);
+	check_block(kt_matmul(k, 2048, 2048, 2048), "TC(0,0)", 8, 16);
+	check_block(kt_matmul(k, 1024, 1024, 1024), "TC(0,0)", 0, 4);
+	check_block(kt_matmul(k, 512, 512, 512), "TC(0,0) SWAP(0,1)", 0, 4);
+	check_block(kt_matmul(k, 1024, 1024, 64), "TC(0,0) SWAP(0,1)", 0, 0);
 }
 END_TEST
 

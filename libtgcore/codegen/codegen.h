@@ -203,10 +203,12 @@ size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
 void tg_kplan_launch_block(struct tg_kplan *p, const tg_kernel *k);
 /* The reduce passes of a C kernel (p->rblock), chosen after its launch
  * block: where an item reads, over its outer reduce loop, more of the
- * inputs the next items read again (a matmul's column tile of B) than
- * the L1 holds, the loop is cut into passes whose slice stays in the
- * L1, each pass through every item of the launch block (of the
- * thread's range without one).  An item's accumulators start each
+ * inputs the next items read again (a matmul's column tile of B in
+ * rows-innermost order) than the L1 holds, or where a sweep of gidx0
+ * reads more of the inputs the next gidx1 reads again (B's rows in
+ * columns-innermost order) than the L2 holds, the loop is cut into
+ * passes whose slice and panel fit, each pass through every item of
+ * the launch block (of the thread's range without one).  An item's accumulators start each
  * pass from the partial result the last pass stored, so the sum runs
  * in NOOPT's order, bit for bit.  A PASS opt sets the length; else
  * `force` > 0 (tests) takes that many iterations per pass wherever the
