@@ -1125,8 +1125,10 @@ static int stream_rows(tg_kplan *p, int iax)
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_SWAP, iax, last });
 }
 
-/* A tile's rows stream (stream_rows) unless its reduce runs in passes
- * in the launch order it has: then the columns stay innermost, so
+/* A tile's rows stream (stream_rows) unless, in the launch order it
+ * has, its reduce runs in passes because a sweep of the columns reads
+ * a panel of the other input that leaves the L2: then the columns stay
+ * innermost, so
  * consecutive tiles share the rows' slice of one input (a matmul's A)
  * in the L1, and a pass's panel of the other (B's rows) stays in the
  * L2 for the next rows.  The passes cut B's reads from memory where
@@ -1465,8 +1467,8 @@ static int passes_allowed(const tg_kplan *p)
  * *move those of the inputs that move with gidx0 but not with gidx1,
  * times the extent of gidx0: the panel the next gidx1 reads again.
  * (The whole extent, not a launch block's: the hand-coded opts choose
- * the launch order before the block, and the block's length then
- * follows from the passes.) */
+ * the launch order by this before any block is chosen, and the pass
+ * length must not change with the block.) */
 static void pass_slices(const tg_kplan *p, const tg_kernel *k,
                         int64_t *keep, int64_t *move)
 {
