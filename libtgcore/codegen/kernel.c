@@ -67,8 +67,8 @@ static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_LAST + 1,
 
 static const tg_uop *pass_store(const tg_kernel *k);
 static int passes_allowed(const tg_kplan *p);
-static int64_t pass_length(const tg_kplan *p, const tg_kernel *k);
-static int panel_passes(const tg_kplan *p, const tg_kernel *k);
+static int64_t pass_length(const tg_kplan *p, const tg_kernel *k,
+                           int *by_panel);
 
 static int64_t left(const tg_kplan *p, size_t ax)
 {
@@ -1137,7 +1137,10 @@ static int stream_rows(tg_kplan *p, int iax)
  * sets and never stays there (N=1024: 280 GFLOP/s against 175). */
 static int stream_tile_rows(tg_kplan *p, const tg_kernel *k, int iax)
 {
-	return panel_passes(p, k) ? TG_OK : stream_rows(p, iax);
+	int by_panel;
+
+	return pass_length(p, k, &by_panel) && by_panel ? TG_OK
+	                                                : stream_rows(p, iax);
 }
 
 /* Where the vector axis jax has strided stores (a convolution's input
@@ -1497,31 +1500,23 @@ static void pass_slices(const tg_kplan *p, const tg_kernel *k,
 	}
 }
 
-/* Whether plan p as it stands takes passes because its panel of the
- * inputs that move with gidx0 leaves the L2. */
-static int panel_passes(const tg_kplan *p, const tg_kernel *k)
-{
-	int64_t keep, move;
-
-	if (!pass_length(p, k))
-		return 0;
-	pass_slices(p, k, &keep, &move);
-	return tg_kplan_outer(p, p->raxes[0]) * move > PASS_PANEL;
-}
-
 /* The heuristic's pass length for plan p as it stands, 0 for one pass:
  * where the whole loop's slice leaves the L1 or its panel the L2, the
  * largest divisor of the loop (up to half) whose slice and panel fit,
- * if it takes PASS_MIN iterations or more. */
-static int64_t pass_length(const tg_kplan *p, const tg_kernel *k)
+ * if it takes PASS_MIN iterations or more.  *by_panel: whether the
+ * panel left the L2. */
+static int64_t pass_length(const tg_kplan *p, const tg_kernel *k,
+                           int *by_panel)
 {
 	int64_t n, keep, move, d;
 
+	*by_panel = 0;
 	if (!passes_allowed(p) || !p->pass_ok || !p->nglobal)
 		return 0;
 	n = tg_kplan_outer(p, p->raxes[0]);
 	pass_slices(p, k, &keep, &move);
-	if (n * keep <= PASS_SLICE && n * move <= PASS_PANEL)
+	*by_panel = n * move > PASS_PANEL;
+	if (n * keep <= PASS_SLICE && !*by_panel)
 		return 0;
 	d = n / 2;
 	if (keep && PASS_SLICE / keep < d)
@@ -1537,9 +1532,10 @@ static int64_t pass_length(const tg_kplan *p, const tg_kernel *k)
 void tg_kplan_reduce_block(tg_kplan *p, const tg_kernel *k, int64_t force)
 {
 	int64_t n;
+	int by_panel;
 
 	p->rblock = p->pass;
-	if (p->pass || !passes_allowed(p) || !pass_store(k))
+	if (p->pass || !passes_allowed(p) || !p->pass_ok)
 		return;
 	n = tg_kplan_outer(p, p->raxes[0]);
 	if (force > 0) {
@@ -1547,7 +1543,7 @@ void tg_kplan_reduce_block(tg_kplan *p, const tg_kernel *k, int64_t force)
 			p->rblock = force;
 		return;
 	}
-	p->rblock = pass_length(p, k);
+	p->rblock = pass_length(p, k, &by_panel);
 }
 
 /* ------------------------------------------------------------ GPU matvec */

@@ -50,11 +50,11 @@
  * spilling the matmul tile: 13 GFLOP/s instead of 200.  The flag only
  * lifts the preference; without AVX-512 it changes nothing. */
 #if defined(__x86_64__) || defined(__i386__)
-#define DEFAULT_CFLAGS "-O2 -march=native -mprefer-vector-width=512 " \
-	"-shared -fPIC"
+#define VECTOR_CFLAGS " -mprefer-vector-width=512"
 #else
-#define DEFAULT_CFLAGS "-O2 -march=native -shared -fPIC"
+#define VECTOR_CFLAGS ""
 #endif
+#define DEFAULT_CFLAGS "-O2 -march=native" VECTOR_CFLAGS " -shared -fPIC"
 /* After the flags: the source from stdin, then libm for the kernels'
  * exp2/log2/sin (caps say they are native), linked after the input so
  * that --as-needed keeps it. */
