@@ -208,11 +208,11 @@ void tg_kplan_launch_block(struct tg_kplan *p, const tg_kernel *k);
  * reads more of the inputs the next gidx1 reads again (B's rows in
  * columns-innermost order) than the L2 holds, the loop is cut into
  * passes whose slice and panel fit, each pass through every item of
- * the launch block (of the thread's range without one).  An item's accumulators start each
- * pass from the partial result the last pass stored, so the sum runs
- * in NOOPT's order, bit for bit.  A PASS opt sets the length; else
- * `force` > 0 (tests) takes that many iterations per pass wherever the
- * kernel allows passes.  Only sets p->rblock. */
+ * the launch block (of the thread's range without one).  An item's
+ * accumulators start each pass from the partial result the last pass
+ * stored, so the sum runs in NOOPT's order, bit for bit.  A PASS opt
+ * sets the length; else `force` > 0 (tests) takes that many iterations
+ * per pass wherever the kernel allows passes.  Only sets p->rblock. */
 void tg_kplan_reduce_block(struct tg_kplan *p, const tg_kernel *k,
                            int64_t force);
 /* "UPCAST(1,4) UPCAST(0,4) UNROLL(2,4)" (axis, amt), "" when none. */
