@@ -240,7 +240,7 @@ typedef struct tg_settings {
 	int beam;                      /* BEAM: search width, 0 off */
 	int ignore_beam_cache;         /* IGNORE_BEAM_CACHE: search again */
 	int beam_timeout;              /* BEAM_TIMEOUT_SEC: one search's
-	                                  time budget */
+	                                  rounds' time budget */
 	int tc;                        /* TC: 0 keeps tensor-core opts out
 	                                  of the hand-coded opts and BEAM */
 	int tc_opt;                    /* TC_OPT: the hand-coded TC opt's

@@ -13,7 +13,10 @@
  * mismatch is a codegen bug, reported on stderr and never a winner.  A
  * candidate that fails to compile is skipped.  The search stops when a
  * round improves nothing, when no move is left, or when its time budget
- * (BEAM_TIMEOUT_SEC) is spent; the best list found so far wins.
+ * (BEAM_TIMEOUT_SEC) is spent; the best list found so far wins.  The
+ * budget is the rounds': NOOPT's reference run and the hand-coded
+ * opts' are fixed costs of any search, and at matmul N=2048 NOOPT's
+ * alone takes 25 s of the CPU's default 60.
  *
  * Candidates are loop nests of constant extents over indices that
  * lowering bounds-checks (tg_uop_verify and the gates of every access),
@@ -49,9 +52,13 @@
 #define MAX_MOVES 512    /* moves of one plan */
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */
-#define TRIAL_FACTOR 50  /* a trial's limit: times the best run time so
-                            far (the trial runs on one thread), */
-#define TRIAL_FLOOR_S 1.0 /* and at least this */
+#define EARLY_STOP 3     /* a candidate slower than this many times the
+                            best is dropped (tinygrad's early stop) */
+#define TRIAL_FACTOR 50  /* a trial's limit before any trial finished:
+                            times the best run time so far (the trial
+                            may run on fewer threads than the launch), */
+#define TRIAL_FLOOR_S 0.2 /* and at least this */
+#define REF_TRIAL_S 1.0  /* NOOPT's trial: its faults show by then */
 
 typedef struct cand {
 	tg_opt opts[TG_MAX_OPTS];
@@ -77,15 +84,16 @@ typedef struct search {
 	                          starts from them */
 	size_t nouts;          /* buffers 0..nouts-1 are written */
 	int reads_out;         /* the kernel loads one of them */
-	double deadline;       /* monotonic seconds */
-	int in_budget;         /* the round evaluated keeps to the budget
-	                          (the hand-coded seed's does not) */
+	double deadline;       /* monotonic seconds; INFINITY until the
+	                          rounds start */
 	cand *cands;
 	size_t ncands;
 	atomic_size_t next;    /* the next candidate to build */
 	uint64_t *seen;        /* hashes of the sources timed */
 	size_t nseen, capseen;
-	size_t tried, mismatched, failed;
+	double best_trial;     /* the fastest trial that finished, in
+	                          seconds with its start; INFINITY: none */
+	size_t tried, mismatched, failed, slow;
 } search;
 
 static double now_s(void)
@@ -259,7 +267,7 @@ static void *build_worker(void *arg)
 
 	while ((i = atomic_fetch_add(&s->next, 1)) < s->ncands) {
 		cand *c = &s->cands[i];
-		if (s->in_budget && now_s() >= s->deadline) {
+		if (now_s() >= s->deadline) {
 			c->t = INFINITY;
 			c->rc = TG_ETIMEOUT;
 			snprintf(c->err, sizeof c->err, "not built: the "
@@ -310,20 +318,26 @@ static int launch(search *s, const cand *c, double *t)
 /* Gives c a trial run of at most `limit` seconds where the device has
  * trials (tg_program_trial), so that a kernel that faults or never
  * finishes costs the device's child, not the process.  0 when it
- * finished, or when no trial can be run (c then runs in process only,
- * as on a device without trials); else TG_ETIMEOUT or TG_ERUNTIME (a
- * fault: a codegen bug, reported as one), logged, with the plugin's
- * message kept. */
-static int trial(search *s, const cand *c, double limit)
+ * finished (its seconds, with the trial's start, into *ran), or when no
+ * trial can be run (c then runs in process only, as on a device without
+ * trials; *ran INFINITY); else TG_ETIMEOUT or TG_ERUNTIME (a fault: a
+ * codegen bug, reported as one), logged, with the plugin's message
+ * kept. */
+static int trial(search *s, const cand *c, double limit, double *ran)
 {
 	tg_launch_args a = args_of(s, c);
 	char o[TG_MAX_OPTS * 24];
 	const char *os = o;
+	double start = now_s();
 	int rc;
 
-	if (!tg_program_has_trial(c->prog) ||
-	    !(rc = tg_program_trial(c->prog, &a, limit)))
+	*ran = INFINITY;
+	if (!tg_program_has_trial(c->prog))
 		return 0;
+	if (!(rc = tg_program_trial(c->prog, &a, limit))) {
+		*ran = now_s() - start;
+		return 0;
+	}
 	tg_opts_format(c->opts, c->nopts, o, sizeof o);
 	if (!o[0])
 		os = "(none)";
@@ -345,21 +359,29 @@ static int trial(search *s, const cand *c, double limit)
 }
 
 /* Whether candidate c may run in process: it passed a trial of at most
- * TRIAL_FACTOR times the best time so far, at least TRIAL_FLOOR_S, and,
- * when s->in_budget, within the budget.  It then runs in process on the
- * same inputs, and so finishes there too.  A candidate far slower than
- * the best costs the search no more than the limit. */
-static int trial_ok(search *s, const cand *c, double best)
+ * EARLY_STOP times the fastest trial so far (the trials run alike, on
+ * the device's terms: the CPU's on one thread, with a fork), or before
+ * any finished TRIAL_FACTOR times the best run, at least TRIAL_FLOOR_S
+ * and within the budget.  It then runs in process on the same inputs,
+ * and so finishes there too.  A candidate far slower than the best
+ * costs the search no more than the limit (at matmul N=2048, 50 times
+ * the best run was 3.2 s each for the first round's dozen slow ones:
+ * most of the budget). */
+static int trial_ok(search *s, const cand *c, double best, double *ran)
 {
-	double limit = fmax(TRIAL_FLOOR_S, TRIAL_FACTOR * best);
+	double limit = isfinite(s->best_trial) ? EARLY_STOP * s->best_trial
+	                                       : TRIAL_FACTOR * best;
+	int rc;
 
-	if (s->in_budget)
-		limit = fmin(limit, s->deadline - now_s());
+	limit = fmin(fmax(TRIAL_FLOOR_S, limit), s->deadline - now_s());
 	if (limit <= 0)
 		return 0;
-	if (trial(s, c, limit)) {
-		s->failed++;  /* candidates only: NOOPT's short trial is no
-		                 verdict on it */
+	if ((rc = trial(s, c, limit, ran))) {
+		/* candidates only: NOOPT's short trial is no verdict on it */
+		if (rc == TG_ETIMEOUT)
+			s->slow++;
+		else
+			s->failed++;
 		return 0;
 	}
 	return 1;
@@ -459,9 +481,21 @@ static int seen_before(search *s, const cand *c)
 	return 0;
 }
 
+/* DEBUG>=4: a timed candidate's opts, run and trial times. */
+static void log_cand(const cand *c, double ran)
+{
+	char o[TG_MAX_OPTS * 24];
+
+	if (tg_debug_level() < 4)
+		return;
+	tg_opts_format(c->opts, c->nopts, o, sizeof o);
+	tg_debug_log(4, "beam: %s: %.2f us (trial %.2f ms)", o[0] ? o : "(none)",
+	             c->t * 1e6, ran * 1e3);
+}
+
 /* Builds, checks and times s->cands; candidates not timed get
- * INFINITY.  When s->in_budget, those left when the budget is spent
- * are neither built nor timed. */
+ * INFINITY.  Those left when the budget is spent are neither built
+ * nor timed. */
 static void evaluate(search *s, double best)
 {
 	build_all(s);
@@ -470,14 +504,15 @@ static void evaluate(search *s, double best)
 		if (c->rc) {
 			tg_debug_log(4, "beam: a candidate failed to build: %s",
 			             c->err);
-		} else if (!seen_before(s, c) &&
-		           (!s->in_budget || now_s() < s->deadline)) {
-			double t;
+		} else if (!seen_before(s, c) && now_s() < s->deadline) {
+			double t, ran;
 			s->tried++;
-			if (trial_ok(s, c, best) && !reset_outputs(s) &&
-			    !launch(s, c, &t) && check(s, c))
+			if (trial_ok(s, c, best, &ran) && !reset_outputs(s) &&
+			    !launch(s, c, &t) && check(s, c)) {
 				c->t = time_cand(s, c, t, best);
-			else
+				s->best_trial = fmin(s->best_trial, ran);
+				log_cand(c, ran);
+			} else
 				tg_clear_error();
 		}
 		cand_free(c);
@@ -500,7 +535,7 @@ static int reference(search *s, double *t)
 	 * stops it.  Its trial is short (a fault shows early, and a slow
 	 * kernel's trial would cost the budget twice over): one that runs
 	 * past it is no verdict */
-	rc = trial(s, &c, TRIAL_FLOOR_S);
+	rc = trial(s, &c, REF_TRIAL_S, &s->best_trial);
 	if (rc == TG_ETIMEOUT) {
 		tg_clear_error();
 		rc = TG_OK;
@@ -570,8 +605,7 @@ static int expand(search *s, cand *beam, size_t nbeam)
 
 /* The hand-coded opts join the first beam (so the search starts where
  * the heuristics end, and never ends worse), timed like any candidate
- * even when NOOPT's run spent the budget: they are what runs without
- * BEAM. */
+ * before the budget starts: they are what runs without BEAM. */
 static int seed(search *s, cand *keep, size_t *nkeep, int width)
 {
 	cand *c;
@@ -589,19 +623,63 @@ static int seed(search *s, cand *keep, size_t *nkeep, int width)
 		return rc;
 	if (c->nopts == 0)
 		return TG_OK;
-	s->in_budget = 0;
 	evaluate(s, keep[0].t);
-	s->in_budget = 1;
 	if (isfinite(s->cands[0].t))
 		keep[(*nkeep)++] = s->cands[0];
 	return TG_OK;
 }
 
+/* Whether a and b are the same opt list. */
+static int same_opts(const cand *a, const cand *b)
+{
+	return a->nopts == b->nopts &&
+	       !memcmp(a->opts, b->opts, a->nopts * sizeof *a->opts);
+}
+
+/* The winner against the hand-coded opts, RUNS runs each taken in
+ * turn: the rounds time each candidate at its own moment, and on a busy
+ * machine a moment's noise can crown a slower list (at matmul N=1024 a
+ * PASS(2,16) that runs 30% slower than the seed it beat).  The hand
+ * opts win a rematch they win; one that cannot be run leaves best. */
+static void rematch(search *s, cand *best, const cand *hand)
+{
+	cand c[2];
+	double t[2] = { INFINITY, INFINITY }, r;
+
+	if (same_opts(best, hand))
+		return;
+	memset(c, 0, sizeof c);
+	for (int i = 0; i < 2; i++) {
+		const cand *from = i ? hand : best;
+		memcpy(c[i].opts, from->opts, from->nopts * sizeof *c->opts);
+		c[i].nopts = from->nopts;
+		build(s, &c[i]);
+	}
+	for (int i = 0; i < 2 * RUNS && !c[0].rc && !c[1].rc; i++) {
+		if (launch(s, &c[i % 2], &r))
+			break;
+		t[i % 2] = fmin(t[i % 2], r);
+	}
+	tg_clear_error();
+	if (t[1] < t[0]) {
+		char o[TG_MAX_OPTS * 24];
+		tg_opts_format(best->opts, best->nopts, o, sizeof o);
+		tg_debug_log(2, "beam: the hand-coded opts won the rematch "
+		             "against %s (%.2f us to %.2f)", o[0] ? o : "(none)",
+		             t[1] * 1e6, t[0] * 1e6);
+		memcpy(best->opts, hand->opts, hand->nopts * sizeof *hand->opts);
+		best->nopts = hand->nopts;
+		best->t = t[1];
+	}
+	cand_free(&c[0]);
+	cand_free(&c[1]);
+}
+
 /* The search proper: the best opts into best (an empty list when
  * nothing beats the unoptimized kernel). */
-static int beam(search *s, int width, cand *best)
+static int beam(search *s, int width, cand *best, double budget)
 {
-	cand *keep = calloc((size_t)width, sizeof *keep);
+	cand *keep = calloc((size_t)width, sizeof *keep), hand;
 	size_t nkeep = 1;
 	double t0;
 	int rc;
@@ -613,10 +691,12 @@ static int beam(search *s, int width, cand *best)
 	keep[0].t = t0;
 	if ((rc = seed(s, keep, &nkeep, width)))
 		goto out;
+	hand = nkeep > 1 ? keep[1] : keep[0];
 	*best = keep[0];
 	for (size_t i = 1; i < nkeep; i++)
 		if (keep[i].t < best->t)
 			*best = keep[i];
+	s->deadline = now_s() + budget;
 	while (now_s() < s->deadline) {
 		if ((rc = expand(s, keep, nkeep)) || s->ncands == 0)
 			break;
@@ -631,6 +711,8 @@ static int beam(search *s, int width, cand *best)
 		tg_debug_log(2, "beam: %zu candidates, best %.2f us", s->ncands,
 		             best->t * 1e6);
 	}
+	if (hand.nopts)
+		rematch(s, best, &hand);
 out:
 	free(keep);
 	return rc;
@@ -722,19 +804,20 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	s.nbufs = nbufs;
 	s.nouts = ast->nsrc;  /* the SINK's stores: buffers 0.. in order */
 	s.reads_out = loads_output(ast, s.nouts);
-	s.deadline = start + set->beam_timeout;
-	s.in_budget = 1;
+	s.deadline = INFINITY;
+	s.best_trial = INFINITY;
 	memset(&best, 0, sizeof best);
 	if (!(rc = make_scratch(&s, bufs)) &&
-	    !(rc = beam(&s, set->beam, &best))) {
+	    !(rc = beam(&s, set->beam, &best, set->beam_timeout))) {
 		memcpy(opts, best.opts, best.nopts * sizeof *opts);
 		*nopts = best.nopts;
 		to_cache(key, opts, *nopts);
 		tg_opts_format(opts, *nopts, o, sizeof o);
 		tg_debug_log(2, "beam: chose %s: %.2f us (%zu kernels timed, "
-		             "%zu wrong, %zu failed their trial, %.2f s)",
-		             o[0] ? o : "(no opts)", best.t * 1e6, s.tried,
-		             s.mismatched, s.failed, now_s() - start);
+		             "%zu wrong, %zu failed their trial, %zu too slow, "
+		             "%.2f s)", o[0] ? o : "(no opts)", best.t * 1e6,
+		             s.tried, s.mismatched, s.failed, s.slow,
+		             now_s() - start);
 	}
 	for (size_t i = 0; i < s.ncands; i++)
 		cand_free(&s.cands[i]);
