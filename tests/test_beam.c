@@ -256,6 +256,11 @@ START_TEST(failed_compile_skipped)
 }
 END_TEST
 
+/* A cc wrapper's edit (shell on $src): a statement before the work-item
+ * loop. */
+#define BEFORE_LOOP(stmt) "src=$(printf '%s\\n' \"$src\" | sed " \
+	"'s/^\\(\t*\\)for (size_t tg_i = lo;/\\1" stmt " &/')"
+
 /* With a compiler that plants a fault in every kernel with the widest
  * vector, and an endless loop in every one with half of it (stand-ins
  * for codegen bugs), the CPU's trial runs contain both: the faulting
@@ -264,15 +269,11 @@ END_TEST
  * computes the right values. */
 START_TEST(faulting_and_hanging_contained)
 {
-	/* sed: a statement before the work-item loop */
-#define BEFORE_LOOP(stmt) "src=$(printf '%s\\n' \"$src\" | sed " \
-	"'s/^\\(\t*\\)for (size_t tg_i = lo;/\\1" stmt " &/')"
 	char *log;
 
 	setenv("BEAM_TIMEOUT_SEC", "8", 1);
 	wrap_cc("cc-bad.sh", widest(), BEFORE_LOOP("*(volatile int *)0 = 1;"),
 	        BEFORE_LOOP("for (volatile int h = 1; h;) ;"));
-#undef BEFORE_LOOP
 	matmul_logged("badcc.log", 2, &log);
 	log_has(log, "beam: chose ");
 	log_has(log, "failed its trial run (a codegen bug: please report "
@@ -280,6 +281,32 @@ START_TEST(faulting_and_hanging_contained)
 	log_has(log, "cpu trial: the kernel crashed (SIGSEGV)");
 	log_has(log, "cpu trial: the kernel ran past its limit of ");
 	free(log);
+}
+END_TEST
+
+/* With a compiler that makes the process's first in-process run of a
+ * kernel with the widest vector (the hand-coded tile's, in its round)
+ * sleep 50 ms (and its trial, in a child that inherits none of that:
+ * still within the trial's limit), the tile loses its round to a
+ * moment's noise; the winner then meets it again in the rematch, which
+ * decides, and the chosen kernel computes the right values. */
+START_TEST(rematch_against_hand_opts)
+{
+	char *log, *at;
+
+	unsetenv("TG_TEST_SLOWED");
+	wrap_cc("cc-once.sh", widest(), BEFORE_LOOP("{ extern char *getenv("
+	        "const char *); extern int setenv(const char *, const char *, "
+	        "int); extern int usleep(unsigned); if (lo == 0 \\&\\& "
+	        "!getenv(\"TG_TEST_SLOWED\")) { setenv(\"TG_TEST_SLOWED\", "
+	        "\"1\", 1); usleep(50000); } }"), "true");
+	matmul_logged("once.log", 2, &log);
+	ck_assert_ptr_nonnull(getenv("TG_TEST_SLOWED"));
+	at = strstr(log, "beam: rematch: ");
+	ck_assert_msg(at != NULL, "no rematch in: %s", log);
+	log_has(at, "beam: chose ");
+	free(log);
+	unsetenv("TG_TEST_SLOWED");
 }
 END_TEST
 
@@ -371,6 +398,7 @@ static Suite *beam_suite(void)
 		tcase_add_test(t, faulting_and_hanging_contained);
 		tcase_add_test(t, faulting_reference_fails_the_realize);
 		tcase_add_test(t, budget_leaves_out_reference);
+		tcase_add_test(t, rematch_against_hand_opts);
 	}
 	suite_add_tcase(s, t);
 	return s;

@@ -661,12 +661,14 @@ static void rematch(search *s, cand *best, const cand *hand)
 		t[i % 2] = fmin(t[i % 2], r);
 	}
 	tg_clear_error();
-	if (t[1] < t[0]) {
+	if (isfinite(t[0]) && isfinite(t[1])) {
 		char o[TG_MAX_OPTS * 24];
 		tg_opts_format(best->opts, best->nopts, o, sizeof o);
-		tg_debug_log(2, "beam: the hand-coded opts won the rematch "
-		             "against %s (%.2f us to %.2f)", o[0] ? o : "(none)",
-		             t[1] * 1e6, t[0] * 1e6);
+		tg_debug_log(2, "beam: rematch: %s %.2f us, the hand-coded "
+		             "opts %.2f us", o[0] ? o : "(none)", t[0] * 1e6,
+		             t[1] * 1e6);
+	}
+	if (t[1] < t[0]) {
 		memcpy(best->opts, hand->opts, hand->nopts * sizeof *hand->opts);
 		best->nopts = hand->nopts;
 		best->t = t[1];
