@@ -443,13 +443,13 @@ static int check(search *s, const cand *c)
 }
 
 /* Times c: up to RUNS runs counting the first (t0), the fastest,
- * stopping early when it is 3x slower than `best`.  INFINITY when it
- * fails. */
+ * stopping early when it is EARLY_STOP times slower than `best`.
+ * INFINITY when it fails. */
 static double time_cand(search *s, const cand *c, double t0, double best)
 {
 	double t, min = t0;
 
-	for (int r = 1; r < RUNS && min <= 3 * best; r++) {
+	for (int r = 1; r < RUNS && min <= EARLY_STOP * best; r++) {
 		if (launch(s, c, &t)) {
 			tg_clear_error();
 			return INFINITY;
@@ -632,8 +632,12 @@ static int seed(search *s, cand *keep, size_t *nkeep, int width)
 /* Whether a and b are the same opt list. */
 static int same_opts(const cand *a, const cand *b)
 {
-	return a->nopts == b->nopts &&
-	       !memcmp(a->opts, b->opts, a->nopts * sizeof *a->opts);
+	for (size_t i = 0; i < a->nopts && a->nopts == b->nopts; i++)
+		if (a->opts[i].op != b->opts[i].op ||
+		    a->opts[i].axis != b->opts[i].axis ||
+		    a->opts[i].amt != b->opts[i].amt)
+			return 0;
+	return a->nopts == b->nopts;
 }
 
 /* The winner against the hand-coded opts, RUNS runs each taken in
