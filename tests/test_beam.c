@@ -286,7 +286,7 @@ END_TEST
 
 /* With a compiler that makes the process's first in-process run of a
  * kernel with the widest vector (the hand-coded tile's, in its round)
- * sleep 50 ms (and its trial, in a child that inherits none of that:
+ * sleep 20 ms (and its trial, in a child that inherits none of that:
  * still within the trial's limit), the tile loses its round to a
  * moment's noise; the winner then meets it again in the rematch, which
  * decides, and the chosen kernel computes the right values. */
@@ -299,7 +299,7 @@ START_TEST(rematch_against_hand_opts)
 	        "const char *); extern int setenv(const char *, const char *, "
 	        "int); extern int usleep(unsigned); if (lo == 0 \\&\\& "
 	        "!getenv(\"TG_TEST_SLOWED\")) { setenv(\"TG_TEST_SLOWED\", "
-	        "\"1\", 1); usleep(50000); } }"), "true");
+	        "\"1\", 1); usleep(20000); } }"), "true");
 	matmul_logged("once.log", 2, &log);
 	ck_assert_ptr_nonnull(getenv("TG_TEST_SLOWED"));
 	at = strstr(log, "beam: rematch: ");
@@ -343,10 +343,12 @@ END_TEST
 
 /* The budget is the search rounds': an unoptimized kernel that runs
  * past it (a compiler that makes every kernel without vectors sleep
- * 1.5 s, under a 1 s budget) leaves the hand-coded opts timed and the
- * rounds their whole second, so more than the seed is timed and the
- * search never ends worse than no search.  NOOPT's short trial running
- * out is not counted as a candidate's failed trial. */
+ * 11 s, under a 10 s budget) leaves the hand-coded opts timed and the
+ * rounds their whole budget, so more than the seed is timed and the
+ * search never ends worse than no search.  (The budget is long because
+ * a round's candidates are all compiled before any is timed, which
+ * under a loaded `make distcheck` took more than 1 s.)  NOOPT's short
+ * trial running out is not counted as a candidate's failed trial. */
 START_TEST(budget_leaves_out_reference)
 {
 	const char *cc = tl_write_file("cc-slow.sh",
@@ -355,15 +357,15 @@ START_TEST(budget_leaves_out_reference)
 		"case \"$src\" in\n"
 		"*tg_float[0-9]*) ;;\n"
 		"*) src=$(printf '%s\\n' \"$src\" | sed 's/^\\(\t*\\)for "
-		"(size_t tg_i = lo;/\\1{ extern int usleep(unsigned); "
-		"usleep(1500000); } &/');;\n"
+		"(size_t tg_i = lo;/\\1{ extern unsigned sleep(unsigned); "
+		"sleep(11); } &/');;\n"
 		"esac\n"
 		"printf '%s\\n' \"$src\" | exec cc \"$@\"\n");
 	const char *timed;
 	char *log;
 
 	ck_assert_int_eq(chmod(cc, 0755), 0);
-	setenv("BEAM_TIMEOUT_SEC", "1", 1);
+	setenv("BEAM_TIMEOUT_SEC", "10", 1);
 	setenv("TG_CPU_CC", cc, 1);
 	setenv("DEVICE", "CPU", 1);
 	tg_shutdown();  /* the CPU device reads its cc when it opens */
