@@ -308,6 +308,14 @@ static tg_launch_args args_of(search *s, const cand *c)
 	return a;
 }
 
+/* c's opts as text in o (OPTS_TEXT bytes), "(none)" for none. */
+#define OPTS_TEXT (TG_MAX_OPTS * 24)
+static const char *cand_opts(const cand *c, char *o)
+{
+	tg_opts_format(c->opts, c->nopts, o, OPTS_TEXT);
+	return o[0] ? o : "(none)";
+}
+
 static int launch(search *s, const cand *c, double *t)
 {
 	tg_launch_args a = args_of(s, c);
@@ -326,8 +334,8 @@ static int launch(search *s, const cand *c, double *t)
 static int trial(search *s, const cand *c, double limit, double *ran)
 {
 	tg_launch_args a = args_of(s, c);
-	char o[TG_MAX_OPTS * 24];
-	const char *os = o;
+	char o[OPTS_TEXT];
+	const char *os;
 	double start = now_s();
 	int rc;
 
@@ -338,9 +346,7 @@ static int trial(search *s, const cand *c, double limit, double *ran)
 		*ran = now_s() - start;
 		return 0;
 	}
-	tg_opts_format(c->opts, c->nopts, o, sizeof o);
-	if (!o[0])
-		os = "(none)";
+	os = cand_opts(c, o);
 	if (rc == TG_EUNSUPPORTED) {
 		tg_debug_log(2, "beam: kernel %s with opts %s runs without a "
 		             "trial: %s", c->ks.name, os, tg_last_error());
@@ -484,13 +490,11 @@ static int seen_before(search *s, const cand *c)
 /* DEBUG>=4: a timed candidate's opts, run and trial times. */
 static void log_cand(const cand *c, double ran)
 {
-	char o[TG_MAX_OPTS * 24];
+	char o[OPTS_TEXT];
 
-	if (tg_debug_level() < 4)
-		return;
-	tg_opts_format(c->opts, c->nopts, o, sizeof o);
-	tg_debug_log(4, "beam: %s: %.2f us (trial %.2f ms)", o[0] ? o : "(none)",
-	             c->t * 1e6, ran * 1e3);
+	if (tg_debug_level() >= 4)
+		tg_debug_log(4, "beam: %s: %.2f us (trial %.2f ms)",
+		             cand_opts(c, o), c->t * 1e6, ran * 1e3);
 }
 
 /* Builds, checks and times s->cands; candidates not timed get
@@ -666,10 +670,9 @@ static void rematch(search *s, cand *best, const cand *hand)
 	}
 	tg_clear_error();
 	if (isfinite(t[0]) && isfinite(t[1])) {
-		char o[TG_MAX_OPTS * 24];
-		tg_opts_format(best->opts, best->nopts, o, sizeof o);
+		char o[OPTS_TEXT];
 		tg_debug_log(2, "beam: rematch: %s %.2f us, the hand-coded "
-		             "opts %.2f us", o[0] ? o : "(none)", t[0] * 1e6,
+		             "opts %.2f us", cand_opts(best, o), t[0] * 1e6,
 		             t[1] * 1e6);
 	}
 	if (t[1] < t[0]) {
