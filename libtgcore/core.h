@@ -104,8 +104,19 @@ char *tg_path_join(const char *dir, const char *name);
 int tg_mkdir_p(const char *path);
 /* Environment variable through secure_getenv (NULL under setuid). */
 const char *tg_getenv(const char *name);
-/* The per-user base directories (XDG), new strings or NULL on OOM. */
-char *tg_user_dir(const char *xdg_var, const char *home_rel);
+/* Whether the process runs setuid or setgid (AT_SECURE): then no path
+ * comes from the environment or the invoking user's files. */
+int tg_secure_mode(void);
+/* The per-user base directory (XDG): $xdg_var when absolute, else
+ * home/home_rel, home being $HOME or the password database's entry.
+ * *out is a new string, or NULL when there is none (secure mode, no
+ * home); 0 or TG_ENOMEM. */
+int tg_user_dir(const char *xdg_var, const char *home_rel, char **out);
+/* 0 when `path` is a directory (want_dir) or regular file owned by this
+ * user and not writable by group or others; else -1 with the reason,
+ * naming the path, in `why` (code loaded from such a place could come
+ * from another user). */
+int tg_private_path(const char *path, int want_dir, char *why, size_t n);
 /* Whether `path` is an existing directory / regular file. */
 int tg_is_dir(const char *path);
 int tg_is_file(const char *path);
@@ -294,7 +305,8 @@ void tg_dl_close(tg_dl *dl);
 struct tg_plugin_rec;
 /* Fills the host table a plugin's entry receives. */
 void tg_host_init(struct tg_host *host, struct tg_plugin_rec *rec);
-/* The cache directory for plugins and the compile cache (created). */
+/* The private per-user cache directory for plugins and the compile
+ * cache (created 0700), or NULL when there is none: the cache is off. */
 const char *tg_cache_dir(void);
 /* Forgets the cache directory (tg_shutdown). */
 void tg_host_reset(void);

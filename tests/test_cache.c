@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <pwd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "testlib.h"
@@ -118,6 +120,111 @@ static int writer(int id, int n)
 	return 0;
 }
 
+/* A fresh directory $TG_TEST_TMP/<pid>-name, its path in `out`. */
+static const char *fresh_dir(const char *name, char *out, size_t n)
+{
+	snprintf(out, n, "%s/%d-%s", getenv("TG_TEST_TMP"), (int)getpid(),
+	         name);
+	ck_assert_int_eq(tg_mkdir_p(out), 0);
+	return out;
+}
+
+START_TEST(cache_dir_is_made_private)
+{
+	char base[512], want[600];
+	struct stat st;
+
+	unsetenv("CACHEDB");
+	setenv("XDG_CACHE_HOME", fresh_dir("xdg", base, sizeof base), 1);
+	snprintf(want, sizeof want, "%s/tgcore", base);
+	ck_assert_str_eq(tg_cache_dir(), want);
+	ck_assert_int_eq(stat(want, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700);
+	tg_diskcache_put("test", "k", "v", 1);
+	snprintf(want, sizeof want, "%s/tgcore/cache.db", base);
+	ck_assert_int_eq(access(want, F_OK), 0);
+}
+END_TEST
+
+START_TEST(shared_cache_dir_is_refused)
+{
+	char base[512], dir[600], why[TG_ERROR_MAX], want[700], buf[8];
+
+	unsetenv("CACHEDB");
+	setenv("XDG_CACHE_HOME", fresh_dir("shared", base, sizeof base), 1);
+	snprintf(dir, sizeof dir, "%s/tgcore", base);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(chmod(dir, 01777), 0);  /* a /tmp-like place */
+	ck_assert_ptr_null(tg_cache_dir());
+	tg_diskcache_put("test", "k", "v", 1);
+	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
+	ck_assert_int_eq(tg_private_path(dir, 1, why, sizeof why), -1);
+	snprintf(want, sizeof want, "%s is writable by others (mode 1777)",
+	         dir);
+	ck_assert_str_eq(why, want);
+	ck_assert_int_eq(chmod(dir, 0770), 0);
+	ck_assert_int_eq(tg_private_path(dir, 1, why, sizeof why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "is writable by its group (mode "
+	                             "0770)"));
+}
+END_TEST
+
+START_TEST(foreign_cache_dir_is_refused)
+{
+	char base[512], dir[600], why[TG_ERROR_MAX];
+
+	/* only root can give a directory away; CI runs as root */
+	if (geteuid() != 0)
+		return;
+	setenv("XDG_CACHE_HOME", fresh_dir("foreign", base, sizeof base), 1);
+	snprintf(dir, sizeof dir, "%s/tgcore", base);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(chown(dir, 65534, 65534), 0);
+	ck_assert_ptr_null(tg_cache_dir());
+	ck_assert_int_eq(tg_private_path(dir, 1, why, sizeof why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "is owned by uid 65534, not by "
+	                             "this user (uid 0)"));
+}
+END_TEST
+
+START_TEST(shared_database_is_refused)
+{
+	char path[512], buf[8];
+
+	use_db("shared.db");
+	tg_diskcache_put("test", "k", "v", 1);
+	tg_shutdown();
+	ck_assert_int_eq(chmod(getenv("CACHEDB"), 0666), 0);
+	ck_assert_int_eq(tg_init(), 0);
+	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
+	snprintf(path, sizeof path, "%s", getenv("CACHEDB"));
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	tg_shutdown();
+	ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
+}
+END_TEST
+
+START_TEST(without_home_never_a_shared_path)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	const char *dir;
+	char want[600];
+
+	unsetenv("HOME");
+	unsetenv("XDG_CACHE_HOME");
+	dir = tg_cache_dir();
+	if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/') {
+		ck_assert_ptr_null(dir);
+		return;
+	}
+	/* the password database's home, as a service without HOME has */
+	snprintf(want, sizeof want, "%s/.cache/tgcore", pw->pw_dir);
+	if (dir)
+		ck_assert_str_eq(dir, want);
+	ck_assert(!dir || strncmp(dir, "/tmp", 4));
+}
+END_TEST
+
 START_TEST(several_processes_at_once)
 {
 	enum { NPROC = 4, NKEYS = 150 };
@@ -161,6 +268,11 @@ int main(void)
 	tcase_add_test(tc, unusable_location_behaves_as_a_miss);
 	tcase_add_test(tc, keys_may_hold_any_text);
 	tcase_add_test(tc, several_processes_at_once);
+	tcase_add_test(tc, cache_dir_is_made_private);
+	tcase_add_test(tc, shared_cache_dir_is_refused);
+	tcase_add_test(tc, foreign_cache_dir_is_refused);
+	tcase_add_test(tc, shared_database_is_refused);
+	tcase_add_test(tc, without_home_never_a_shared_path);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

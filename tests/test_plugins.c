@@ -248,6 +248,71 @@ START_TEST(plugins_can_be_disabled_by_glob)
 }
 END_TEST
 
+START_TEST(disabled_plugin_is_never_loaded)
+{
+	char buf[512];
+	tg_plugin_info pi;
+
+	/* its entry aborts: loading it would end this test */
+	setenv("TG_PLUGINS_DISABLE", "CRASH*", 1);
+	pi = load_one(tl_plugin("crash/crashentry", buf, sizeof buf));
+	ck_assert_int_eq(pi.state, TG_PLUGIN_DISABLED);
+	ck_assert_str_eq(pi.message, "disabled by 'CRASH*' in "
+	                 "TG_PLUGINS_DISABLE or plugins_disable (not loaded)");
+	ck_assert_ptr_null(pi.name);
+	setenv("TG_PLUGINS_DISABLE", "x,crashentry.la", 1);
+	pi = load_one(tl_plugin("crash/crashentry", buf, sizeof buf));
+	ck_assert_int_eq(pi.state, TG_PLUGIN_DISABLED);
+}
+END_TEST
+
+/* A relative entry from `origin` is refused, naming it. */
+static void relative_refused(const char *origin)
+{
+	tg_plugin_info pi;
+
+	ck_assert_uint_eq(tg_plugin_count(), 1);
+	ck_assert_int_eq(tg_plugin_get(0, &pi), 0);
+	ck_assert_refused(pi, "relative path 'plugins/cpu': plugin path "
+	                  "entries must be absolute (listed in ");
+	ck_assert_refused(pi, origin);
+	ck_assert_str_eq(pi.file, "plugins/cpu");
+	ck_assert_ptr_null(tg_dev_get("CPU"));
+}
+
+START_TEST(relative_plugin_paths_are_refused)
+{
+	char ini[256];
+
+	load_one("plugins/cpu");
+	relative_refused("TG_PLUGIN_PATH");
+	snprintf(ini, sizeof ini, "[core]\nplugin_path = plugins/cpu\n");
+	tl_use_plugins("");
+	setenv("TG_CONFIG", tl_write_file("rel.ini", ini), 1);
+	relative_refused("config");
+	unsetenv("TG_CONFIG");
+	tl_use_plugins("");
+	unsetenv("TG_PLUGIN_DEFAULT_PATH");
+	setenv("TG_PLUGIN_BUILD_TREE", "plugins/cpu", 1);
+	relative_refused("TG_PLUGIN_BUILD_TREE");
+}
+END_TEST
+
+START_TEST(without_a_build_tree_the_installed_directory_is_searched)
+{
+	const char *origin, *p;
+
+	tl_use_plugins("");
+	unsetenv("TG_PLUGIN_DEFAULT_PATH");
+	unsetenv("TG_PLUGIN_BUILD_TREE");
+	ck_assert_uint_eq(tg_plugin_path_count(), 1);
+	p = tg_plugin_path_get(0, &origin);
+	ck_assert_str_eq(origin, "default");
+	ck_assert_int_eq(p[0], '/');
+	ck_assert_ptr_nonnull(strstr(p, "/tgcore/plugins"));
+}
+END_TEST
+
 START_TEST(config_plugin_path_and_default_path)
 {
 	char ini[1024];
@@ -342,6 +407,9 @@ int main(void)
 	tcase_add_test(tc, directory_entries_are_sorted_by_name);
 	tcase_add_test(tc, the_first_plugin_of_a_name_wins);
 	tcase_add_test(tc, plugins_can_be_disabled_by_glob);
+	tcase_add_test(tc, disabled_plugin_is_never_loaded);
+	tcase_add_test(tc, relative_plugin_paths_are_refused);
+	tcase_add_test(tc, without_a_build_tree_the_installed_directory_is_searched);
 	tcase_add_test(tc, config_plugin_path_and_default_path);
 	tcase_add_test(tc, default_path_is_last);
 	tcase_add_test(tc, uninstalled_core_uses_the_build_tree);

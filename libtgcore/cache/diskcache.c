@@ -35,13 +35,28 @@ static void db_warn(const char *what)
 	       db ? sqlite3_errmsg(db) : "cannot open");
 }
 
+/* CACHEDB, else cache.db in the cache directory; NULL when there is no
+ * private place for it (then the cache is off). */
 static char *db_path(void)
 {
-	const char *p = tg_setting_str(TG_KEY_CACHEDB);
+	const char *p = tg_setting_str(TG_KEY_CACHEDB), *dir;
 
 	if (p && p[0])
 		return strdup(p);
-	return tg_path_join(tg_cache_dir(), "cache.db");
+	dir = tg_cache_dir();
+	return dir ? tg_path_join(dir, "cache.db") : NULL;
+}
+
+/* An existing database must be this user's alone: its entries become
+ * code (CPU kernels) and BEAM's choices. */
+static int db_private(const char *path)
+{
+	char why[TG_ERROR_MAX];
+
+	if (access(path, F_OK) || !tg_private_path(path, 0, why, sizeof why))
+		return 1;
+	tg_debug_log(0, "compile cache refused: %s; the cache is off", why);
+	return 0;
 }
 
 static int db_open(void)
@@ -54,8 +69,11 @@ static int db_open(void)
 	db = NULL;  /* a parent's connection is abandoned, not closed */
 	if (db_failed)
 		return -1;
-	if (!(path = db_path()))
+	if (!(path = db_path()) || !db_private(path)) {
+		free(path);
+		db_failed = 1;
 		return -1;
+	}
 	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
 	                     SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
 	free(path);

@@ -17,6 +17,7 @@
  * what those calls share.  It is a leaf lock. */
 static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *cache_dir;
+static int cache_tried;
 
 static tg_plugin_rec *rec_of(const struct tg_host *host)
 {
@@ -76,23 +77,48 @@ static const char *host_config_get(const struct tg_host *host,
 	return rec->section && key ? tg_cfg_get(rec->section, key) : NULL;
 }
 
-/* Made on first use and kept until tg_shutdown, so the string may be
- * handed out after the lock is dropped. */
+/* The per-user cache directory, created 0700; NULL when there is none
+ * (no home, setuid) or it is not private (owned by another user, or
+ * writable by others: cached CPU kernels are loaded as code), said once
+ * at DEBUG=0.  Never a shared /tmp path.  Made on first use and kept
+ * until tg_shutdown, so the string may be handed out after the lock is
+ * dropped. */
+static char *private_cache_dir(void)
+{
+	char *base, *dir = NULL, why[TG_ERROR_MAX];
+
+	if (tg_user_dir("XDG_CACHE_HOME", ".cache", &base) || !base) {
+		tg_debug_log(1, "no cache directory (no home directory, or "
+		             "setuid): the compile cache is off");
+		return NULL;
+	}
+	dir = tg_path_join(base, "tgcore");
+	free(base);
+	if (!dir)
+		return NULL;
+	if (tg_mkdir_p(dir)) {
+		tg_debug_log(0, "cache directory: %s; the compile cache is off",
+		             tg_last_error());
+	} else if (tg_private_path(dir, 1, why, sizeof why)) {
+		tg_debug_log(0, "cache directory refused: %s; the compile cache "
+		             "is off", why);
+	} else {
+		return dir;
+	}
+	free(dir);
+	return NULL;
+}
+
 const char *tg_cache_dir(void)
 {
 	const char *dir;
 
 	pthread_mutex_lock(&host_lock);
-	if (!cache_dir) {
-		char *base = tg_user_dir("XDG_CACHE_HOME", ".cache");
-
-		cache_dir = base ? tg_path_join(base, "tgcore") : NULL;
-		free(base);
-		if (cache_dir && tg_mkdir_p(cache_dir))
-			tg_debug_log(1, "cache directory %s: %s", cache_dir,
-			       tg_last_error());
+	if (!cache_tried) {
+		cache_dir = private_cache_dir();
+		cache_tried = 1;
 	}
-	dir = cache_dir ? cache_dir : "/tmp";
+	dir = cache_dir;
 	pthread_mutex_unlock(&host_lock);
 	return dir;
 }
@@ -102,6 +128,7 @@ void tg_host_reset(void)
 	pthread_mutex_lock(&host_lock);
 	free(cache_dir);
 	cache_dir = NULL;
+	cache_tried = 0;
 	pthread_mutex_unlock(&host_lock);
 }
 

@@ -3,9 +3,12 @@
  *
  * The search path is $TG_PLUGIN_PATH, then the config's plugin_path, then
  * the installed plugin directory (unless default_plugin_path = no), or
- * instead of it the build tree's plugins when the core itself runs from
- * its build tree; never the current or the executable's directory.  In a directory every *.so
- * and *.la is a candidate, sorted by name because readdir order is random.
+ * instead of it the plugins/<name> directories of the build tree named by
+ * $TG_PLUGIN_BUILD_TREE (which `make check` sets: nothing about the build
+ * directory is compiled in).  Every entry is absolute: a relative one is
+ * refused, never resolved against the current directory.  In a directory
+ * every *.so and *.la is a candidate, sorted by name because readdir
+ * order is random; one that TG_PLUGINS_DISABLE names is never loaded.
  * A candidate that fails any check is kept as a REFUSED record with the
  * reason, so tg-info can explain it; it never takes the process down.
  */
@@ -59,41 +62,18 @@ static int add_path_list(const char *list, const char *origin)
 	return rc;
 }
 
-/* Whether this copy of the core runs from its build tree (the library,
- * or a test linked with it, lies under TG_BUILDDIR), as after `make`
- * without `make install`. */
-static int uninstalled(void)
-{
-	Dl_info info;
-	const char *self = "/proc/self/exe";  /* when linked statically */
-	char *me, *top;
-	size_t n;
-	int in;
-
-	if (dladdr((void *)tg_registry_scan, &info) && info.dli_fname &&
-	    info.dli_fname[0] == '/')
-		self = info.dli_fname;
-	me = realpath(self, NULL);
-	top = realpath(TG_BUILDDIR, NULL);
-	n = top ? strlen(top) : 0;
-	in = me && top && !strncmp(me, top, n) && me[n] == '/';
-	free(me);
-	free(top);
-	return in;
-}
-
 static int is_subdir(const struct dirent *e)
 {
 	return e->d_name[0] != '.' && e->d_type == DT_DIR;
 }
 
-/* The build tree's plugins/<name> directories, in name order: what an
- * uninstalled core uses instead of the installed directory, so the two
- * never mix. */
-static int add_build_tree(void)
+/* The plugins/<name> directories of the build tree at `top`, in name
+ * order: what `make check` uses instead of the installed directory, so
+ * the two never mix. */
+static int add_build_tree(const char *top)
 {
 	struct dirent **ents;
-	char *dir = tg_path_join(TG_BUILDDIR, "plugins"), *sub;
+	char *dir = tg_path_join(top, "plugins"), *sub;
 	int n = dir ? scandir(dir, &ents, is_subdir, alphasort) : -1, i;
 	int rc = dir ? 0 : tg_error_oom("plugin search path");
 
@@ -112,6 +92,7 @@ static int add_build_tree(void)
 
 static int build_path(void)
 {
+	const char *build_tree = tg_getenv("TG_PLUGIN_BUILD_TREE");
 	int rc = add_path_list(tg_getenv("TG_PLUGIN_PATH"), "TG_PLUGIN_PATH");
 
 	if (!rc)
@@ -119,8 +100,11 @@ static int build_path(void)
 		                   "config");
 	if (rc || !tg_setting_int(TG_KEY_DEFAULT_PLUGIN_PATH))
 		return rc;
-	if (uninstalled())
-		return add_build_tree();
+	if (build_tree && build_tree[0] == '/')
+		return add_build_tree(build_tree);
+	if (build_tree && build_tree[0])  /* refused when scanned */
+		return add_path(build_tree, strlen(build_tree),
+		                "TG_PLUGIN_BUILD_TREE");
 	return add_path(TG_PLUGINDIR, strlen(TG_PLUGINDIR), "default");
 }
 
@@ -217,21 +201,27 @@ static const char *check_desc(const struct tg_plugin *d)
 	return NULL;
 }
 
-/* Whether TG_PLUGINS_DISABLE / plugins_disable matches name or file. */
-static int disabled(const char *name, const char *file)
+/* The glob of TG_PLUGINS_DISABLE / plugins_disable that matches the
+ * module `file` by its name, with or without the extension (the
+ * plugin's name is not known before its entry runs, and a disabled
+ * plugin is never loaded); copies it into `glob`, or returns 0. */
+static int disabled(const char *file, char *glob, size_t cap)
 {
 	const char *list = tg_setting_str(TG_KEY_PLUGINS_DISABLE);
-	const char *base = strrchr(file, '/');
-	char glob[128];
+	const char *base = strrchr(file, '/'), *dot;
+	char stem[256];
 	size_t n;
 
 	base = base ? base + 1 : file;
+	dot = strrchr(base, '.');
+	n = dot && dot > base ? (size_t)(dot - base) : strlen(base);
+	snprintf(stem, sizeof stem, "%.*s", (int)n, base);
 	while (list && *list) {
 		n = strcspn(list, ", ");
-		if (n && n < sizeof glob) {
+		if (n && n < cap) {
 			memcpy(glob, list, n);
 			glob[n] = '\0';
-			if (!fnmatch(glob, name, FNM_CASEFOLD) ||
+			if (!fnmatch(glob, stem, FNM_CASEFOLD) ||
 			    !fnmatch(glob, base, FNM_CASEFOLD))
 				return 1;
 		}
@@ -261,8 +251,7 @@ static tg_plugin_rec *find_loaded(const char *name)
 
 /* Version and name checks after the entry returned a descriptor;
  * returns 0 or the state to refuse with, the reason in `why`. */
-static int vet(const struct tg_plugin *d, const char *file, char *why,
-               size_t n)
+static int vet(const struct tg_plugin *d, char *why, size_t n)
 {
 	const char *bad = check_desc(d);
 	tg_plugin_rec *other;
@@ -282,9 +271,6 @@ static int vet(const struct tg_plugin *d, const char *file, char *why,
 	else if ((other = find_loaded(d->name)))
 		return snprintf(why, n, "%s shadowed by %s", d->name,
 		                other->file), TG_PLUGIN_SHADOWED;
-	else if (disabled(d->name, file))
-		return snprintf(why, n, "%s disabled by TG_PLUGINS_DISABLE or "
-		                "plugins_disable", d->name), TG_PLUGIN_DISABLED;
 	else
 		return 0;
 	return TG_PLUGIN_REFUSED;
@@ -320,7 +306,7 @@ static void load(tg_plugin_rec *r, const char *open_path, int exact)
 	} else if (tg_host_init(&r->host, r), !(d = entry(&r->host))) {
 		set_state(r, TG_PLUGIN_REFUSED, "the plugin refused to load: "
 		          "%s", r->last_log ? r->last_log : "(no reason given)");
-	} else if ((st = vet(d, r->file, why, sizeof why))) {
+	} else if ((st = vet(d, why, sizeof why))) {
 		set_state(r, (tg_plugin_state)st, "%s", why);
 	} else if (!(r->section = lower_dup(d->name))) {
 		set_state(r, TG_PLUGIN_REFUSED, "out of host memory");
@@ -330,10 +316,14 @@ static void load(tg_plugin_rec *r, const char *open_path, int exact)
 	}
 }
 
+/* Records candidate `file` (from `origin`) and loads it from
+ * `open_path`, unless `refusal` (a reason) or a disabling glob keeps it
+ * unloaded. */
 static int add_candidate(const char *file, const char *open_path,
-                         int exact, const char *origin)
+                         int exact, const char *origin, const char *refusal)
 {
 	tg_plugin_rec *r = calloc(1, sizeof *r);
+	char glob[128];
 
 	if (!r || !(r->file = strdup(file)) || !(r->origin = strdup(origin)) ||
 	    TG_VEC_PUSH(&recs, r)) {
@@ -341,11 +331,15 @@ static int add_candidate(const char *file, const char *open_path,
 		return tg_error_oom("plugin scan");
 	}
 	r->probe.ndevices = -1;
-	if (open_path)
-		load(r, open_path, exact);
+	if (refusal)
+		set_state(r, TG_PLUGIN_REFUSED, "%s (listed in %s)", refusal,
+		          origin);
+	else if (disabled(file, glob, sizeof glob))
+		set_state(r, TG_PLUGIN_DISABLED, "disabled by '%s' in "
+		          "TG_PLUGINS_DISABLE or plugins_disable (not loaded)",
+		          glob);
 	else
-		set_state(r, TG_PLUGIN_REFUSED, "no such file or directory "
-		          "(listed in %s)", origin);
+		load(r, open_path, exact);
 	return 0;
 }
 
@@ -378,7 +372,7 @@ static int scan_dir(const char *dir, const char *origin)
 		else if (!dup && !rc) {
 			char *stem = strndup(file, strlen(file) - 3);
 
-			rc = stem ? add_candidate(file, stem, 0, origin)
+			rc = stem ? add_candidate(file, stem, 0, origin, NULL)
 			          : tg_error_oom("plugin scan");
 			free(stem);
 		}
@@ -392,13 +386,21 @@ static int scan_dir(const char *dir, const char *origin)
 
 static int scan_entry(const struct path_entry *e)
 {
+	char why[TG_ERROR_MAX];
+
+	if (e->path[0] != '/') {  /* never against the current directory */
+		snprintf(why, sizeof why, "relative path '%s': plugin path "
+		         "entries must be absolute", e->path);
+		return add_candidate(e->path, NULL, 1, e->origin, why);
+	}
 	if (tg_is_dir(e->path))
 		return scan_dir(e->path, e->origin);
 	if (tg_is_file(e->path))
-		return add_candidate(e->path, e->path, 1, e->origin);
+		return add_candidate(e->path, e->path, 1, e->origin, NULL);
 	if (!strcmp(e->origin, "TG_PLUGIN_PATH") ||
 	    !strcmp(e->origin, "config"))  /* named explicitly */
-		return add_candidate(e->path, NULL, 1, e->origin);
+		return add_candidate(e->path, NULL, 1, e->origin,
+		                     "no such file or directory");
 	return 0;
 }
 

@@ -251,14 +251,16 @@ static int read_file(const char *path, int required, const char *what)
 
 static int read_files(void)
 {
-	char *user = tg_user_dir("XDG_CONFIG_HOME", ".config");
-	char *path = user ? tg_path_join(user, "tgcore/tgcore.ini") : NULL;
+	char *user, *path = NULL;
 	const char *env = tg_getenv("TG_CONFIG");
-	int rc = path ? 0 : tg_error_oom("config");
+	int rc = tg_user_dir("XDG_CONFIG_HOME", ".config", &user);
 
+	/* no user file when setuid (tg_user_dir gives none) */
+	if (!rc && user && !(path = tg_path_join(user, "tgcore/tgcore.ini")))
+		rc = tg_error_oom("config");
 	if (!rc)
 		rc = read_file(TG_CONFDIR "/tgcore.ini", 0, "");
-	if (!rc && tg_getenv("HOME"))  /* no user files when setuid */
+	if (!rc && path)
 		rc = read_file(path, 0, "");
 	if (!rc && env && env[0])
 		rc = read_file(env, 1, "TG_CONFIG");

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -66,16 +69,63 @@ const char *tg_getenv(const char *name)
 	return secure_getenv(name);
 }
 
-char *tg_user_dir(const char *xdg_var, const char *home_rel)
+int tg_secure_mode(void)
 {
-	const char *xdg = tg_getenv(xdg_var), *home;
+	return getauxval(AT_SECURE) != 0;
+}
 
+/* The user's home: $HOME, else the password database's entry (a
+ * service started without HOME).  NULL when there is none. */
+static char *home_dir(void)
+{
+	const char *home = tg_getenv("HOME");
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (home && home[0] == '/')
+		return tg_strdup(home, "home directory");
+	if (getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) || !res ||
+	    !res->pw_dir || res->pw_dir[0] != '/')
+		return NULL;
+	return tg_strdup(res->pw_dir, "home directory");
+}
+
+int tg_user_dir(const char *xdg_var, const char *home_rel, char **out)
+{
+	const char *xdg = tg_getenv(xdg_var);
+	char *home;
+
+	*out = NULL;
+	if (tg_secure_mode())  /* setuid: never the invoking user's files */
+		return 0;
 	if (xdg && xdg[0] == '/')
-		return strdup(xdg);
-	home = tg_getenv("HOME");
-	if (!home || !home[0])
-		home = "/tmp";
-	return tg_path_join(home, home_rel);
+		return (*out = tg_strdup(xdg, "user directory")) ? 0
+		                                                 : TG_ENOMEM;
+	if (!(home = home_dir()))
+		return 0;
+	*out = tg_path_join(home, home_rel);
+	free(home);
+	return *out ? 0 : tg_error_oom("user directory");
+}
+
+int tg_private_path(const char *path, int want_dir, char *why, size_t n)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return snprintf(why, n, "%s: %s", path, strerror(errno)), -1;
+	if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+		return snprintf(why, n, "%s is not a %s", path,
+		                want_dir ? "directory" : "regular file"), -1;
+	if (st.st_uid != geteuid())
+		return snprintf(why, n, "%s is owned by uid %u, not by this "
+		                "user (uid %u)", path, (unsigned)st.st_uid,
+		                (unsigned)geteuid()), -1;
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return snprintf(why, n, "%s is writable by %s (mode %04o)",
+		                path, st.st_mode & S_IWOTH ? "others" : "its group",
+		                (unsigned)(st.st_mode & 07777)), -1;
+	return 0;
 }
 
 int tg_is_dir(const char *path)

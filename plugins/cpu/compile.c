@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -208,6 +209,36 @@ static int head_len(const char *s, int lines)
 /* Running a child process                                             */
 /* ------------------------------------------------------------------ */
 
+/* A setuid or setgid program (AT_SECURE) must not run a compiler its
+ * caller chose: the core then ignores the environment and the user's
+ * config, and a bare command name is looked up on this fixed path only
+ * (never the caller's PATH), with this environment alone (no
+ * LD_PRELOAD, GCC_EXEC_PREFIX or COMPILER_PATH of the caller's). */
+#define SECURE_PATH "/usr/bin:/bin"
+
+static int secure_mode(void)
+{
+	return getauxval(AT_SECURE) != 0;
+}
+
+static int spawn_secure(pid_t *pid, char *const argv[],
+                        const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *attr)
+{
+	static char *const env[] = { "PATH=" SECURE_PATH, "LC_ALL=C", NULL };
+	static const char *const dirs[] = { "/usr/bin", "/bin" };
+	char path[PATH_MAX];
+
+	if (strchr(argv[0], '/'))  /* from the system config */
+		return posix_spawn(pid, argv[0], fa, attr, argv, env);
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+		snprintf(path, sizeof path, "%s/%s", dirs[i], argv[0]);
+		if (access(path, X_OK) == 0)
+			return posix_spawn(pid, path, fa, attr, argv, env);
+	}
+	return ENOENT;
+}
+
 /* Starts argv with `in` as stdin and `out` as stdout and stderr, its
  * signals unblocked and at their defaults whatever the application set.
  * 0 or an errno value (ENOENT for a compiler that does not exist). */
@@ -236,7 +267,9 @@ static int spawn_with(char *const argv[], int in, int out, pid_t *pid)
 	                                    POSIX_SPAWN_SETSIGDEF |
 	                                    POSIX_SPAWN_SETPGROUP)) != 0)
 		goto out_destroy_attr;
-	err = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
+	err = secure_mode() ? spawn_secure(pid, argv, &fa, &attr)
+	                    : posix_spawnp(pid, argv[0], &fa, &attr, argv,
+	                                   environ);
 out_destroy_attr:
 	posix_spawnattr_destroy(&attr);
 out_destroy_actions:
@@ -691,8 +724,9 @@ static int build(struct cpu_cc *cc, const char *src, char *so, char **log)
 			cc->timeout_s);
 	else if (err == ENOENT || err == EACCES)
 		ret = host->set_error(host, TG_ECOMPILE,
-			"cpu compile: cannot run %s: %s", cc->argv[0],
-			strerror(err));
+			"cpu compile: cannot run %s: %s%s", cc->argv[0],
+			strerror(err), secure_mode() ? " (setuid or setgid: "
+			"looked for on " SECURE_PATH " only)" : "");
 	else if (err != 0)
 		ret = host->set_error(host, TG_ECOMPILE,
 			"cpu compile: cannot run or wait for the compiler %s: "

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <tg/plugin.h>
 
@@ -60,6 +61,9 @@
 #elif defined(BAD_OPENFAIL)
 #define BAD_NAME "OPENFAIL"
 #define BAD_WHAT "open always fails"
+#elif defined(BAD_CRASHENTRY)
+#define BAD_NAME "CRASHENTRY"
+#define BAD_WHAT "the entry point crashes the process"
 #else
 #error "build bad.c with one -DBAD_<KIND> (see tests/plugins/Makefile.inc)"
 #endif
@@ -372,6 +376,19 @@ TG_PLUGIN_EXPORT const struct tg_plugin *tg_plugin_entry(
 	host->log(host, TG_LOG_ERROR, "%s: refusing to load: this test "
 	          "double's entry always returns NULL", bad_plugin.name);
 	return NULL;
+}
+#elif defined(BAD_CRASHENTRY)
+/* The fault: a driver that takes the process down as it loads; only
+ * never loading it (TG_PLUGINS_DISABLE) keeps the process alive. */
+TG_PLUGIN_EXPORT const struct tg_plugin *tg_plugin_entry(
+	const struct tg_host *host);
+TG_PLUGIN_EXPORT const struct tg_plugin *tg_plugin_entry(
+	const struct tg_host *host)
+{
+	(void)host;
+	if (bad_plugin.name)  /* always */
+		abort();
+	return &bad_plugin;
 }
 #else
 TG_PLUGIN_DEFINE(bad_plugin)

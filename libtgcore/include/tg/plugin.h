@@ -93,7 +93,10 @@ struct tg_host {
 	 * any thread.  Since 0.1. */
 	const char *(*config_get)(const struct tg_host *host, const char *key);
 	/* Directory for the plugin's scratch and cache files (exists, is
-	 * writable, per user), e.g. ~/.cache/tgcore.  Since 0.1. */
+	 * writable, owned by the user and private to them), e.g.
+	 * ~/.cache/tgcore; NULL when there is none (no home directory, a
+	 * setuid program, or a directory another user could write).
+	 * Since 0.1. */
 	const char *cache_dir;
 	/* The DEBUG level, to skip formatting work nobody will see. Since 0.1. */
 	int debug;
