@@ -14,7 +14,6 @@ fail() { echo "FAIL: $*"; exit 1; }
 tmp="$TG_TEST_TMP/secure.$$"
 rm -rf "$tmp"
 mkdir -p "$tmp/evil" "$tmp/home" || fail "cannot make $tmp"
-chmod 755 "$TG_TEST_TMP" "$tmp"
 cat >"$tmp/evil/cc" <<EOS
 #!/bin/sh
 touch "$tmp/evil/ran"

@@ -226,13 +226,14 @@ static int spawn_secure(pid_t *pid, char *const argv[],
                         const posix_spawnattr_t *attr)
 {
 	static char *const env[] = { "PATH=" SECURE_PATH, "LC_ALL=C", NULL };
-	static const char *const dirs[] = { "/usr/bin", "/bin" };
 	char path[PATH_MAX];
+	size_t n;
 
 	if (strchr(argv[0], '/'))  /* from the system config */
 		return posix_spawn(pid, argv[0], fa, attr, argv, env);
-	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
-		snprintf(path, sizeof path, "%s/%s", dirs[i], argv[0]);
+	for (const char *d = SECURE_PATH; *d; d += n + (d[n] == ':')) {
+		n = strcspn(d, ":");
+		snprintf(path, sizeof path, "%.*s/%s", (int)n, d, argv[0]);
 		if (access(path, X_OK) == 0)
 			return posix_spawn(pid, path, fa, attr, argv, env);
 	}
