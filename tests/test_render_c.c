@@ -822,6 +822,77 @@ START_TEST(gpu_dialects_spell_types_and_indices)
 }
 END_TEST
 
+/* CUDA C, which no device here runs: pinned spellings.  Half comes from
+ * cuda_fp16.h, the kernel is extern "C" __global__ with __restrict__
+ * buffers; without work-groups its ids come from a flat id bounded by
+ * the total, with them from blockIdx/threadIdx; shared memory is
+ * __shared__ and a barrier __syncthreads(); bitcasts are the driver's
+ * intrinsics; infinities are their bits. */
+START_TEST(cuda_dialect_spellings)
+{
+	tg_uop *g = gidx0(8), *d0 = glob(0, TG_FLOAT16, 1),
+	       *d1 = glob(1, TG_FLOAT16, 0), *f0 = glob(0, TG_INT32, 1),
+	       *f1 = glob(1, TG_FLOAT32, 0), *b0 = glob(0, TG_BOOL, 1);
+	tg_uop *h = tg_uop_alu(ir, TG_ADD, load(d1, g), load(d1, g), NULL);
+	tg_uop *e = tg_uop1(ir, TG_EXP2, TG_FLOAT16, h);
+	tg_uop *l = special("lidx0", 4), *gg = special("gidx0", 2);
+	tg_arg la = { .a = 4, .name = "temp0" };
+	tg_uop *tmp = tg_uop0(ir, TG_DEFINE_LOCAL,
+	                      tg_type_ptr(TG_FLOAT32, TG_AS_LOCAL), &la);
+	tg_uop *inf = tg_uop_const_float(ir, TG_FLOAT32, INFINITY);
+	tg_uop *x = tg_uop_alu(ir, TG_MAX, load(f1, g), inf, NULL);
+	tg_uop *bc = tg_uop1(ir, TG_BITCAST, TG_INT32, x);
+	tg_uop *st, *bar, *cmp;
+	char *src = render_in(sink(store(d0, g, e), NULL), TG_DIALECT_CUDA,
+	                      8);
+	struct tg_renderer_caps caps = { .struct_size = sizeof caps,
+	                                 .dialect = TG_DIALECT_CUDA };
+	size_t gl[3] = { 8, 1, 1 }, nl;
+	tg_uop **lin;
+
+	has(src, "#include <cuda_fp16.h>");
+	has(src, "extern \"C\" __global__ void E_t(half *__restrict__ data0, "
+	    "const half *__restrict__ data1)");
+	has(src, "const unsigned int tg_i = (blockIdx.y * gridDim.x + "
+	    "blockIdx.x) * blockDim.x + threadIdx.x;");
+	has(src, "if (tg_i >= 8u) return;");
+	has(src, "const int gidx0 = (int)(tg_i % 8u);");
+	has(src, "((half)(exp2(((float)(v");
+	free(src);
+	src = render_in(sink(store(f0, g, bc), NULL), TG_DIALECT_CUDA, 8);
+	ck_assert_ptr_null(strstr(src, "cuda_fp16.h"));
+	has(src, "__int_as_float((int)0x7f800000)");
+	has(src, "__float_as_int(");
+	free(src);
+	cmp = tg_uop_alu(ir, TG_CMPLT, load(d1, g), load(d1, g), NULL);
+	src = render_in(sink(store(b0, g, cmp), NULL), TG_DIALECT_CUDA, 8);
+	has(src, "bool *__restrict__ data0");
+	free(src);
+	/* work-groups, shared memory and a barrier */
+	st = store(tmp, l, load(f1, tg_uop_alu(ir, TG_ADD, l, tg_uop_alu(ir,
+	           TG_MUL, gg, idx(4), NULL), NULL)));
+	bar = tg_uop_new(ir, TG_BARRIER, TG_VOID, &st, 1, NULL);
+	{
+		tg_uop *ls[3] = { tmp, idx(3), bar };
+		tg_uop *v = tg_uop_new(ir, TG_LOAD, TG_FLOAT32, ls, 3, NULL);
+		tg_uop *out = store(f0, tg_uop_alu(ir, TG_ADD, l, tg_uop_alu(ir,
+		                    TG_MUL, gg, idx(4), NULL), NULL),
+		                    tg_uop1(ir, TG_CAST, TG_INT32, v));
+		ck_assert_int_eq(tg_linearize(ir, sink(out, NULL), &lin, &nl),
+		                 TG_OK);
+	}
+	src = tg_render(&caps, "r_t", gl, lin, nl);
+	ck_assert_msg(src != NULL, "%s", tg_last_error());
+	has(src, "__shared__ float temp0[4];");
+	has(src, "const int gidx0 = (int)blockIdx.x;");
+	has(src, "const int lidx0 = (int)threadIdx.x;");
+	has(src, "__syncthreads();");
+	ck_assert_ptr_null(strstr(src, "tg_i"));
+	free(src);
+	free(lin);
+}
+END_TEST
+
 /* What a dialect cannot express is an error naming it. */
 START_TEST(gpu_dialects_refuse_what_they_lack)
 {
@@ -871,6 +942,7 @@ static Suite *suite(void)
 	tcase_add_test(t, variables_and_gated_store);
 	tcase_add_test(t, gpu_dialects_spell_types_and_indices);
 	tcase_add_test(t, gpu_dialects_refuse_what_they_lack);
+	tcase_add_test(t, cuda_dialect_spellings);
 	tcase_add_test(t, launch_blocks_visit_every_item_once);
 	tcase_add_test(t, reduce_passes_visit_every_item_once_a_pass);
 	tcase_add_test(t, aligned_vector_loads);

@@ -295,8 +295,7 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 		goto done;
 	}
 	rc = TG_EUNSUPPORTED;
-	if (caps->dialect != TG_DIALECT_C && caps->dialect != TG_DIALECT_OPENCL &&
-	    caps->dialect != TG_DIALECT_GLSL) {
+	if (!tg_cdialect_get(caps->dialect)) {
 		tg_error(rc, "codegen: kernel %s: no renderer for dialect %d",
 		         plan.name, caps->dialect);
 		goto done;

@@ -10,6 +10,12 @@
  *
  * The GPU dialects index with 32-bit ints (as tinygrad does): buffers of
  * more than 2^31 elements are not supported there.
+ *
+ * CUDA C is C++ compiled by NVRTC: half comes from cuda_fp16.h (included
+ * only when a kernel uses it), bfloat16 lives as its bits as in OpenCL,
+ * and bitcasts are the driver's intrinsics (render_c.c).  A kernel
+ * without work-group indices runs on a flat id the plugin launches in
+ * blocks of its choosing, bounded by the total.
  */
 #include "config.h"
 
@@ -70,11 +76,26 @@ static const tg_cdialect dialect_glsl = {
 	.body_depth = 1,
 };
 
+static const tg_cdialect dialect_cuda = {
+	.id = TG_DIALECT_CUDA, .name = "CUDA C",
+	.type = {
+		[TG_BOOL] = "bool", [TG_INT8] = "signed char",
+		[TG_UINT8] = "unsigned char", [TG_INT16] = "short",
+		[TG_UINT16] = "unsigned short", [TG_INT32] = "int",
+		[TG_UINT32] = "unsigned int", [TG_INT64] = "long long",
+		[TG_UINT64] = "unsigned long long", [TG_FLOAT16] = "half",
+		[TG_BFLOAT16] = "unsigned short", [TG_FLOAT32] = "float",
+		[TG_FLOAT64] = "double", [TG_INDEX] = "int",
+	},
+	.qual = "const ", .acc_qual = "", .vec = TG_CVEC_NONE, .body_depth = 1,
+};
+
 const tg_cdialect *tg_cdialect_get(int dialect)
 {
 	switch (dialect) {
 	case TG_DIALECT_C: return &dialect_c;
 	case TG_DIALECT_OPENCL: return &dialect_opencl;
+	case TG_DIALECT_CUDA: return &dialect_cuda;
 	case TG_DIALECT_GLSL: return &dialect_glsl;
 	default: return NULL;
 	}
@@ -166,6 +187,17 @@ static void nonfinite_const(const tg_cdialect *d, tg_strbuf *sb, double f,
 		tg_strbuf_addf(sb, "((%s)(%s%s))", d->type[s], neg,
 		               isnan(f) ? "NAN" : "INFINITY");
 		return;
+	case TG_DIALECT_CUDA: {
+		/* no NAN/INFINITY macros without headers: the bits */
+		const char *bits = isnan(f) ? "0x7fc00000" : f < 0
+		                   ? "0xff800000u" : "0x7f800000";
+		if (s == TG_FLOAT32)
+			tg_strbuf_addf(sb, "__int_as_float((int)%s)", bits);
+		else
+			tg_strbuf_addf(sb, "((%s)__int_as_float((int)%s))",
+			               d->type[s], bits);
+		return;
+	}
 	default: {
 		const char *bits = isnan(f) ? "0x7fc00000u"
 		                   : f < 0 ? "0xff800000u" : "0x7f800000u";
@@ -229,6 +261,15 @@ static const char bf16_opencl[] =
 	"    return (ushort)((u >> 16) | 0x40u);\n"
 	"  u += 0x7fffu + ((u >> 16) & 1u);\n"
 	"  return (ushort)(u >> 16); }\n";
+static const char bf16_cuda[] =
+	"__device__ inline float tg_bf2f(unsigned short x)\n"
+	"{ return __uint_as_float((unsigned int)x << 16); }\n"
+	"__device__ inline unsigned short tg_f2bf(float f)\n"
+	"{ unsigned int u = __float_as_uint(f);\n"
+	"  if ((u & 0x7fffffffu) > 0x7f800000u)\n"
+	"    return (unsigned short)((u >> 16) | 0x40u);\n"
+	"  u += 0x7fffu + ((u >> 16) & 1u);\n"
+	"  return (unsigned short)(u >> 16); }\n";
 static const char bf16_glsl[] =
 	"float tg_bf2f(uint16_t x) { return uintBitsToFloat(uint(x) << 16); }\n"
 	"uint16_t tg_f2bf(float f)\n"
@@ -269,6 +310,22 @@ static const char threefry_opencl[] =
 	"    a += ks[i % 3]; b += ks[(i + 1) % 3] + i + 1;\n"
 	"  }\n"
 	"  return (ulong)b << 32 | a; }\n";
+static const char threefry_cuda[] =
+	"__device__ inline unsigned long long tg_threefry(unsigned long long x,"
+	" unsigned long long key)\n"
+	"{ const unsigned char r[8] = {13,15,26,6,17,29,16,24};\n"
+	"  unsigned int k0 = (unsigned int)key, k1 = (unsigned int)(key >> 32);\n"
+	"  unsigned int ks[3] = { k1, k0 ^ k1 ^ 0x1BD11BDAu, k0 };\n"
+	"  unsigned int a = (unsigned int)x + ks[2];\n"
+	"  unsigned int b = (unsigned int)(x >> 32) + ks[0];\n"
+	"  for (unsigned int i = 0; i < 5; i++) {\n"
+	"    for (unsigned int j = 0; j < 4; j++) {\n"
+	"      unsigned int s = r[i % 2 * 4 + j];\n"
+	"      a += b; b = ((b << s) | (b >> (32 - s))) ^ a;\n"
+	"    }\n"
+	"    a += ks[i % 3]; b += ks[(i + 1) % 3] + i + 1;\n"
+	"  }\n"
+	"  return (unsigned long long)b << 32 | a; }\n";
 static const char threefry_glsl[] =
 	"uint64_t tg_threefry(uint64_t x, uint64_t key)\n"
 	"{ const uint r[8] = uint[8](13u,15u,26u,6u,17u,29u,16u,24u);\n"
@@ -287,10 +344,12 @@ static const char threefry_glsl[] =
 static void helpers(const tg_cdialect *d, const tg_ckernel *k,
                     tg_strbuf *sb)
 {
-	int i = d->id == TG_DIALECT_C ? 0 : d->id == TG_DIALECT_OPENCL ? 1 : 2;
-	static const char *const bf16[3] = { bf16_c, bf16_opencl, bf16_glsl };
-	static const char *const tf[3] = { threefry_c, threefry_opencl,
-	                                   threefry_glsl };
+	int i = d->id == TG_DIALECT_C ? 0 : d->id == TG_DIALECT_OPENCL ? 1
+	        : d->id == TG_DIALECT_CUDA ? 3 : 2;
+	static const char *const bf16[4] = { bf16_c, bf16_opencl, bf16_glsl,
+	                                     bf16_cuda };
+	static const char *const tf[4] = { threefry_c, threefry_opencl,
+	                                   threefry_glsl, threefry_cuda };
 
 	if (k->use_bf16)
 		tg_strbuf_add(sb, bf16[i]);
@@ -466,6 +525,72 @@ static void wrap_opencl(const tg_cdialect *d, const tg_ckernel *k,
 	}
 }
 
+/* ---------------------------------------------------------------- CUDA */
+
+/* The launch indices of a CUDA kernel.  With work-groups they are the
+ * block and thread indices; without, the plugin launches a flat range
+ * of blocks (x, then y past the x limit) of any size, and the indices
+ * come from the flat id, bounded by the kernel's total. */
+static int cuda_ids(const tg_ckernel *k, tg_strbuf *sb)
+{
+	const char *xyz = "xyz";
+	uint64_t total = (uint64_t)k->global[0] * k->global[1] * k->global[2];
+
+	for (int g = 0; g < 3 && k->has_local; g++) {
+		if (k->gidx_used[g])
+			tg_strbuf_addf(sb, "\tconst int gidx%d = (int)blockIdx.%c;\n",
+			               g, xyz[g]);
+		if (k->lidx_used[g])
+			tg_strbuf_addf(sb, "\tconst int lidx%d = (int)threadIdx.%c;"
+			               "\n", g, xyz[g]);
+	}
+	if (k->has_local)
+		return TG_OK;
+	if (total > UINT32_MAX)
+		return tg_error(TG_EUNSUPPORTED, "render: kernel %s: %" PRIu64
+		                " work-items exceed CUDA C's 32-bit flat id",
+		                k->name, total);
+	tg_strbuf_addf(sb, "\tconst unsigned int tg_i = (blockIdx.y * gridDim.x"
+	               " + blockIdx.x) * blockDim.x + threadIdx.x;\n"
+	               "\tif (tg_i >= %" PRIu64 "u) return;\n", total);
+	if (k->gidx_used[0])
+		tg_strbuf_addf(sb, "\tconst int gidx0 = (int)(tg_i %% %zuu);\n",
+		               k->global[0]);
+	if (k->gidx_used[1])
+		tg_strbuf_addf(sb, "\tconst int gidx1 = (int)(tg_i / %zuu %% "
+		               "%zuu);\n", k->global[0], k->global[1]);
+	if (k->gidx_used[2])
+		tg_strbuf_addf(sb, "\tconst int gidx2 = (int)(tg_i / %" PRIu64
+		               "u);\n", (uint64_t)k->global[0] * k->global[1]);
+	return TG_OK;
+}
+
+/* extern "C" (the plugin looks the name up unmangled) __global__
+ * function of the buffers, then the values as ints. */
+static int wrap_cuda(const tg_cdialect *d, const tg_ckernel *k,
+                     tg_strbuf *sb)
+{
+	if ((k->kinds_used | k->stored_used) & (1u << TG_FLOAT16))
+		tg_strbuf_add(sb, "#include <cuda_fp16.h>\n");
+	helpers(d, k, sb);
+	tg_strbuf_addf(sb, "extern \"C\" __global__ void %s(", k->name);
+	for (size_t i = 0; i < k->nbufs; i++) {
+		const tg_cparam *b = &k->bufs[i];
+		tg_strbuf_addf(sb, "%s%s%s *__restrict__ %s", i ? ", " : "",
+		               b->written ? "" : "const ", elem_type(d, b),
+		               b->name);
+	}
+	for (size_t i = 0; i < k->nvars; i++)
+		tg_strbuf_addf(sb, "%sconst int %s", i || k->nbufs ? ", " : "",
+		               k->vars[i].name);
+	tg_strbuf_add(sb, ")\n{\n");
+	for (size_t i = 0; i < k->nlocals; i++)
+		tg_strbuf_addf(sb, "\t__shared__ %s %s[%" PRId64 "];\n",
+		               elem_type(d, &k->locals[i]), k->locals[i].name,
+		               k->locals[i].count);
+	return cuda_ids(k, sb);
+}
+
 /* ---------------------------------------------------------------- GLSL */
 
 static int glsl_arith_ext(uint64_t kinds)
@@ -560,6 +685,7 @@ char *tg_cdialect_wrap(const tg_cdialect *d, const tg_ckernel *k,
 	switch (d->id) {
 	case TG_DIALECT_C: wrap_c(d, k, &sb); break;
 	case TG_DIALECT_OPENCL: wrap_opencl(d, k, &sb); break;
+	case TG_DIALECT_CUDA: rc = wrap_cuda(d, k, &sb); break;
 	default: rc = wrap_glsl(d, k, &sb); break;
 	}
 	if (rc) {

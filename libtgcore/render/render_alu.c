@@ -338,3 +338,32 @@ const char *tg_glsl_bitcast_fn(unsigned from, unsigned to)
 		return "";  /* ints (and bf16's bits) of one size */
 	return NULL;
 }
+
+/* The CUDA intrinsic reinterpreting kind `from` as `to` (same size); ""
+ * for a cast (ints, and bf16's bits, of one size), NULL when there is
+ * none (bool). */
+const char *tg_cuda_bitcast_fn(unsigned from, unsigned to)
+{
+	static const struct { unsigned from, to; const char *fn; } t[] = {
+		{ TG_FLOAT32, TG_INT32, "__float_as_int" },
+		{ TG_FLOAT32, TG_UINT32, "__float_as_uint" },
+		{ TG_INT32, TG_FLOAT32, "__int_as_float" },
+		{ TG_UINT32, TG_FLOAT32, "__uint_as_float" },
+		{ TG_FLOAT64, TG_INT64, "__double_as_longlong" },
+		{ TG_INT64, TG_FLOAT64, "__longlong_as_double" },
+		{ TG_FLOAT16, TG_INT16, "__half_as_short" },
+		{ TG_FLOAT16, TG_UINT16, "__half_as_ushort" },
+		{ TG_FLOAT16, TG_BFLOAT16, "__half_as_ushort" },
+		{ TG_INT16, TG_FLOAT16, "__short_as_half" },
+		{ TG_UINT16, TG_FLOAT16, "__ushort_as_half" },
+		{ TG_BFLOAT16, TG_FLOAT16, "__ushort_as_half" },
+	};
+
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+		if (t[i].from == from && t[i].to == to)
+			return t[i].fn;
+	if (!tg_scalar_is_float(from) && !tg_scalar_is_float(to) &&
+	    from != TG_BOOL && to != TG_BOOL)
+		return "";
+	return NULL;
+}

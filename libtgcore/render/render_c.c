@@ -349,6 +349,21 @@ static void render_bitcast(rc_state *st, const tg_uop *u)
 		begin_value(st, t, name, sizeof name);
 		tg_strbuf_addf(&st->body, "as_%s(%s);\n", t, e0);
 		break;
+	case TG_DIALECT_CUDA:
+		begin_value(st, t, name, sizeof name);
+		if (from == TG_UINT64 && to == TG_FLOAT64)
+			tg_strbuf_addf(&st->body, "__longlong_as_double((long long)"
+			               "(%s));\n", e0);
+		else if (from == TG_FLOAT64 && to == TG_UINT64)
+			tg_strbuf_addf(&st->body, "((unsigned long long)"
+			               "__double_as_longlong(%s));\n", e0);
+		else if (!(fn = tg_cuda_bitcast_fn(from, to)))
+			goto bad;
+		else if (*fn)
+			tg_strbuf_addf(&st->body, "%s(%s);\n", fn, e0);
+		else
+			tg_strbuf_addf(&st->body, "((%s)(%s));\n", t, e0);
+		break;
 	default:
 		if (!(fn = tg_glsl_bitcast_fn(from, to)))
 			goto bad;
@@ -593,6 +608,7 @@ static void render_node(rc_state *st, const tg_uop *u)
 		ind(st);
 		tg_strbuf_add(&st->body, st->d->id == TG_DIALECT_OPENCL
 		              ? "barrier(CLK_LOCAL_MEM_FENCE);\n"
+		              : st->d->id == TG_DIALECT_CUDA ? "__syncthreads();\n"
 		              : "memoryBarrierShared(); barrier();\n");
 		return;
 	case TG_IF:
