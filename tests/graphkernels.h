@@ -32,6 +32,17 @@ static const char cl_step_u[] =
 	"	data0[i] = data1[var1 - 1 - i] * 3u + (uint)var0 + (uint)i;\n"
 	"}\n";
 
+/* CUDA: launched flat (local 1,1,1), so blocks of the plugin's size
+ * with a bound. */
+#define CU_HEAD(NAME, T) "extern \"C\" __global__ void " NAME "(" T \
+	" *data0, " \
+	"const " T " *data1, const int var0, const int var1)\n" \
+	"{\n" \
+	"	unsigned int i = (blockIdx.y * gridDim.x + blockIdx.x) *\n" \
+	"	                 blockDim.x + threadIdx.x;\n" \
+	"	unsigned int n = (unsigned int)var1;\n" \
+	"	if (i >= n) return;\n"
+
 #define GL_HEAD(T) "#version 450\n" \
 	"layout(local_size_x_id = 0, local_size_y_id = 1, " \
 	"local_size_z_id = 2) in;\n" \
@@ -46,6 +57,10 @@ static const char cl_step_u[] =
 	"	         gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n" \
 	"	uint n = uint(vals.v[1]);\n" \
 	"	if (i >= n) return;\n"
+
+static const char cu_step_u[] = CU_HEAD("step_u", "unsigned int")
+	"	data0[i] = data1[n - 1u - i] * 3u + (unsigned int)var0 + i;\n"
+	"}\n";
 
 static const char gl_step_u[] = GL_HEAD("uint")
 	"	data_0[i] = data_1[n - 1u - i] * 3u + uint(vals.v[0]) + i;\n"

@@ -63,12 +63,17 @@ static const char gl_step_f[] = GL_HEAD("float")
 	"0.125;\n"
 	"}\n";
 
+static const char cu_step_f[] = CU_HEAD("step_f", "float")
+	"	data0[i] = data1[n - 1u - i] * 0.75f + (float)var0 * 0.125f;\n"
+	"}\n";
+
 static const struct {
 	const char *dialect, *step_u, *step_f;
 } dialects[] = {
 	{ "c", c_step_u, c_step_f },
 	{ "opencl", cl_step_u, cl_step_f },
 	{ "glsl", gl_step_u, gl_step_f },
+	{ "cuda", cu_step_u, cu_step_f },
 };
 
 /* The device under test: DEVICE, else the CPU. */

@@ -66,6 +66,8 @@ static const char *source(tg_dev *dev)
 		return c_step_u;
 	if (!strcmp(info.dialect, "opencl"))
 		return cl_step_u;
+	if (!strcmp(info.dialect, "cuda"))
+		return cu_step_u;
 	return !strcmp(info.dialect, "glsl") ? gl_step_u : NULL;
 }
 
