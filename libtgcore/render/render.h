@@ -146,12 +146,9 @@ void tg_render_alu(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
 /* A scalar expression e of kind `from` converted to kind `to`. */
 void tg_render_cast(rc_state *st, tg_strbuf *sb, unsigned from, unsigned to,
                     const char *e);
-/* The CUDA intrinsic reinterpreting kind `from` as `to` (same size); ""
- * for a cast; NULL when CUDA has none.  float64 <-> uint64 goes through
- * int64 (render_c.c). */
-const char *tg_cuda_bitcast_fn(unsigned from, unsigned to);
-/* The GLSL function reinterpreting kind `from` as `to` (same size); ""
- * for a constructor (ints of one size); NULL when GLSL has none. */
-const char *tg_glsl_bitcast_fn(unsigned from, unsigned to);
+/* The function of dialect d (GLSL or CUDA) reinterpreting kind `from`
+ * as `to` (same size); "" for a conversion (ints of one size); NULL
+ * when the dialect has none.  Static strings. */
+const char *tg_bitcast_fn(int d, unsigned from, unsigned to);
 
 #endif /* TG_RENDER_H */

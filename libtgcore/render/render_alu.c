@@ -309,59 +309,41 @@ void tg_render_cast(rc_state *st, tg_strbuf *sb, unsigned from, unsigned to,
 	}
 }
 
-/* The GLSL function reinterpreting kind `from` as kind `to` (same size);
- * "" for a constructor (ints of one size), NULL when GLSL has none. */
-const char *tg_glsl_bitcast_fn(unsigned from, unsigned to)
+/* The function of dialect d (GLSL or CUDA) reinterpreting kind `from`
+ * as kind `to` (same size); "" for a conversion (ints, and bf16's bits,
+ * of one size), NULL when the dialect has none.  CUDA's float64 <->
+ * uint64 goes through int64 (render_c.c). */
+const char *tg_bitcast_fn(int d, unsigned from, unsigned to)
 {
-	static const struct { unsigned from, to; const char *fn; } t[] = {
-		{ TG_FLOAT32, TG_INT32, "floatBitsToInt" },
-		{ TG_FLOAT32, TG_UINT32, "floatBitsToUint" },
-		{ TG_INT32, TG_FLOAT32, "intBitsToFloat" },
-		{ TG_UINT32, TG_FLOAT32, "uintBitsToFloat" },
-		{ TG_FLOAT64, TG_INT64, "doubleBitsToInt64" },
-		{ TG_FLOAT64, TG_UINT64, "doubleBitsToUint64" },
-		{ TG_INT64, TG_FLOAT64, "int64BitsToDouble" },
-		{ TG_UINT64, TG_FLOAT64, "uint64BitsToDouble" },
-		{ TG_FLOAT16, TG_INT16, "float16BitsToInt16" },
-		{ TG_FLOAT16, TG_UINT16, "float16BitsToUint16" },
-		{ TG_FLOAT16, TG_BFLOAT16, "float16BitsToUint16" },
-		{ TG_INT16, TG_FLOAT16, "int16BitsToFloat16" },
-		{ TG_UINT16, TG_FLOAT16, "uint16BitsToFloat16" },
-		{ TG_BFLOAT16, TG_FLOAT16, "uint16BitsToFloat16" },
+	static const struct {
+		unsigned from, to;
+		const char *glsl, *cuda;
+	} t[] = {
+		{ TG_FLOAT32, TG_INT32, "floatBitsToInt", "__float_as_int" },
+		{ TG_FLOAT32, TG_UINT32, "floatBitsToUint", "__float_as_uint" },
+		{ TG_INT32, TG_FLOAT32, "intBitsToFloat", "__int_as_float" },
+		{ TG_UINT32, TG_FLOAT32, "uintBitsToFloat", "__uint_as_float" },
+		{ TG_FLOAT64, TG_INT64, "doubleBitsToInt64",
+		  "__double_as_longlong" },
+		{ TG_FLOAT64, TG_UINT64, "doubleBitsToUint64", NULL },
+		{ TG_INT64, TG_FLOAT64, "int64BitsToDouble",
+		  "__longlong_as_double" },
+		{ TG_UINT64, TG_FLOAT64, "uint64BitsToDouble", NULL },
+		{ TG_FLOAT16, TG_INT16, "float16BitsToInt16", "__half_as_short" },
+		{ TG_FLOAT16, TG_UINT16, "float16BitsToUint16",
+		  "__half_as_ushort" },
+		{ TG_FLOAT16, TG_BFLOAT16, "float16BitsToUint16",
+		  "__half_as_ushort" },
+		{ TG_INT16, TG_FLOAT16, "int16BitsToFloat16", "__short_as_half" },
+		{ TG_UINT16, TG_FLOAT16, "uint16BitsToFloat16",
+		  "__ushort_as_half" },
+		{ TG_BFLOAT16, TG_FLOAT16, "uint16BitsToFloat16",
+		  "__ushort_as_half" },
 	};
 
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
 		if (t[i].from == from && t[i].to == to)
-			return t[i].fn;
-	if (!tg_scalar_is_float(from) && !tg_scalar_is_float(to) &&
-	    from != TG_BOOL && to != TG_BOOL)
-		return "";  /* ints (and bf16's bits) of one size */
-	return NULL;
-}
-
-/* The CUDA intrinsic reinterpreting kind `from` as `to` (same size); ""
- * for a cast (ints, and bf16's bits, of one size), NULL when there is
- * none (bool). */
-const char *tg_cuda_bitcast_fn(unsigned from, unsigned to)
-{
-	static const struct { unsigned from, to; const char *fn; } t[] = {
-		{ TG_FLOAT32, TG_INT32, "__float_as_int" },
-		{ TG_FLOAT32, TG_UINT32, "__float_as_uint" },
-		{ TG_INT32, TG_FLOAT32, "__int_as_float" },
-		{ TG_UINT32, TG_FLOAT32, "__uint_as_float" },
-		{ TG_FLOAT64, TG_INT64, "__double_as_longlong" },
-		{ TG_INT64, TG_FLOAT64, "__longlong_as_double" },
-		{ TG_FLOAT16, TG_INT16, "__half_as_short" },
-		{ TG_FLOAT16, TG_UINT16, "__half_as_ushort" },
-		{ TG_FLOAT16, TG_BFLOAT16, "__half_as_ushort" },
-		{ TG_INT16, TG_FLOAT16, "__short_as_half" },
-		{ TG_UINT16, TG_FLOAT16, "__ushort_as_half" },
-		{ TG_BFLOAT16, TG_FLOAT16, "__ushort_as_half" },
-	};
-
-	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-		if (t[i].from == from && t[i].to == to)
-			return t[i].fn;
+			return d == TG_DIALECT_CUDA ? t[i].cuda : t[i].glsl;
 	if (!tg_scalar_is_float(from) && !tg_scalar_is_float(to) &&
 	    from != TG_BOOL && to != TG_BOOL)
 		return "";

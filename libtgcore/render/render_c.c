@@ -349,26 +349,26 @@ static void render_bitcast(rc_state *st, const tg_uop *u)
 		begin_value(st, t, name, sizeof name);
 		tg_strbuf_addf(&st->body, "as_%s(%s);\n", t, e0);
 		break;
-	case TG_DIALECT_CUDA:
+	default:  /* GLSL and CUDA: the dialect's own functions */
 		begin_value(st, t, name, sizeof name);
-		if (from == TG_UINT64 && to == TG_FLOAT64)
+		if (st->d->id == TG_DIALECT_CUDA && from == TG_UINT64 &&
+		    to == TG_FLOAT64)
 			tg_strbuf_addf(&st->body, "__longlong_as_double((long long)"
 			               "(%s));\n", e0);
-		else if (from == TG_FLOAT64 && to == TG_UINT64)
+		else if (st->d->id == TG_DIALECT_CUDA && from == TG_FLOAT64 &&
+		         to == TG_UINT64)
 			tg_strbuf_addf(&st->body, "((unsigned long long)"
 			               "__double_as_longlong(%s));\n", e0);
-		else if (!(fn = tg_cuda_bitcast_fn(from, to)))
+		else if (!(fn = tg_bitcast_fn(st->d->id, from, to)))
 			goto bad;
 		else if (*fn)
 			tg_strbuf_addf(&st->body, "%s(%s);\n", fn, e0);
-		else
-			tg_strbuf_addf(&st->body, "((%s)(%s));\n", t, e0);
-		break;
-	default:
-		if (!(fn = tg_glsl_bitcast_fn(from, to)))
-			goto bad;
-		begin_value(st, t, name, sizeof name);
-		tg_strbuf_addf(&st->body, "%s(%s);\n", *fn ? fn : t, e0);
+		else {
+			tg_rstate_open_cast(st, &st->body, t);
+			tg_strbuf_add(&st->body, e0);
+			tg_rstate_close_cast(st, &st->body);
+			tg_strbuf_add(&st->body, ";\n");
+		}
 		break;
 	}
 	set_name(st, u, name);

@@ -22,7 +22,7 @@ static const char *const nvrtc_sonames[] = {
 	"libnvrtc.so.11.1", "libnvrtc.so", NULL
 };
 
-static const char *config(const struct tg_host *host, const char *key)
+const char *cu_config(const struct tg_host *host, const char *key)
 {
 	const char *v = host->config_get(host, key);
 
@@ -79,7 +79,7 @@ static int driver_init(struct cu_driver *drv, char *why, size_t n)
 int cu_driver_load(const struct tg_host *host, struct cu_driver *drv,
                    char *why, size_t n)
 {
-	const char *path = config(host, "libcuda");
+	const char *path = cu_config(host, "libcuda");
 	const char *missing;
 	int ret;
 
@@ -158,7 +158,8 @@ static int nvrtc_open_one(struct cu_nvrtc *rtc, const char *path)
 static int nvrtc_find(const struct tg_host *host, struct cu_nvrtc *rtc,
                       char *why, size_t n)
 {
-	const char *path = config(host, "nvrtc"), *home = config(host, "path");
+	const char *path = cu_config(host, "nvrtc");
+	const char *home = cu_config(host, "path");
 	char buf[CU_STR_MAX + 32];
 
 	if (path != NULL) {

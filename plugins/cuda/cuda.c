@@ -6,6 +6,7 @@
  * of contents; memory.c and program.c hold the other tables' entries,
  * api.c the loading of the driver and NVRTC.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,14 @@ static const struct tg_allocator_iface cu_allocator;
 static const struct tg_compiler_iface cu_compiler;
 static const struct tg_runtime_iface cu_runtime;
 
-int cu_fail(struct cu_ctx *ctx, CUresult r, const char *what)
+int cu_fail(struct cu_ctx *ctx, CUresult r, const char *fmt, ...)
 {
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	return ctx->host->set_error(ctx->host, cu_status(r), "cuda: %s on "
 	                            "%s: %s", what, ctx->name,
 	                            cu_err_name(&ctx->drv, r));
@@ -28,7 +35,7 @@ int cu_enter(struct cu_ctx *ctx, const char *what)
 {
 	CUresult r = ctx->drv.cuCtxSetCurrent(ctx->context);
 
-	return r == CUDA_SUCCESS ? 0 : cu_fail(ctx, r, what);
+	return r == CUDA_SUCCESS ? 0 : cu_fail(ctx, r, "%s", what);
 }
 
 /* ------------------------------------------------------------------ */
@@ -70,12 +77,9 @@ static int cu_probe(const struct tg_host *host, struct tg_probe *out)
 static int attr(struct cu_ctx *ctx, int a, int *v, const char *what)
 {
 	CUresult r = ctx->drv.cuDeviceGetAttribute(v, a, ctx->device);
-	char buf[64];
 
-	if (r == CUDA_SUCCESS)
-		return 0;
-	snprintf(buf, sizeof(buf), "open: cuDeviceGetAttribute(%s)", what);
-	return cu_fail(ctx, r, buf);
+	return r == CUDA_SUCCESS ? 0 : cu_fail(ctx, r, "open: "
+	                                       "cuDeviceGetAttribute(%s)", what);
 }
 
 /* Work-group and grid limits, shared memory, the architecture. */

@@ -63,7 +63,6 @@ typedef struct _nvrtcProgram *nvrtcProgram;
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_OUT_OF_MEMORY 2
-#define CUDA_ERROR_NOT_INITIALIZED 3
 #define CUDA_ERROR_NO_DEVICE 100
 #define NVRTC_SUCCESS 0
 
@@ -77,7 +76,6 @@ enum {
 	CU_ATTR_MAX_GRID_DIM_Y = 6,
 	CU_ATTR_MAX_GRID_DIM_Z = 7,
 	CU_ATTR_MAX_SHARED_PER_BLOCK = 8,
-	CU_ATTR_CLOCK_RATE = 13,
 	CU_ATTR_SM_COUNT = 16,
 	CU_ATTR_CC_MAJOR = 75,
 	CU_ATTR_CC_MINOR = 76
@@ -218,8 +216,12 @@ struct cu_ctx {
 /* Makes the device's context current on this thread; 0 or an error
  * naming `what`. */
 int cu_enter(struct cu_ctx *ctx, const char *what);
-/* set_error for a failed driver call: "<what> on CUDA:n: <name>". */
-int cu_fail(struct cu_ctx *ctx, CUresult r, const char *what);
+/* set_error for a failed driver call: "cuda: <what> on CUDA:n: <name>",
+ * what formatted from fmt; returns the status (cu_status). */
+int cu_fail(struct cu_ctx *ctx, CUresult r, const char *fmt, ...)
+	TG_PRINTF(3, 4);
+/* Value of `key` in [cuda]; NULL when unset or empty. */
+const char *cu_config(const struct tg_host *host, const char *key);
 
 /* ------------------------------------------------------------------ */
 /* memory.c: the allocator (handles are device pointers)               */

@@ -4,8 +4,6 @@
  * synchronous copies on the legacy default stream (so a copy out waits
  * for the kernels queued before it), views as pointer arithmetic.
  */
-#include <stdio.h>
-
 #include "cuda.h"
 
 static CUdeviceptr dptr(const void *h)
@@ -18,15 +16,12 @@ int cu_alloc(struct tg_device *dev, size_t size, void **out)
 	struct cu_ctx *ctx = dev->ctx;
 	CUdeviceptr p = 0;
 	CUresult r;
-	char what[64];
 	int ret;
 
 	if ((ret = cu_enter(ctx, "alloc")) != 0)
 		return ret;
-	if ((r = ctx->drv.cuMemAlloc(&p, size)) != CUDA_SUCCESS) {
-		snprintf(what, sizeof(what), "cuMemAlloc of %zu bytes", size);
-		return cu_fail(ctx, r, what);
-	}
+	if ((r = ctx->drv.cuMemAlloc(&p, size)) != CUDA_SUCCESS)
+		return cu_fail(ctx, r, "cuMemAlloc of %zu bytes", size);
 	*out = (void *)(uintptr_t)p;
 	return 0;
 }
@@ -51,7 +46,6 @@ int cu_copy_in(struct tg_device *dev, void *dst, size_t offset,
 {
 	struct cu_ctx *ctx = dev->ctx;
 	CUresult r;
-	char what[96];
 	int ret;
 
 	if (n == 0)
@@ -59,11 +53,8 @@ int cu_copy_in(struct tg_device *dev, void *dst, size_t offset,
 	if ((ret = cu_enter(ctx, "copy in")) != 0)
 		return ret;
 	r = ctx->drv.cuMemcpyHtoD(dptr(dst) + offset, src, n);
-	if (r == CUDA_SUCCESS)
-		return 0;
-	snprintf(what, sizeof(what), "cuMemcpyHtoD of %zu bytes at offset "
-	         "%zu", n, offset);
-	return cu_fail(ctx, r, what);
+	return r == CUDA_SUCCESS ? 0 : cu_fail(ctx, r, "cuMemcpyHtoD of %zu "
+	                                       "bytes at offset %zu", n, offset);
 }
 
 int cu_copy_out(struct tg_device *dev, void *dst, const void *src,
@@ -71,7 +62,6 @@ int cu_copy_out(struct tg_device *dev, void *dst, const void *src,
 {
 	struct cu_ctx *ctx = dev->ctx;
 	CUresult r;
-	char what[96];
 	int ret;
 
 	if (n == 0)
@@ -79,11 +69,8 @@ int cu_copy_out(struct tg_device *dev, void *dst, const void *src,
 	if ((ret = cu_enter(ctx, "copy out")) != 0)
 		return ret;
 	r = ctx->drv.cuMemcpyDtoH(dst, dptr(src) + offset, n);
-	if (r == CUDA_SUCCESS)
-		return 0;
-	snprintf(what, sizeof(what), "cuMemcpyDtoH of %zu bytes at offset "
-	         "%zu", n, offset);
-	return cu_fail(ctx, r, what);
+	return r == CUDA_SUCCESS ? 0 : cu_fail(ctx, r, "cuMemcpyDtoH of %zu "
+	                                       "bytes at offset %zu", n, offset);
 }
 
 int cu_view(struct tg_device *dev, void *mem, size_t offset, size_t size,

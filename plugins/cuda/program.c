@@ -47,11 +47,11 @@ struct cu_program {
 /* "-I<dir>" for the first include directory holding cuda_fp16.h. */
 static void include_option(const struct tg_host *host, char *buf, size_t n)
 {
-	const char *home = host->config_get(host, "path");
+	const char *home = cu_config(host, "path");
 	char probe[CU_STR_MAX + 32];
 
 	buf[0] = '\0';
-	if (home != NULL && *home != '\0') {
+	if (home != NULL) {
 		snprintf(buf, n, "-I%s/include", home);
 		return;
 	}
@@ -180,7 +180,6 @@ int cu_load(struct tg_device *dev, const char *name, const void *blob,
 	struct cu_ctx *ctx = dev->ctx;
 	struct cu_program *p;
 	CUresult r;
-	char what[192];
 	int ret;
 
 	(void)blob_len; /* a CUBIN is an ELF image that knows its size */
@@ -191,19 +190,17 @@ int cu_load(struct tg_device *dev, const char *name, const void *blob,
 		                            "out of host memory");
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	if ((r = ctx->drv.cuModuleLoadData(&p->module, blob)) != CUDA_SUCCESS) {
-		snprintf(what, sizeof(what), "cuModuleLoadData of %s", name);
 		free(p);
-		return cu_fail(ctx, r, what);
+		return cu_fail(ctx, r, "cuModuleLoadData of %s", name);
 	}
 	r = ctx->drv.cuModuleGetFunction(&p->func, p->module, name);
 	if (r == CUDA_SUCCESS)
 		r = ctx->drv.cuFuncGetAttribute(&p->max_threads,
 		        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, p->func);
 	if (r != CUDA_SUCCESS) {
-		snprintf(what, sizeof(what), "cuModuleGetFunction(%s)", name);
 		ctx->drv.cuModuleUnload(p->module);
 		free(p);
-		return cu_fail(ctx, r, what);
+		return cu_fail(ctx, r, "cuModuleGetFunction(%s)", name);
 	}
 	*prog = p;
 	return 0;
@@ -336,14 +333,12 @@ static int enqueue(struct cu_ctx *ctx, const struct cu_program *p,
 	                                     g->grid[2], g->block[0],
 	                                     g->block[1], g->block[2], 0, NULL,
 	                                     args, NULL);
-	char what[192];
 
 	if (r == CUDA_SUCCESS)
 		return 0;
-	snprintf(what, sizeof(what), "cuLaunchKernel(%s, grid %u x %u x %u, "
-	         "block %u x %u x %u)", p->name, g->grid[0], g->grid[1],
-	         g->grid[2], g->block[0], g->block[1], g->block[2]);
-	return cu_fail(ctx, r, what);
+	return cu_fail(ctx, r, "cuLaunchKernel(%s, grid %u x %u x %u, block "
+	               "%u x %u x %u)", p->name, g->grid[0], g->grid[1],
+	               g->grid[2], g->block[0], g->block[1], g->block[2]);
 }
 
 /* Queues the kernel between two events and waits for the second. */
@@ -370,7 +365,7 @@ static int launch_timed(struct cu_ctx *ctx, const struct cu_program *p,
 	    (r = ctx->drv.cuEventSynchronize(ev[1])) == CUDA_SUCCESS)
 		r = ctx->drv.cuEventElapsedTime(&ms, ev[0], ev[1]);
 	if (r != CUDA_SUCCESS)
-		ret = cu_fail(ctx, r, p->name); /* the kernel's own fault */
+		ret = cu_fail(ctx, r, "%s", p->name); /* the kernel's own */
 	*elapsed_s = ms > 0 ? (double)ms * 1e-3 : 0.0;
 out:
 	for (int i = 0; i < 2; i++)

@@ -89,22 +89,29 @@ static const struct { int code; const char *name, *text; } errs[] = {
 	  "requested for launch" },
 };
 
-EXPORT CUresult cuGetErrorName(CUresult r, const char **s);
-CUresult cuGetErrorName(CUresult r, const char **s)
+/* Index of r in errs, or -1 (the driver's CUDA_ERROR_INVALID_VALUE). */
+static int err_index(CUresult r)
 {
 	for (size_t i = 0; i < sizeof errs / sizeof *errs; i++)
 		if (errs[i].code == r)
-			return *s = errs[i].name, 0;
-	return 1;
+			return (int)i;
+	return -1;
+}
+
+EXPORT CUresult cuGetErrorName(CUresult r, const char **s);
+CUresult cuGetErrorName(CUresult r, const char **s)
+{
+	int i = err_index(r);
+
+	return i < 0 ? 1 : (*s = errs[i].name, 0);
 }
 
 EXPORT CUresult cuGetErrorString(CUresult r, const char **s);
 CUresult cuGetErrorString(CUresult r, const char **s)
 {
-	for (size_t i = 0; i < sizeof errs / sizeof *errs; i++)
-		if (errs[i].code == r)
-			return *s = errs[i].text, 0;
-	return 1;
+	int i = err_index(r);
+
+	return i < 0 ? 1 : (*s = errs[i].text, 0);
 }
 
 EXPORT CUresult cuInit(unsigned int flags);
