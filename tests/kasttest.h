@@ -52,9 +52,11 @@ static inline tg_st *kt_expand3(tg_st *s, int a, int b, int c)
 	return kt_moved(s, tg_st_expand(NULL, s, 3, sh));
 }
 
-/* The AST of out(m,n) = a(m,kk) @ b(kk,n) in k: buffers 0 (out), 1, 2
- * (float32), the reduce on axis 2 of (m, n, kk). */
-static inline tg_uop *kt_matmul(tg_ir *k, int m, int n, int kk)
+/* The AST of out(m,n) = a(m,kk) @ b(kk,n) in k: buffers 0 (out,
+ * float32), 1, 2 (dt, each load cast to float32 unless dt is), the
+ * reduce on axis 2 of (m, n, kk). */
+static inline tg_uop *kt_matmul_dt(tg_ir *k, int m, int n, int kk,
+                                   tg_dtype dt)
 {
 	static const uint32_t tr[2] = { 1, 0 };
 	tg_st *sa = kt_expand3(kt_reshape3(kt_st(2, m, kk), m, 1, kk), m, n,
@@ -64,12 +66,21 @@ static inline tg_uop *kt_matmul(tg_ir *k, int m, int n, int kk)
 
 	sb = kt_moved(sb, tg_st_permute(NULL, sb, 2, tr));
 	sb = kt_expand3(kt_reshape3(sb, 1, n, kk), m, n, kk);
-	x = tg_ast_load(k, 1, TG_FLOAT32, sa);
-	y = tg_ast_load(k, 2, TG_FLOAT32, sb);
+	x = tg_ast_load(k, 1, dt, sa);
+	y = tg_ast_load(k, 2, dt, sb);
+	if (dt != TG_FLOAT32) {
+		x = tg_ast_cast(k, x, TG_FLOAT32);
+		y = tg_ast_cast(k, y, TG_FLOAT32);
+	}
 	r = tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL, x, y, NULL), 4u);
 	s = tg_ast_store(k, 0, r, kt_st(3, m, n, 1));
 	ck_assert_msg(s != NULL, "%s", tg_last_error());
 	return tg_ast_sink(k, &s, 1);
+}
+
+static inline tg_uop *kt_matmul(tg_ir *k, int m, int n, int kk)
+{
+	return kt_matmul_dt(k, m, n, kk, TG_FLOAT32);
 }
 
 /* The settings of the configuration as it is now (VERIFY=1 under make

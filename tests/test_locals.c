@@ -419,6 +419,193 @@ START_TEST(tc_work_group)
 }
 END_TEST
 
+/* The caps of a CUDA device of compute capability 8.0 (what the CUDA
+ * plugin reports), for rendering without one. */
+static const struct tg_renderer_caps *cuda_caps(void)
+{
+	static const struct tg_tensor_core mma = {
+		.struct_size = TG_STRUCT_SIZE(struct tg_tensor_core, splits),
+		.dims = { 8, 16, 16 },
+		.dtype_in = TG_FLOAT16,
+		.dtype_out = TG_FLOAT32,
+		.nsplits = 4,
+		.splits = { { TG_TC_UPCAST, 0, 2 }, { TG_TC_LOCAL, 0, 4 },
+		            { TG_TC_UPCAST, 1, 2 }, { TG_TC_LOCAL, 1, 8 } },
+	};
+	static const struct tg_renderer_caps c = {
+		.struct_size = sizeof c, .dialect = TG_DIALECT_CUDA,
+		.has_local = 1, .has_shared = 1, .max_upcast = 1,
+		.global_max = { SIZE_MAX / 2, SIZE_MAX / 2, SIZE_MAX / 2 },
+		.local_max = { 1024, 1024, 64 }, .local_max_total = 1024,
+		.shared_max = 48 * 1024, .dtype_mask = TG_DTYPE_ALL,
+		.tensor_cores = 1, .tc = &mma, .buffer_align = 256,
+	};
+
+	return &c;
+}
+
+/* A half matmul on a CUDA device of compute capability 8.0 or later
+ * goes through mma.sync: the hand-coded opts start with TC and add
+ * upcasts, a warp is the work group, the fragments are vectors and
+ * the sum stays in the instruction's C operand (no float4 add). */
+START_TEST(tc_cuda_mma_source)
+{
+	tg_ksrc ks;
+
+	ck_assert_msg(tg_codegen(kt_matmul_dt(k, 64, 64, 64, TG_FLOAT16),
+	                         cuda_caps(), kt_set(), &ks) == TG_OK, "%s",
+	              tg_last_error());
+	if (getenv("TG_TEST_SHOW_SOURCE"))
+		fprintf(stderr, "%s\n%s", ks.opts, ks.src);
+	ck_assert_str_eq(ks.opts, "TC(0,0) UPCAST(0,4) UPCAST(1,4)");
+	ck_assert_uint_eq(ks.local[0], 4);
+	ck_assert_uint_eq(ks.local[1], 8);
+	ck_assert_uint_eq(ks.local[2], 1);
+	ck_assert_ptr_nonnull(strstr(ks.src, "mma.sync.aligned.m16n8k16.row."
+	                             "col.f32.f16.f16.f32"));
+	ck_assert_ptr_nonnull(strstr(ks.src, "struct __align__(16) tg_half8 "
+	                             "{ half v[8]; };"));
+	ck_assert_ptr_nonnull(strstr(ks.src, "struct __align__(8) tg_half4 "
+	                             "{ half v[4]; };"));
+	ck_assert_ptr_nonnull(strstr(ks.src, "tg_float4 acc0 = (tg_float4{{"
+	                             "(0x0p+0f),(0x0p+0f),(0x0p+0f),"
+	                             "(0x0p+0f)}});"));
+	ck_assert_ptr_nonnull(strstr(ks.src, "acc0 = v"));
+	ck_assert_ptr_nonnull(strstr(ks.src, ", acc0);"));
+	ck_assert_ptr_nonnull(strstr(ks.src, ".v[3]"));
+	tg_ksrc_free(&ks);
+}
+END_TEST
+
+/* After TC, an opt that would move the instruction's lanes is refused
+ * with the opt and the instruction named; one that keeps them is not. */
+START_TEST(tc_cuda_refusals)
+{
+	tg_uop *mm = kt_matmul_dt(k, 64, 64, 64, TG_FLOAT16);
+	static const tg_opt ok[] = { { TG_OPT_TC, 0, 0 },
+	                             { TG_OPT_UNROLL, 2, 2 } };
+	static const tg_opt bad[][2] = {
+		{ { TG_OPT_TC, 0, 0 }, { TG_OPT_LOCAL, 1, 2 } },
+		{ { TG_OPT_TC, 0, 0 }, { TG_OPT_LOCAL, 0, 2 } },
+		{ { TG_OPT_TC, 0, 0 }, { TG_OPT_GROUP, 2, 2 } },
+		{ { TG_OPT_TC, 0, 0 }, { TG_OPT_PADTO, 1, 32 } },
+	};
+	static const char *const msg[] = {
+		"opt: LOCAL(1,2) after TC would move the lanes of "
+		"tg_mma_m16n8k16_f16_f32",
+		"opt: LOCAL(0,2) after TC would move",
+		"opt: GROUP(2,2) after TC would move",
+		"opt: PADTO(1,32) after TC would move",
+	};
+	tg_ksrc ks;
+
+	ck_assert_msg(tg_codegen_opts(mm, cuda_caps(), kt_set(), ok, 2, &ks) ==
+	              TG_OK, "%s", tg_last_error());
+	ck_assert_ptr_nonnull(strstr(ks.src, "tg_mma_m16n8k16_f16_f32("));
+	tg_ksrc_free(&ks);
+	for (size_t i = 0; i < TG_ARRAY_LEN(bad); i++) {
+		ck_assert_int_ne(tg_codegen_opts(mm, cuda_caps(), kt_set(),
+		                                 bad[i], 2, &ks), TG_OK);
+		ck_assert_error(msg[i]);
+	}
+	/* N before M among the axes: lidx0 would be M's */
+	ck_assert_int_ne(tg_codegen_opts(mm, cuda_caps(), kt_set(),
+	                 (tg_opt[]){ { TG_OPT_TC, 1, 0 } }, 1, &ks), TG_OK);
+	ck_assert_error("axis 0 (N) comes before axis 1 (M)");
+}
+END_TEST
+
+/* float to IEEE half bits, for the values the half tests use: 0 and
+ * normal numbers whose mantissa fits 10 bits (exactly representable). */
+static uint16_t half_bits(float f)
+{
+	uint32_t x;
+	int e;
+
+	memcpy(&x, &f, 4);
+	if ((x & 0x7fffffffu) == 0)
+		return (uint16_t)(x >> 16);
+	e = (int)((x >> 23) & 0xff) - 127 + 15;
+	ck_assert(e > 0 && e < 31 && (x & 0x1fffu) == 0);
+	return (uint16_t)((x >> 16 & 0x8000u) | (uint32_t)e << 10 |
+	                  (x >> 13 & 0x3ffu));
+}
+
+/* Whether the device under test has a tensor core for half products
+ * summed in float. */
+static int half_tc(void)
+{
+	const struct tg_renderer_caps *c = kt_cpu_caps();
+
+	for (int i = 0; c->tc && i < c->tensor_cores; i++)
+		if (c->tc[i].dtype_in == TG_FLOAT16 &&
+		    c->tc[i].dtype_out == TG_FLOAT32)
+			return 1;
+	return 0;
+}
+
+/* out(m,n) = a @ b of halves summed in float, with opts (NULL: the
+ * hand-coded ones), on the device under test, against double loops;
+ * where the device has a half tensor core the opts must use it. */
+static void check_half_matmul(int m, int n, int kk, const tg_opt *opts,
+                              size_t nopts)
+{
+	size_t na = (size_t)(m * kk), nb = (size_t)(kk * n), no = (size_t)(m * n);
+	float *a = malloc(na * 4), *b = malloc(nb * 4), *out = malloc(no * 4);
+	uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
+	tg_buffer *bufs[3];
+	tg_ksrc ks;
+	int rc;
+
+	ck_assert(a && b && out && ha && hb);
+	kt_fill(a, na, 0.25f, 0.125f);
+	kt_fill(b, nb, 0.125f, -0.25f);
+	for (size_t i = 0; i < na; i++)
+		ha[i] = half_bits(a[i]);
+	for (size_t i = 0; i < nb; i++)
+		hb[i] = half_bits(b[i]);
+	bufs[0] = kt_buf_with(TG_FLOAT32, no, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT16, na, ha);
+	bufs[2] = kt_buf_with(TG_FLOAT16, nb, hb);
+	rc = opts ? tg_codegen_opts(kt_matmul_dt(k, m, n, kk, TG_FLOAT16),
+	                            kt_cpu_caps(), kt_set(), opts, nopts, &ks)
+	          : tg_codegen(kt_matmul_dt(k, m, n, kk, TG_FLOAT16),
+	                       kt_cpu_caps(), kt_set(), &ks);
+	ck_assert_msg(rc == TG_OK, "%s", tg_last_error());
+	if (getenv("TG_TEST_SHOW_SOURCE"))
+		fprintf(stderr, "%s\n%s", ks.opts, ks.src);
+	if (half_tc())
+		ck_assert_msg(!strncmp(ks.opts, "TC(", 3), "%s", ks.opts);
+	kt_launch(&ks, bufs, 3);
+	tg_ksrc_free(&ks);
+	ck_assert_int_eq(tg_buffer_copyout(bufs[0], out, no * 4), TG_OK);
+	tl_check_matmul(out, a, b, m, n, kk);
+	kt_unref(bufs, 3);
+	free(a), free(b), free(out), free(ha), free(hb);
+}
+
+/* Half matmuls summed in float, on every device: through the tensor
+ * core where the device has one (CUDA: mma.sync), hand-coded (TC and
+ * upcasts), TC alone, TC with K unrolled, and TC padding shapes the
+ * instruction does not divide (amount 2). */
+START_TEST(tc_half_matmul)
+{
+	static const tg_opt tc[] = { { TG_OPT_TC, 0, 0 } };
+	static const tg_opt tcu[] = { { TG_OPT_TC, 0, 0 },
+	                              { TG_OPT_UNROLL, 2, 2 },
+	                              { TG_OPT_UPCAST, 1, 2 } };
+	static const tg_opt pad[] = { { TG_OPT_TC, 0, 2 } };
+
+	check_half_matmul(64, 64, 64, NULL, 0);
+	check_half_matmul(32, 128, 256, NULL, 0);
+	if (!half_tc())
+		return;  /* the opts below name the tensor core */
+	check_half_matmul(16, 8, 16, tc, 1);
+	check_half_matmul(32, 16, 64, tcu, 3);
+	check_half_matmul(40, 24, 40, pad, 1);
+}
+END_TEST
+
 /* Opts the plan refuses, with their messages. */
 static void refused(tg_uop *sink, tg_opt o, const char *msg)
 {
@@ -529,6 +716,9 @@ static Suite *suite(void)
 	tcase_add_test(t, hand_coded_use_groups);
 	tcase_add_test(t, hand_coded_matvec);
 	tcase_add_test(t, tc_work_group);
+	tcase_add_test(t, tc_cuda_mma_source);
+	tcase_add_test(t, tc_cuda_refusals);
+	tcase_add_test(t, tc_half_matmul);
 	tcase_add_test(t, refusals);
 	tcase_add_test(t, nolocals);
 	tcase_add_test(t, four_local_axes_refused);

@@ -165,6 +165,48 @@ typedef struct tg_opt {
  * budget of 256 upcasted elements). */
 #define TG_MAX_EXPAND 256
 
+/* ---------------------------------------------------- codegen/wmma.c */
+
+/* A tensor core the renderer calls as one matrix instruction per warp
+ * (CUDA's mma.sync), not as the upcasts and locals of its splits
+ * alone.  The plugin's struct tg_tensor_core says what the device has;
+ * this table says how the core lowers it: which thread and which
+ * register of each fragment holds which element.
+ *
+ * Elements are named in the kernel's own terms, so lowering needs no
+ * new index math.  C (the sum) is laid out by the splits, which must
+ * be UPCAST(N, nup), LOCAL(N, nloc), UPCAST(M, mup), LOCAL(M, mloc):
+ * N's local index is lidx0 and M's lidx1, so a warp's lane is
+ * lidx0 + nloc*lidx1, and the upcast digits of N and M pick C's
+ * registers (c_n, c_m: the digit of each register).  K is read in
+ * tiles of dims[2]: kthreads of them from N's local index (the lanes
+ * that hold different K), the rest (dims[2]/kthreads) unrolled, the
+ * digits a_k and b_k of each register of A and B.  A's rows are C's
+ * (the M digit a_m); B's columns come from M's local index (the
+ * lane's groupID), split as C splits its column into local and digit.
+ * Any consistent relabelling of M, N or K inside a tile leaves the
+ * product the same, which is what lets the kernel's digits stand for
+ * the hardware's rows and columns. */
+struct tg_tensor_core;
+
+typedef struct tg_wmma {
+	int dialect;          /* enum tg_dialect that renders it */
+	uint32_t dims[3];     /* N, M, K of one instruction */
+	int dtype_in, dtype_out;
+	const char *fn;       /* the helper the renderer calls */
+	const char *def;      /* its definition, emitted once per kernel */
+	uint32_t nup, nloc, mup, mloc, kthreads;
+	unsigned na, nb, nc;  /* elements of A, B, C per thread */
+	uint8_t a_k[8], a_m[8], b_k[8], c_n[8], c_m[8];
+} tg_wmma;
+
+/* The layout that lowers tensor core t on a device of this dialect,
+ * or NULL (the core is then its splits: upcasts and locals). */
+const tg_wmma *tg_wmma_find(int dialect, const struct tg_tensor_core *t);
+/* Entry i of the table (the WMMA uop's arg.v.i), NULL outside it. */
+const tg_wmma *tg_wmma_get(int64_t i);
+int64_t tg_wmma_index(const tg_wmma *w);
+
 struct tg_kplan;
 /* Classifies k's axes into *p (no opts, caps NULL: set it before
  * applying LOCAL or GROUP).  Errors: a malformed AST, OOM. */
@@ -387,6 +429,14 @@ typedef struct tg_kplan {
 	int tc_use;        /* the TC setting: 0 no TC in the hand-coded
 	                      opts nor in the moves */
 	int tc_opt;        /* TC_OPT: the hand-coded TC opt's amount */
+	uint8_t tc_asrc[TG_MAX_TC_CHOICES]; /* per choice, the product's
+	                      operand (0 or 1) that is A (moves along M) */
+	/* TC through a matrix instruction (tg_wmma): the layout, the N, M
+	 * and K axes of the applied choice and which operand is A.  K's
+	 * extent left to the loop is then also divided by kthreads. */
+	const tg_wmma *wmma;
+	uint8_t tc_ax[3];
+	int wmma_asrc;
 } tg_kplan;
 
 /* This thread's flat index among its work group's items on the axes
@@ -417,7 +467,12 @@ tg_uop *tg_kplan_pass_idx(tg_ir *ir, const tg_kplan *p);
  * gate or a WHERE; the expander decides it per lane.  Reduce passes
  * (p->rblock = B) index the outer reduce loop kidx0*B + RANGE(0, B);
  * where an op sits between the reduce R and the store, the store takes
- * WHERE(kidx0 < passes-1, R, op(R)): the partial until the last pass. */
+ * WHERE(kidx0 < passes-1, R, op(R)): the partial until the last pass.
+ * With a matrix instruction (p->wmma) K's index is (r*kthreads + lidx0)
+ * * u + X, B is read at the columns its fragment holds, and the reduce
+ * is REDUCE(WMMA(a, b), RANGE...): WMMA's two sources are the scalar
+ * values of A and B (their digits still open) and the expander makes
+ * the fragments. */
 int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out);
 
 /* ---------------------------------------------------- codegen/expand.c */
@@ -438,7 +493,13 @@ int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out);
  * "tempN" at [lane][local item][group item], one BARRIER, then per lane
  * a REDUCE of LOAD(temp, idx, barrier) over a loop of the group.  The
  * SINK gets every lane of every STORE, each distinct STORE once, store
- * by store.  The rewritten sink (no EXPAND left), or NULL (error in ir:
+ * by store.  REDUCE(WMMA(a, b), RANGE...) (p->wmma) becomes, per tile
+ * of C,
+ *   REDUCE  (WMMA(VECTORIZE(a's na lanes), VECTORIZE(b's nb lanes),
+ *           CONST 0) per step of the unrolled K, RANGE...), a vector of
+ *           nc, arg.b the steps
+ * and each lane of the value is a GEP of its tile's REDUCE.
+ * The rewritten sink (no EXPAND left), or NULL (error in ir:
  * OOM, a grouped reduce that needs more shared memory than p->caps
  * has). */
 tg_uop *tg_expand_upcasts(tg_ir *ir, tg_uop *sink, const tg_kplan *p);

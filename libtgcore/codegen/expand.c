@@ -394,6 +394,116 @@ static tg_uop *reduce_contract(tg_rw *rw, tg_uop **cap)
 	return lane_set(rw->ir, m, cap[0]->dtype, lanes, nlanes(rw->ctx, m));
 }
 
+/* ------------------------------------------------ matrix instructions */
+
+/* Lane x of A or B in the digits set, as the instruction's input: the
+ * product's CAST to the sum's type undone. */
+static tg_uop *frag_elem(ex_ctx *c, tg_uop *x)
+{
+	int din = c->p->wmma->dtype_in;
+	tg_uop *e = lane(c, x);
+
+	if (e->op == TG_CAST && (int)e->src[0]->dtype == din)
+		e = e->src[0];
+	if ((int)e->dtype != din)
+		return tg_ir_fail(c->ir, TG_EINTERNAL, "expand: %s takes %s, "
+		                  "not %%%u", c->p->wmma->fn,
+		                  tg_dtype_name((unsigned)din), (unsigned)e->id);
+	return e;
+}
+
+/* The fragment of x (A or B) of the K step at digit k0 and M tile m0:
+ * register r at K digit k0 + kd[r] and, for A, M digit m0 + md[r]. */
+static tg_uop *fragment(ex_ctx *c, tg_uop *x, unsigned n, const uint8_t *kd,
+                        const uint8_t *md, int64_t k0, int64_t m0)
+{
+	const tg_kplan *p = c->p;
+	tg_uop *v[16];
+
+	for (unsigned r = 0; r < n; r++) {
+		c->dig[p->tc_ax[2]] = k0 + kd[r];
+		if (md)
+			c->dig[p->tc_ax[1]] = m0 + md[r];
+		if (!(v[r] = frag_elem(c, x)))
+			return NULL;
+	}
+	c->dig[p->tc_ax[1]] = m0;
+	return tg_uop_new(c->ir, TG_VECTORIZE,
+	                  tg_type_vec((tg_type)p->wmma->dtype_in, n), v, n,
+	                  NULL);
+}
+
+/* The REDUCE of the tile of C at N digit n0 and M digit m0 (the digits
+ * of the other axes set): one instruction per K step of the unrolled
+ * axes um, from a zero sum (reduce.c folds the accumulator in). */
+static tg_uop *wmma_tile(ex_ctx *c, const tg_uop *red, uint32_t um)
+{
+	const tg_kplan *p = c->p;
+	const tg_wmma *w = p->wmma;
+	const tg_uop *ab = red->src[0];
+	tg_uop *st[TG_MAX_EXPAND + TG_MAX_DIMS], *src[3];
+	tg_type vt = tg_type_vec((tg_type)w->dtype_out, w->nc);
+	tg_arg a = { .v.i = tg_wmma_index(w), .name = w->fn };
+	uint32_t kax = p->tc_ax[2], kun = w->dims[2] / w->kthreads;
+	int64_t m0 = c->dig[p->tc_ax[1]];
+	size_t ns = 0, nr = red->nsrc - 1;
+	tg_scalar z = { .u = 0 };
+
+	src[2] = tg_uop_const(c->ir, vt, z);
+	for (size_t ul = 0; ul < nlanes(c, um); ul++) {
+		set_lane(c, um, ul);
+		if (c->dig[kax] % kun)
+			continue;
+		int64_t k0 = c->dig[kax];
+		if (!(src[0] = fragment(c, ab->src[0], w->na, w->a_k, w->a_m,
+		                        k0, m0)) ||
+		    !(src[1] = fragment(c, ab->src[1], w->nb, w->b_k, NULL, k0,
+		                        m0)) ||
+		    !(st[ns++] = tg_uop_new(c->ir, TG_WMMA, vt, src, 3, &a)))
+			return NULL;
+	}
+	memcpy(st + ns, red->src + 1, nr * sizeof *st);
+	return tg_uop_new(c->ir, TG_REDUCE, vt, st, ns + nr,
+	                  &(tg_arg){ .v.i = red->arg.v.i, .b = (int64_t)ns });
+}
+
+/* REDUCE(WMMA(a, b) | r) -> lanes: GEP(tile's REDUCE, register) (see
+ * tg_expand_upcasts): every lane of C's axes is one register of one
+ * tile, the tile's REDUCE built once at its first register. */
+static tg_uop *reduce_wmma(tg_rw *rw, tg_uop **cap)
+{
+	ex_ctx *c = rw->ctx;
+	const tg_kplan *p = c->p;
+	const tg_wmma *w = p->wmma;
+	tg_uop *red = cap[0], *ab = red->src[0], *out[TG_MAX_EXPAND];
+	uint32_t nax, max, um, rm;
+
+	if (!w || red->arg.b || ab->op != TG_WMMA || ab->nsrc != 2 ||
+	    bad_lanes(c, ab) || bad_lanes(c, red))
+		return NULL;
+	nax = p->tc_ax[0], max = p->tc_ax[1], um = (uint32_t)red->arg.a;
+	rm = (lanes_of(ab->src[0]) | lanes_of(ab->src[1]) | 1u << nax |
+	      1u << max) & ~um;
+	for (size_t l = 0; l < nlanes(c, rm); l++) {
+		set_lane(c, rm, l);
+		if (c->dig[nax] % w->nup || c->dig[max] % w->mup)
+			continue;
+		int64_t n0 = c->dig[nax], m0 = c->dig[max];
+		tg_uop *t = wmma_tile(c, red, um);
+		if (!t)
+			return NULL;
+		for (unsigned r = 0; r < w->nc; r++) {
+			c->dig[nax] = n0 + w->c_n[r];
+			c->dig[max] = m0 + w->c_m[r];
+			out[lane_at(c, rm)] = tg_uop_new(c->ir, TG_GEP,
+			        (tg_type)w->dtype_out, &t, 1,
+			        &(tg_arg){ .v.i = r });
+		}
+		c->dig[nax] = n0, c->dig[max] = m0;
+	}
+	return lane_set(rw->ir, rm, red->dtype, out, nlanes(c, rm));
+}
+
 /* The shared array of a grouped reduce, n elements of dt, within the
  * device's shared memory. */
 static tg_uop *shared_temp(ex_ctx *c, tg_type dt, int64_t n)
@@ -543,6 +653,8 @@ static const tg_rule expand_table[] = {
 	{ "grouped reduce(v | r) -> lanes: reduce(load(temp, .., "
 	  "barrier(store(temp, .., reduce(v[d,0..k-1] | r)))) | j)",
 	  P_OP(0, TG_REDUCE), reduce_grouped },
+	{ "reduce(wmma(a, b) | r) -> lanes: gep(reduce(wmma(vectorize(a[..]), "
+	  "vectorize(b[..]), 0) .. | r), c)", P_OP(0, TG_REDUCE), reduce_wmma },
 	{ "reduce(v | r) -> lanes: reduce(v[d,0], .., v[d,k-1] | r)",
 	  P_OP(0, TG_REDUCE), reduce_contract },
 	{ "sink(.., stores, ..) -> sink(.., stores[0..n-1], ..)",

@@ -88,7 +88,9 @@ static const tg_uop *product_load(const tg_uop *u, int cast)
 }
 
 /* k's first REDUCE_AXIS when it is a SUM of the product of two loads
- * (each maybe under one CAST when `cast`), its loads in *a and *b and
+ * (each maybe under one CAST when `cast`, or the product under one:
+ * tinygrad's half matmul multiplies in half and sums in float), its
+ * loads in *a and *b and
  * in *only whether it is k's one reduce; else NULL.  The matmul shape
  * that TC and the matvec heuristic look for. */
 static const tg_uop *sum_of_product(const tg_kernel *k, int cast,
@@ -108,6 +110,8 @@ static const tg_uop *sum_of_product(const tg_kernel *k, int cast,
 	if (!red || tg_ast_reduce_op(red) != TG_ADD)
 		return NULL;
 	mul = red->src[0];
+	if (cast && mul->op == TG_CAST && mul->src[0]->op == TG_MUL)
+		mul = mul->src[0];
 	if (mul->op != TG_MUL || !(*a = product_load(mul->src[0], cast)) ||
 	    !(*b = product_load(mul->src[1], cast)))
 		return NULL;
@@ -117,7 +121,8 @@ static const tg_uop *sum_of_product(const tg_kernel *k, int cast,
 /* The TC choices with a as A and b as B: N an integer global axis
  * where A is broadcast and B moves, M one where B is broadcast and A
  * moves, K an integer reduce axis where both move; innermost first. */
-static void tc_choices(tg_kplan *p, const int64_t *ra, const int64_t *rb)
+static void tc_choices(tg_kplan *p, const int64_t *ra, const int64_t *rb,
+                       uint8_t asrc)
 {
 	for (size_t n = p->ndim; n-- > 0;)
 		for (size_t m = p->ndim; m-- > 0;)
@@ -129,6 +134,7 @@ static void tc_choices(tg_kplan *p, const int64_t *ra, const int64_t *rb)
 				    p->sym[kx] || ra[n] != 0 || rb[n] == 0 ||
 				    rb[m] != 0 || ra[m] == 0 || !ra[kx] || !rb[kx])
 					continue;
+				p->tc_asrc[p->ntc] = asrc;
 				p->tc_axes[p->ntc][0] = (uint8_t)n;
 				p->tc_axes[p->ntc][1] = (uint8_t)m;
 				p->tc_axes[p->ntc++][2] = (uint8_t)kx;
@@ -153,8 +159,8 @@ static void tc_shape(const tg_kernel *k, tg_kplan *p)
 	p->tc_dt[1] = (int)red->dtype;
 	real_strides(k, tg_kernel_st(k, a), ra);
 	real_strides(k, tg_kernel_st(k, b), rb);
-	tc_choices(p, ra, rb);
-	tc_choices(p, rb, ra);
+	tc_choices(p, ra, rb, 0);
+	tc_choices(p, rb, ra, 1);
 }
 
 /* What PADTO may pad (tinygrad's UNSAFE_PAD_OPS check).  Padding reads
@@ -231,7 +237,9 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 
 int64_t tg_kplan_outer(const tg_kplan *p, size_t ax)
 {
-	return p->full[ax] / (p->upcast[ax] * p->local[ax] * p->group[ax]);
+	int64_t kt = p->wmma && ax == p->tc_ax[2] ? p->wmma->kthreads : 1;
+
+	return p->full[ax] / (p->upcast[ax] * p->local[ax] * p->group[ax] * kt);
 }
 
 /* An axis's extent in a name: the number, or for a symbolic one its
@@ -510,6 +518,42 @@ static int tc_fit(tg_kplan *p, tg_opt o, uint32_t ax, uint32_t d)
 	return apply_padto(p, (tg_opt){ TG_OPT_PADTO, (int)ax, d });
 }
 
+/* Whether a matrix instruction can take choice o.axis: its lanes are
+ * lidx0 (N) and lidx1 (M), so N must come after M among the axes, and
+ * no axis may have a local part yet. */
+static int wmma_fits(const tg_kplan *p, tg_opt o, const tg_wmma *w,
+                     const uint8_t *ax)
+{
+	if (ax[0] < ax[1])
+		return tg_error(TG_EUNSUPPORTED, "axis %u (N) comes before "
+		                "axis %u (M): %s needs N's local index to be "
+		                "lidx0", ax[0], ax[1], w->fn);
+	if (p->nlocal)
+		return tg_error(TG_EUNSUPPORTED, "the kernel has work-group "
+		                "axes already");
+	(void)o;
+	return TG_OK;
+}
+
+/* After a matrix instruction, opts that would move its lanes: a local
+ * or group part on N, M or K, a group anywhere (it would take lidx0),
+ * a local on an axis after M (it would come between N's and M's
+ * indices), NOLOCALS, PADTO of its axes. */
+static int wmma_refuses(const tg_kplan *p, tg_opt o)
+{
+	int on_tc = o.axis == p->tc_ax[0] || o.axis == p->tc_ax[1] ||
+	            o.axis == p->tc_ax[2];
+
+	if (!p->wmma || !p->tc || o.op == TG_OPT_UPCAST || o.op == TG_OPT_UNROLL ||
+	    o.op == TG_OPT_SWAP || o.op == TG_OPT_PASS ||
+	    (o.op == TG_OPT_LOCAL && o.axis < p->tc_ax[1]) ||
+	    (o.op == TG_OPT_PADTO && !on_tc))
+		return TG_OK;
+	return tg_error(TG_EINVAL, "opt: %s(%d,%lld) after TC would move "
+	                "the lanes of %s", opt_names[o.op], o.axis,
+	                (long long)o.amt, p->wmma->fn);
+}
+
 /* The core's opts on the plan, recorded as the one TC opt: pads (amt
  * 2), the unroll of K, then each split of N and M. */
 static int tc_apply_splits(tg_kplan *p, tg_opt o,
@@ -518,12 +562,20 @@ static int tc_apply_splits(tg_kplan *p, tg_opt o,
 	const uint8_t *ax = p->tc_axes[o.axis];
 	int rc = TG_OK;
 
+	const tg_wmma *w = tg_wmma_find(p->caps->dialect, t);
+	uint32_t kun = w ? t->dims[2] / w->kthreads : t->dims[2];
+
 	for (int d = 0; d < 3 && rc == TG_OK; d++)
 		rc = tc_fit(p, o, ax[d], t->dims[d]);
+	if (rc == TG_OK && w && (rc = wmma_fits(p, o, w, ax)) == TG_OK) {
+		p->wmma = w;  /* K's loop now also steps over kthreads */
+		memcpy(p->tc_ax, ax, sizeof p->tc_ax);
+		p->wmma_asrc = p->tc_asrc[o.axis];
+	}
 	p->nopts = 0;
-	if (rc == TG_OK && t->dims[2] > 1)
+	if (rc == TG_OK && kun > 1)
 		rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, ax[2],
-		                                     t->dims[2] });
+		                                     kun });
 	for (size_t i = 0; i < t->nsplits && rc == TG_OK; i++) {
 		const struct tg_tc_split *sp = &t->splits[i];
 		p->nopts = 0;  /* the splits are the TC opt, not opts */
@@ -638,7 +690,7 @@ static int apply_one(tg_kplan *p, tg_opt o)
 
 	if (o.op == TG_OPT_TC)
 		return apply_tc(p, o);
-	if ((rc = opt_supported(p, &o)))
+	if ((rc = opt_supported(p, &o)) || (rc = wmma_refuses(p, o)))
 		return rc;
 	if (o.op == TG_OPT_NOLOCALS)
 		return apply_nolocals(p, o);
@@ -1607,6 +1659,39 @@ static int opt_matvec(tg_kplan *p, const tg_kernel *k)
 	return 0;
 }
 
+/* tinygrad's first hand-coded opt on a device with work groups: a
+ * matmul-shaped kernel onto the device's tensor core (TC(choice,
+ * TC_OPT)), then the largest of 4 and 2 that divides M and N upcast,
+ * so that a thread runs several instructions on each fragment it
+ * loads.  1 when applied. */
+static int opt_gpu_tc(tg_kplan *p)
+{
+	static const int64_t upc[] = { 4, 2 };
+
+	for (size_t c = 0; p->caps && p->caps->has_local && p->tc_use &&
+	                   c < p->ntc; c++) {
+		tg_kplan t = *p;
+		if (tg_kplan_apply_opt(&t, (tg_opt){ TG_OPT_TC, (int)c,
+		                                     p->tc_opt })) {
+			tg_clear_error();
+			continue;
+		}
+		for (int d = 1; d >= 0; d--)
+			for (size_t i = 0; i < TG_ARRAY_LEN(upc); i++) {
+				uint32_t ax = p->tc_axes[c][d];
+				if (left(&t, ax) % upc[i])
+					continue;
+				if (tg_kplan_apply_opt(&t, (tg_opt){ TG_OPT_UPCAST,
+				                       (int)ax, upc[i] }) == TG_OK)
+					break;
+				tg_clear_error();
+			}
+		*p = t;
+		return 1;
+	}
+	return 0;
+}
+
 int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 {
 	int rc;
@@ -1617,7 +1702,7 @@ int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 	if (!(p->caps && p->caps->has_local) && (rc = opt_cpu(p, k)))
 		return rc < 0 ? tg_error_prefix("opt: kernel %s", p->name)
 		              : TG_OK;
-	if (opt_matvec(p, k))
+	if (opt_gpu_tc(p) || opt_matvec(p, k))
 		return TG_OK;
 	if (opt_generic(p, k))
 		return tg_error_prefix("opt: kernel %s", p->name);

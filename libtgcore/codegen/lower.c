@@ -39,6 +39,7 @@ typedef struct lower_state {
 	const tg_kernel *k;
 	const tg_kplan *p;
 	tg_uop *base[TG_MAX_DIMS];     /* per axis: gidx, loop or 0 */
+	tg_uop *gbase[TG_MAX_DIMS];    /* ... before its local part */
 	tg_uop *axis_idx[TG_MAX_DIMS]; /* per axis: base*u + its digit */
 	tg_uop *zero;                  /* CONST 0 index */
 	tg_uop *ranges[TG_MAX_DIMS];
@@ -158,6 +159,9 @@ static void set_axes(lower_state *ls)
 	}
 }
 
+static int wmma_operand(lower_state *ls, const tg_uop *x, int is_b,
+                        tg_uop **res);
+
 /* REDUCE(value, loops...), arg.v.i the op, arg.a the unrolled axes and
  * arg.b 0: the expander contracts the unrolled lanes into it (arg.b
  * the values then), reduce.c makes the accumulator.  Axes grouped into
@@ -170,6 +174,17 @@ static tg_uop *lower_reduce(lower_state *ls, const tg_uop *a)
 	uint32_t lanes = ls->p->lanes & tg_ast_reduce_axes(a);
 
 	src[0] = ls->val[a->src[0]->id];
+	if (ls->p->wmma) {  /* WMMA(A, B) of the product's operands */
+		const tg_uop *mul = a->src[0]->op == TG_CAST ? a->src[0]->src[0]
+		                                             : a->src[0];
+		int as = ls->p->wmma_asrc;
+		tg_uop *ab[2];
+		if (wmma_operand(ls, mul->src[as], 0, &ab[0]) ||
+		    wmma_operand(ls, mul->src[1 - as], 1, &ab[1]))
+			return tg_ir_fail(ls->ir, tg_last_status(), "%s",
+			                  tg_last_error());
+		src[0] = tg_uop_new(ls->ir, TG_WMMA, a->dtype, ab, 2, NULL);
+	}
 	memcpy(src + 1, ls->ranges, ls->nranges * sizeof *src);
 	r = tg_uop_new(ls->ir, TG_REDUCE, a->dtype, src, 1 + ls->nranges,
 	               &arg);
@@ -341,6 +356,7 @@ static void set_locals(lower_state *ls)
 		uint32_t ax = p->laxes[p->nlocal - 1 - k];
 		int64_t n = p->local[ax] * p->group[ax];
 		tg_uop *l = lidx_of(ir, p, k), *b = ls->base[ax];
+		ls->gbase[ax] = b;
 		if (p->grouptop & (1u << ax))
 			ls->base[ax] = tg_sym_add(ir, tg_sym_muli(ir, l,
 			                                          outer(p, ax)), b);
@@ -433,11 +449,77 @@ tg_uop *tg_kplan_pass_idx(tg_ir *ir, const tg_kplan *p)
  * reduce and symbolic axes loops, the rest 0; then the local parts. */
 static void set_bases(lower_state *ls)
 {
-	for (size_t i = 0; i < ls->p->ndim; i++)
+	const tg_kplan *p = ls->p;
+
+	for (size_t i = 0; i < p->ndim; i++)
 		ls->base[i] = ls->zero;
 	set_globals(ls);
 	set_loops(ls);
 	set_locals(ls);
+	if (p->wmma)  /* K: kthreads tiles per loop step, by N's lanes */
+		ls->base[p->tc_ax[2]] = tg_sym_add(ls->ir,
+		        tg_sym_muli(ls->ir, ls->base[p->tc_ax[2]],
+		                    p->wmma->kthreads), lidx_of(ls->ir, p, 0));
+}
+
+/* A plan a matrix instruction's layout holds for (tg_wmma): N's local
+ * part is lidx0 and M's lidx1, of the layout's sizes, no groups, and
+ * the upcasts of N, M and K hold its digits. */
+static int check_wmma(const tg_kplan *p)
+{
+	const tg_wmma *w = p->wmma;
+	uint32_t n = p->tc_ax[0], m = p->tc_ax[1], k = p->tc_ax[2];
+
+	for (size_t i = 0; w && i < p->ndim; i++)
+		if (p->group[i] > 1)
+			w = NULL;
+	if (!p->wmma || (w && p->nlocal >= 2 && p->laxes[p->nlocal - 1] == n &&
+	                 p->laxes[p->nlocal - 2] == m &&
+	                 p->local[n] == w->nloc && p->local[m] == w->mloc &&
+	                 p->upcast[n] % w->nup == 0 &&
+	                 p->upcast[m] % w->mup == 0 &&
+	                 p->upcast[k] % (w->dims[2] / w->kthreads) == 0))
+		return TG_OK;
+	return tg_error(TG_EINVAL, "lower: kernel %s: the plan moved the "
+	                "lanes of %s", p->name, p->wmma->fn);
+}
+
+/* An operand of a matrix instruction, lowered again with its own
+ * indices: the axis it is broadcast along indexed 0 (the lane's index
+ * there means another axis of this operand, and must not gate it as
+ * padding); B read at the columns its fragment holds, the lane's M
+ * local index g as N's local index g/nup and digit g%nup
+ * (codegen/wmma.c); the product's CAST kept. */
+static int wmma_operand(lower_state *ls, const tg_uop *x, int is_b,
+                        tg_uop **res)
+{
+	const tg_kplan *p = ls->p;
+	const tg_wmma *w = p->wmma;
+	tg_ir *ir = ls->ir;
+	uint32_t n = p->tc_ax[0], m = p->tc_ax[1];
+	int64_t u = p->upcast[n];
+	tg_arg xa = { .v.i = (int64_t)n, .a = u };
+	tg_uop *g = lidx_of(ir, p, 1), *sn = ls->axis_idx[n];
+	tg_uop *sm = ls->axis_idx[m];
+	tg_uop *d = tg_uop0(ir, TG_EXPAND, TG_INDEX, &xa);
+	tg_uop *col = tg_sym_add(ir, tg_sym_muli(ir, ls->gbase[n], w->nloc),
+	                         tg_sym_idivi(ir, g, w->nup));
+	int rc;
+
+	ls->axis_idx[is_b ? m : n] = ls->zero;
+	if (is_b)
+		ls->axis_idx[n] = tg_sym_add(ir, tg_sym_add(ir,
+		        tg_sym_muli(ir, col, u),
+		        tg_sym_muli(ir, tg_sym_idivi(ir, d, w->nup), w->nup)),
+		        tg_sym_modi(ir, g, w->nup));
+	rc = lower_leaf(ls, x->op == TG_CAST ? x->src[0] : x, res);
+	ls->axis_idx[n] = sn;
+	ls->axis_idx[m] = sm;
+	if (rc == TG_OK && x->op == TG_CAST)
+		*res = tg_uop1(ir, TG_CAST, x->dtype, *res);
+	if (rc == TG_OK && !*res)
+		rc = tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
+	return rc;
 }
 
 /* A plan lowering can take: each upcast divides its axis and their
@@ -482,7 +564,7 @@ int tg_lower(const tg_kernel *k, const tg_kplan *p, tg_uop **out)
 	lower_state ls = { .ir = ir, .k = k, .p = p };
 	int rc;
 
-	if ((rc = check_plan(p)))
+	if ((rc = check_plan(p)) || (rc = check_wmma(p)))
 		return rc;
 	ls.zero = tg_sym_int(ir, 0);
 	ls.pass = tg_kplan_pass_idx(ir, p);

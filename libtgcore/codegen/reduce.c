@@ -119,9 +119,27 @@ tg_uop *tg_fuse_mulacc(tg_ir *ir, tg_uop *sink)
 	return tg_rewrite(ir, sink, &fuse_rules, NULL);
 }
 
+/* x + WMMA(a, b, 0) -> WMMA(a, b, x): the instruction adds to its C
+ * operand itself (tinygrad's WMMA accumulate fold), so a tile's sum
+ * stays in the instruction's registers. */
+static tg_uop *wmma_acc(tg_rw *rw, tg_uop **cap)
+{
+	tg_uop *add = cap[0], *w = add->src[1], *src[3];
+	tg_scalar z;
+
+	if (w->op != TG_WMMA || w->nsrc != 3 || w->dtype != add->dtype ||
+	    !tg_uop_is_const(w->src[2], &z) || z.u != 0)
+		return NULL;
+	src[0] = w->src[0];
+	src[1] = w->src[1];
+	src[2] = add->src[0];
+	return tg_uop_new(rw->ir, TG_WMMA, w->dtype, src, 3, &w->arg);
+}
+
 static const tg_rule reduce_table[] = {
 	{ "reduce(v0..vk-1 | r) -> phi(acc, ((acc op v0) op v1) ..)",
 	  P_OP(0, TG_REDUCE), reduce_acc },
+	{ "x + wmma(a, b, 0) -> wmma(a, b, x)", P_OP(0, TG_ADD), wmma_acc },
 };
 static tg_ruleset reduce_rules =
 	TG_RULESET("reduce", reduce_table, NULL);

@@ -87,7 +87,7 @@ static const tg_cdialect dialect_cuda = {
 		[TG_BFLOAT16] = "unsigned short", [TG_FLOAT32] = "float",
 		[TG_FLOAT64] = "double", [TG_INDEX] = "int",
 	},
-	.qual = "const ", .acc_qual = "", .vec = TG_CVEC_NONE, .body_depth = 1,
+	.qual = "const ", .acc_qual = "", .vec = TG_CVEC_CUDA, .body_depth = 1,
 };
 
 const tg_cdialect *tg_cdialect_get(int dialect)
@@ -565,6 +565,23 @@ static int cuda_ids(const tg_ckernel *k, tg_strbuf *sb)
 	return TG_OK;
 }
 
+/* The vector structs the kernel uses: lanes in an array, aligned as
+ * a whole up to 16 bytes, so that a fragment's registers are its
+ * halves in pairs. */
+static void cuda_vectors(const tg_cdialect *d, const tg_ckernel *k,
+                         tg_strbuf *sb)
+{
+	for (unsigned s = 0; s < TG_NSCALARS; s++)
+		for (unsigned w = 1; w < 7; w++) {
+			size_t bytes = (size_t)(1u << w) * (tg_scalar_bits(s) / 8);
+			if (k->vec_used[s] & (1u << w))
+				tg_strbuf_addf(sb, "struct __align__(%zu) tg_%s%u "
+				               "{ %s v[%u]; };\n",
+				               bytes < 16 ? bytes : 16, vec_c_name[s],
+				               1u << w, d->type[s], 1u << w);
+		}
+}
+
 /* extern "C" (the plugin looks the name up unmangled) __global__
  * function of the buffers, then the values as ints. */
 static int wrap_cuda(const tg_cdialect *d, const tg_ckernel *k,
@@ -572,7 +589,11 @@ static int wrap_cuda(const tg_cdialect *d, const tg_ckernel *k,
 {
 	if ((k->kinds_used | k->stored_used) & (1u << TG_FLOAT16))
 		tg_strbuf_add(sb, "#include <cuda_fp16.h>\n");
+	cuda_vectors(d, k, sb);
 	helpers(d, k, sb);
+	for (int64_t i = 0; i < 32; i++)
+		if (k->wmma_used & (1u << i) && tg_wmma_get(i))
+			tg_strbuf_add(sb, tg_wmma_get(i)->def);
 	tg_strbuf_addf(sb, "extern \"C\" __global__ void %s(", k->name);
 	for (size_t i = 0; i < k->nbufs; i++) {
 		const tg_cparam *b = &k->bufs[i];

@@ -83,7 +83,7 @@ static const char *tyname(rc_state *st, tg_type t, char *buf, size_t n)
 	if (c == 1 || !base)
 		return base;
 	if (st->d->vec == TG_CVEC_NONE || !vname(s) || (c & (c - 1)) ||
-	    c > (st->d->vec == TG_CVEC_OPENCL ? 16u : 64u)) {
+	    c > (st->d->vec == TG_CVEC_GCC ? 64u : 16u)) {
 		fail(st, "render: cannot render vector type %s",
 		     tg_type_format(t, buf, n));
 		return NULL;
@@ -121,12 +121,14 @@ void tg_rstate_close_cast(rc_state *st, tg_strbuf *sb)
  * ", ", close. */
 static void open_vec(rc_state *st, tg_strbuf *sb, const char *t)
 {
-	tg_strbuf_addf(sb, st->d->vec == TG_CVEC_OPENCL ? "(%s)(" : "(%s){", t);
+	tg_strbuf_addf(sb, st->d->vec == TG_CVEC_OPENCL ? "(%s)("
+	               : st->d->vec == TG_CVEC_CUDA ? "%s{{" : "(%s){", t);
 }
 
 static void close_vec(rc_state *st, tg_strbuf *sb)
 {
-	tg_strbuf_add(sb, st->d->vec == TG_CVEC_OPENCL ? ")" : "}");
+	tg_strbuf_add(sb, st->d->vec == TG_CVEC_OPENCL ? ")"
+	              : st->d->vec == TG_CVEC_CUDA ? "}}" : "}");
 }
 
 void tg_rstate_const(rc_state *st, tg_strbuf *sb, tg_scalar v, unsigned s)
@@ -193,8 +195,8 @@ static char *lane_of(rc_state *st, const tg_uop *u, unsigned i, char *buf,
 	}
 	expr_of(st, u, buf, n);
 	size_t l = strlen(buf);
-	snprintf(buf + l, n - l, st->d->vec == TG_CVEC_OPENCL ? ".s%x" : "[%u]",
-	         i);
+	snprintf(buf + l, n - l, st->d->vec == TG_CVEC_OPENCL ? ".s%x"
+	         : st->d->vec == TG_CVEC_CUDA ? ".v[%u]" : "[%u]", i);
 	return buf;
 }
 
@@ -292,6 +294,7 @@ static int native_vector(rc_state *st, const tg_uop *u)
 	const char *t;
 
 	if (c == 1 || st->d->vec == TG_CVEC_NONE ||
+	    st->d->vec == TG_CVEC_CUDA ||
 	    (s != TG_FLOAT32 && s != TG_FLOAT64) ||
 	    (u->op != TG_ADD && u->op != TG_MUL && u->op != TG_NEG &&
 	     u->op != TG_MULACC))
@@ -560,6 +563,30 @@ static void render_special(rc_state *st, const tg_uop *u)
 	set_name(st, u, nm);
 }
 
+/* A matrix instruction: its helper (codegen/wmma.c) of the fragments
+ * and the sum, `const tg_float4 v3 = tg_mma_..(a, b, c);`. */
+static void render_wmma(rc_state *st, const tg_uop *u)
+{
+	char e[3][TG_EXPR_MAX], tb[64], name[32];
+	const tg_wmma *w = tg_wmma_get(u->arg.v.i);
+	const char *t = tyname(st, u->dtype, tb, sizeof tb);
+
+	if (!t)
+		return;
+	if (!w || w->dialect != st->d->id || u->nsrc != 3) {
+		fail(st, "render: WMMA %s is not an instruction of this "
+		     "dialect", u->arg.name ? u->arg.name : "?");
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		expr_of(st, u->src[i], e[i], sizeof e[i]);
+	st->k.wmma_used |= 1u << u->arg.v.i;
+	begin_value(st, t, name, sizeof name);
+	tg_strbuf_addf(&st->body, "%s(%s, %s, %s);\n", w->fn, e[0], e[1],
+	               e[2]);
+	set_name(st, u, name);
+}
+
 /* Shared memory: declared by the wrapper, referred to by name. */
 static void render_local(rc_state *st, const tg_uop *u)
 {
@@ -673,6 +700,9 @@ static void render_node(rc_state *st, const tg_uop *u)
 	}
 	case TG_BITCAST:
 		render_bitcast(st, u);
+		return;
+	case TG_WMMA:
+		render_wmma(st, u);
 		return;
 	default:
 		if (tg_op_arity(u->op)) {

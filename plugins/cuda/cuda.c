@@ -82,6 +82,20 @@ static int attr(struct cu_ctx *ctx, int a, int *v, const char *what)
 	                                       "cuDeviceGetAttribute(%s)", what);
 }
 
+/* The tensor core of compute capability 8.0 and later that the core
+ * lowers to mma.sync.m16n8k16 with half inputs and a float sum: an
+ * 8x16 tile of C per warp, N over the digit and 4 lanes, M over the
+ * digit and 8 lanes (the layout is codegen/wmma.c's). */
+static const struct tg_tensor_core mma_f16 = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_tensor_core, splits),
+	.dims = { 8, 16, 16 },
+	.dtype_in = TG_FLOAT16,
+	.dtype_out = TG_FLOAT32,
+	.nsplits = 4,
+	.splits = { { TG_TC_UPCAST, 0, 2 }, { TG_TC_LOCAL, 0, 4 },
+	            { TG_TC_UPCAST, 1, 2 }, { TG_TC_LOCAL, 1, 8 } },
+};
+
 /* Work-group and grid limits, shared memory, the architecture. */
 static int query_limits(struct cu_ctx *ctx)
 {
@@ -115,6 +129,10 @@ static int query_limits(struct cu_ctx *ctx)
 	ctx->caps.shared_max = shared > 0 ? (size_t)shared : 0;
 	snprintf(ctx->arch, sizeof(ctx->arch), "sm_%d%d", ctx->cc_major,
 	         ctx->cc_minor);
+	if (ctx->cc_major >= 8) {  /* mma.sync m16n8k16 f16: sm_80 on */
+		ctx->caps.tensor_cores = 1;
+		ctx->caps.tc = &mma_f16;
+	}
 	return 0;
 }
 
@@ -130,7 +148,7 @@ static void init_caps(struct cu_ctx *ctx)
 		.max_upcast = 1, /* no vector types rendered yet */
 		.dtype_mask = TG_DTYPE_ALL,
 		.needs_transcendental_fallback = 0, /* exp2/log2/sin built in */
-		.tensor_cores = 0,
+		.tensor_cores = 0, /* set by the compute capability */
 		.buffer_align = 256, /* cuMemAlloc's alignment */
 	};
 }
