@@ -296,6 +296,66 @@ START_TEST(driver_errors_are_named)
 }
 END_TEST
 
+/* The JIT's replays as a CUDA graph: one kernel node per launch after
+ * the one before, instantiated once; a replay sets only the nodes whose
+ * buffers changed and launches the graph in one call; a failed
+ * instantiation is an error naming the call. */
+START_TEST(graphs_replay_and_update)
+{
+	tg_dev *dev;
+	tg_program *p;
+	tg_buffer *b[3];
+	tg_graph *g;
+	tg_launch_args a[2];
+	tg_program *progs[2];
+	char want[256];
+	void *h[3];
+
+	use_cuda(NULL, NULL);
+	setenv("CACHELEVEL", "0", 1);
+	ck_assert_ptr_nonnull(dev = tg_dev_get("CUDA"));
+	ck_assert_ptr_nonnull(p = tg_program_new(dev, "k", src));
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(b[i] = tg_buffer_new(dev, 64, TG_FLOAT32));
+		ck_assert_int_eq(tg_buffer_handle(b[i], &h[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		progs[i] = p;
+		a[i] = (tg_launch_args){ .bufs = &b[i], .nbufs = 1,
+		                         .global = { 64, 1, 1 },
+		                         .local = { 1, 1, 1 } };
+	}
+	g = tg_graph_new(progs, a, 2, 1);
+	ck_assert_msg(g != NULL, "%s", tg_last_error());
+	ck_assert_int_eq(tg_graph_native(g), 1);
+	snprintf(want, sizeof want, "cuGraphCreate\ncuGraphAddKernelNode(k, "
+	         "grid 1 1 1, block 128 1 1, after -1, buffer %llx)\n"
+	         "cuGraphAddKernelNode(k, grid 1 1 1, block 128 1 1, after 0, "
+	         "buffer %llx)\ncuGraphInstantiateWithFlags\n",
+	         (unsigned long long)(uintptr_t)h[0],
+	         (unsigned long long)(uintptr_t)h[1]);
+	ck_assert_called(want);
+	ck_assert_int_eq(tg_graph_run(g), 0);
+	ck_assert_called("cuGraphInstantiateWithFlags\ncuGraphLaunch\n");
+	ck_assert_int_eq(tg_graph_set_buffer(g, 1, 0, b[2]), 0);
+	ck_assert_int_eq(tg_graph_run(g), 0);
+	snprintf(want, sizeof want, "cuGraphLaunch\ncuGraphExecKernelNode"
+	         "SetParams(node 1, buffer %llx)\ncuGraphLaunch\n",
+	         (unsigned long long)(uintptr_t)h[2]);
+	ck_assert_called(want);
+	tg_graph_free(g);
+	ck_assert_called("cuGraphExecDestroy\ncuGraphDestroy");
+	setenv("TG_CUDA_DOUBLE", "graph_fail", 1);
+	ck_assert_ptr_null(tg_graph_new(progs, a, 2, 1));
+	ck_assert_error("cuGraphInstantiateWithFlags (2 kernels) on CUDA: "
+	                "CUDA_ERROR_OUT_OF_MEMORY");
+	for (int i = 0; i < 3; i++)
+		tg_buffer_unref(b[i]);
+	tg_program_free(p);
+	unsetenv("CACHELEVEL");
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cuda");
@@ -311,6 +371,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, compiles_for_the_arch_and_launches);
 	tcase_add_test(tc, out_of_memory_after_flush_and_retry);
 	tcase_add_test(tc, driver_errors_are_named);
+	tcase_add_test(tc, graphs_replay_and_update);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -104,11 +104,17 @@ tg_graph *tg_graph_new(tg_program *const *progs, const tg_launch_args *args,
 		              : tg_error(TG_EINVAL, "graph: launch %zu has "
 		                         "no program", i);
 	if (!rc && native && g->dev->rt.graph_new &&
-	    g->dev->rt.graph_new(g->dev->impl, g->impls, g->lp, n,
-	                         &g->impl) < 0) {
+	    (rc = g->dev->rt.graph_new(g->dev->impl, g->impls, g->lp, n,
+	                               &g->impl)) < 0) {
 		g->impl = NULL;
-		rc = tg_error_prefix("graph: %zu launches on %s", n,
-		                     g->dev->name);
+		if (rc == TG_EUNSUPPORTED) {  /* declined: launch by launch */
+			tg_debug_log(1, "graph: %s", tg_last_error());
+			tg_clear_error();
+			rc = 0;
+		} else {
+			rc = tg_error_prefix("graph: %zu launches on %s", n,
+			                     g->dev->name);
+		}
 	}
 	if (rc) {
 		tg_graph_free(g);

@@ -38,11 +38,20 @@ const char *cu_config(const struct tg_host *host, const char *key)
 	    (*(void **)&drv->name = dlsym(drv->lib, sym)) == NULL)          \
 		missing = sym;
 
+/* An optional graph entry: its versioned symbol, else the one before
+ * 12.0; the first missing one is remembered in no_graphs. */
+#define CU_RESOLVE_GRAPH(name, sym, old, ret, params)                       \
+	if ((*(void **)&drv->name = dlsym(drv->lib, sym)) == NULL &&        \
+	    (*(void **)&drv->name = dlsym(drv->lib, old)) == NULL &&        \
+	    drv->no_graphs == NULL)                                         \
+		drv->no_graphs = sym;
+
 static const char *driver_resolve(struct cu_driver *drv)
 {
 	const char *missing = NULL;
 
 	CU_DRIVER_API(CU_RESOLVE)
+	CU_GRAPH_API(CU_RESOLVE_GRAPH)
 	return missing;
 }
 

@@ -316,12 +316,14 @@ static const struct tg_compiler_iface cu_compiler = {
 /* The renderer caps are per device: cu_ctx.caps, from open. */
 
 static const struct tg_runtime_iface cu_runtime = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface,
-	                              program_free),
+	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, graph_free),
 	.load = cu_load,
 	.launch = cu_launch,
 	.synchronize = cu_synchronize,
 	.program_free = cu_program_free,
+	.graph_new = cu_graph_new,
+	.graph_run = cu_graph_run,
+	.graph_free = cu_graph_free,
 };
 
 /* tinygrad's NV=1 is its own driver for the same GPUs. */

@@ -58,7 +58,22 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
 typedef int nvrtcResult;
+
+/* A kernel node (CUDA_KERNEL_NODE_PARAMS_v2; the entries of drivers
+ * before 12.0 read the fields up to `extra`, which are the same). */
+typedef struct CU_KERNEL_NODE {
+	CUfunction func;
+	unsigned int grid[3], block[3];
+	unsigned int shared_bytes;
+	void **params;
+	void **extra;
+	void *kern;    /* CUkernel: NULL, func is used */
+	CUcontext ctx; /* NULL: the current context */
+} CU_KERNEL_NODE;
 typedef struct _nvrtcProgram *nvrtcProgram;
 
 #define CUDA_SUCCESS 0
@@ -132,6 +147,30 @@ enum {
 	  CUevent, CUevent))                                                \
 	X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent))
 
+/* X(name, symbol, symbol before 12.0, return, params): the entries of
+ * graphs (the JIT's replays), resolved when the driver has them (11.4
+ * on for cuGraphInstantiateWithFlags): without them the plugin declines
+ * graphs and the core launches kernel by kernel. */
+#define CU_GRAPH_API(X)                                                     \
+	X(cuGraphCreate, "cuGraphCreate", "cuGraphCreate", CUresult,        \
+	  (CUgraph *, unsigned int))                                        \
+	X(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2",                  \
+	  "cuGraphAddKernelNode", CUresult, (CUgraphNode *, CUgraph,        \
+	  const CUgraphNode *, size_t, const CU_KERNEL_NODE *))             \
+	X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",       \
+	  "cuGraphInstantiateWithFlags", CUresult, (CUgraphExec *, CUgraph, \
+	  unsigned long long))                                              \
+	X(cuGraphExecKernelNodeSetParams,                                   \
+	  "cuGraphExecKernelNodeSetParams_v2",                              \
+	  "cuGraphExecKernelNodeSetParams", CUresult, (CUgraphExec,         \
+	  CUgraphNode, const CU_KERNEL_NODE *))                             \
+	X(cuGraphLaunch, "cuGraphLaunch", "cuGraphLaunch", CUresult,        \
+	  (CUgraphExec, CUstream))                                          \
+	X(cuGraphExecDestroy, "cuGraphExecDestroy", "cuGraphExecDestroy",   \
+	  CUresult, (CUgraphExec))                                          \
+	X(cuGraphDestroy, "cuGraphDestroy", "cuGraphDestroy", CUresult,     \
+	  (CUgraph))
+
 #define NVRTC_API(X)                                                        \
 	X(nvrtcVersion, "nvrtcVersion", nvrtcResult, (int *, int *))        \
 	X(nvrtcGetErrorString, "nvrtcGetErrorString", const char *,         \
@@ -153,6 +192,7 @@ enum {
 	  (nvrtcProgram *))
 
 #define CU_API_FIELD(name, sym, ret, params) ret (*name) params;
+#define CU_GRAPH_FIELD(name, sym, old, ret, params) ret (*name) params;
 
 /* The driver: a dlopen handle and its entries. */
 struct cu_driver {
@@ -160,6 +200,9 @@ struct cu_driver {
 	char path[CU_STR_MAX + 64];
 	int version;              /* cuDriverGetVersion: 13000 is 13.0 */
 	CU_DRIVER_API(CU_API_FIELD)
+	CU_GRAPH_API(CU_GRAPH_FIELD)
+	const char *no_graphs;    /* the graph entry the driver lacks, or
+	                             NULL: it has them all */
 };
 
 /* NVRTC: a dlopen handle and its entries. */
@@ -253,5 +296,28 @@ int cu_load(struct tg_device *dev, const char *name, const void *blob,
 int cu_launch(struct tg_device *dev, void *prog, struct tg_launch *args);
 int cu_synchronize(struct tg_device *dev);
 void cu_program_free(struct tg_device *dev, void *prog);
+
+/* program.c's launch pieces, for graphs: the grid and block of a
+ * launch (checked against the device and the kernel), its kernel
+ * parameters (pointers into ptrs and vals; errors begin with what),
+ * the kernel's function and name. */
+#define CU_MAX_ARGS 256    /* buffers plus values of one launch */
+struct cu_geometry {
+	unsigned int grid[3], block[3];
+};
+int cu_launch_geometry(struct cu_ctx *ctx, const void *prog,
+                       const struct tg_launch *a, struct cu_geometry *g);
+int cu_launch_params(struct cu_ctx *ctx, const char *what,
+                     const struct tg_launch *a, CUdeviceptr *ptrs,
+                     int *vals, void **out);
+const char *cu_program_name(const void *prog);
+CUfunction cu_program_func(const void *prog);
+
+/* graph.c: the runtime's graph entries (tg_runtime_iface). */
+int cu_graph_new(struct tg_device *dev, void *const *progs,
+                 struct tg_launch *const *launches, size_t n, void **graph);
+int cu_graph_run(struct tg_device *dev, void *graph,
+                 struct tg_launch *const *launches, size_t n);
+void cu_graph_free(struct tg_device *dev, void *graph);
 
 #endif /* TG_PLUGIN_CUDA_H */

@@ -24,7 +24,7 @@
 #include "cuda.h"
 
 #define ERROR_LINES 6   /* NVRTC log lines quoted by set_error */
-#define MAX_ARGS 256    /* buffers plus values of one launch */
+#define MAX_ARGS CU_MAX_ARGS
 
 /* Headers (cuda_fp16.h) for NVRTC: the configured installation, else
  * the usual place. */
@@ -220,9 +220,6 @@ void cu_program_free(struct tg_device *dev, void *prog)
 /* Launching                                                           */
 /* ------------------------------------------------------------------ */
 
-struct cu_geometry {
-	unsigned int grid[3], block[3];
-};
 
 static int bad_geometry(struct cu_ctx *ctx, const struct cu_program *p,
                         const struct tg_launch *a, const char *why)
@@ -293,33 +290,35 @@ static int grouped(struct cu_ctx *ctx, const struct cu_program *p,
 	return bad_geometry(ctx, p, a, why);
 }
 
-static int geometry(struct cu_ctx *ctx, const struct cu_program *p,
-                    const struct tg_launch *a, struct cu_geometry *g)
+int cu_launch_geometry(struct cu_ctx *ctx, const void *prog,
+                       const struct tg_launch *a, struct cu_geometry *g)
 {
+	const struct cu_program *p = prog;
+
 	if (a->local[0] == 1 && a->local[1] == 1 && a->local[2] == 1)
 		return flat(ctx, p, a, g);
 	return grouped(ctx, p, a, g);
 }
 
 /* The kernel's parameters: a pointer to each device pointer, then to
- * each value as an int. */
-static int params(struct cu_ctx *ctx, const struct cu_program *p,
-                  const struct tg_launch *a, CUdeviceptr *ptrs, int *vals,
-                  void **out)
+ * each value as an int; errors begin with `what`. */
+int cu_launch_params(struct cu_ctx *ctx, const char *what,
+                     const struct tg_launch *a, CUdeviceptr *ptrs,
+                     int *vals, void **out)
 {
 	if (a->nbufs + a->nvals > MAX_ARGS)
-		return ctx->host->set_error(ctx->host, TG_EINVAL, "cuda launch "
-		       "of %s: %zu buffers and %zu values, at most %d in all",
-		       p->name, a->nbufs, a->nvals, MAX_ARGS);
+		return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: %zu "
+		       "buffers and %zu values, at most %d in all", what,
+		       a->nbufs, a->nvals, MAX_ARGS);
 	for (size_t i = 0; i < a->nbufs; i++) {
 		ptrs[i] = (CUdeviceptr)(uintptr_t)a->bufs[i];
 		out[i] = &ptrs[i];
 	}
 	for (size_t i = 0; i < a->nvals; i++) {
 		if (a->vals[i] < INT32_MIN || a->vals[i] > INT32_MAX)
-			return ctx->host->set_error(ctx->host, TG_EINVAL, "cuda "
-			       "launch of %s: value %zu is %" PRId64 ", outside "
-			       "the kernel's int range", p->name, i, a->vals[i]);
+			return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: "
+			       "value %zu is %" PRId64 ", outside the kernel's "
+			       "int range", what, i, a->vals[i]);
 		vals[i] = (int)a->vals[i];
 		out[a->nbufs + i] = &vals[i];
 	}
@@ -382,6 +381,7 @@ int cu_launch(struct tg_device *dev, void *prog, struct tg_launch *args)
 	int vals[MAX_ARGS];
 	void *kargs[MAX_ARGS];
 	struct cu_geometry g;
+	char what[160];
 	int ret;
 
 	if (!TG_HAS(args, struct tg_launch, elapsed_s))
@@ -389,13 +389,24 @@ int cu_launch(struct tg_device *dev, void *prog, struct tg_launch *args)
 		       "struct tg_launch of %zu bytes, need %zu",
 		       args->struct_size,
 		       TG_STRUCT_SIZE(struct tg_launch, elapsed_s));
-	if ((ret = geometry(ctx, p, args, &g)) != 0 ||
-	    (ret = params(ctx, p, args, ptrs, vals, kargs)) != 0 ||
+	snprintf(what, sizeof(what), "cuda launch of %s", p->name);
+	if ((ret = cu_launch_geometry(ctx, p, args, &g)) != 0 ||
+	    (ret = cu_launch_params(ctx, what, args, ptrs, vals, kargs)) != 0 ||
 	    (ret = cu_enter(ctx, "launch")) != 0)
 		return ret;
 	if (args->wait)
 		return launch_timed(ctx, p, &g, kargs, &args->elapsed_s);
 	return enqueue(ctx, p, &g, kargs);
+}
+
+CUfunction cu_program_func(const void *prog)
+{
+	return ((const struct cu_program *)prog)->func;
+}
+
+const char *cu_program_name(const void *prog)
+{
+	return ((const struct cu_program *)prog)->name;
 }
 
 int cu_synchronize(struct tg_device *dev)

@@ -16,6 +16,7 @@
  *   oom=N          at most N bytes allocated at once
  *   launch_fail    cuLaunchKernel fails (out of resources)
  *   sync_fault     cuCtxSynchronize reports an illegal address
+ *   graph_fail     cuGraphInstantiateWithFlags fails (out of memory)
  * Built with -DDOUBLE_MISSING it lacks cuModuleGetFunction.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -312,6 +313,90 @@ CUresult cuLaunchKernel(struct module *f, unsigned gx, unsigned gy,
 	record("cuLaunchKernel(%s, grid %u %u %u, block %u %u %u)", f->name,
 	       gx, gy, gz, bx, by, bz);
 	return wants("launch_fail", NULL) ? 701 : 0;
+}
+
+/* Graphs: nodes are numbered; a kernel node's parameters as the
+ * plugin declares them (CUDA_KERNEL_NODE_PARAMS_v2). */
+struct knode {
+	struct module *func;
+	unsigned grid[3], block[3], shared;
+	void **params, **extra;
+	void *kern, *ctx;
+};
+static size_t nodes;
+
+EXPORT CUresult cuGraphCreate(void **g, unsigned flags);
+CUresult cuGraphCreate(void **g, unsigned flags)
+{
+	(void)flags;
+	record("cuGraphCreate");
+	nodes = 0;
+	*g = malloc(1);
+	return *g ? 0 : 2;
+}
+
+EXPORT CUresult cuGraphAddKernelNode_v2(void **node, void *g,
+                                        void *const *deps, size_t ndeps,
+                                        const struct knode *p);
+CUresult cuGraphAddKernelNode_v2(void **node, void *g, void *const *deps,
+                                 size_t ndeps, const struct knode *p)
+{
+	(void)g;
+	record("cuGraphAddKernelNode(%s, grid %u %u %u, block %u %u %u, "
+	       "after %ld, buffer %llx)", p->func->name, p->grid[0],
+	       p->grid[1], p->grid[2], p->block[0], p->block[1], p->block[2],
+	       ndeps ? (long)(uintptr_t)deps[0] - 1 : -1L,
+	       *(unsigned long long *)p->params[0]);
+	*node = (void *)(uintptr_t)++nodes;
+	return 0;
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(void **e, void *g,
+                                            unsigned long long flags);
+CUresult cuGraphInstantiateWithFlags(void **e, void *g,
+                                     unsigned long long flags)
+{
+	(void)g, (void)flags;
+	record("cuGraphInstantiateWithFlags");
+	if (wants("graph_fail", NULL))
+		return 2;
+	*e = malloc(1);
+	return *e ? 0 : 2;
+}
+
+EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(void *e, void *node,
+                                                  const struct knode *p);
+CUresult cuGraphExecKernelNodeSetParams_v2(void *e, void *node,
+                                           const struct knode *p)
+{
+	(void)e;
+	record("cuGraphExecKernelNodeSetParams(node %ld, buffer %llx)",
+	       (long)(uintptr_t)node - 1, *(unsigned long long *)p->params[0]);
+	return 0;
+}
+
+EXPORT CUresult cuGraphLaunch(void *e, void *stream);
+CUresult cuGraphLaunch(void *e, void *stream)
+{
+	(void)e, (void)stream;
+	record("cuGraphLaunch");
+	return 0;
+}
+
+EXPORT CUresult cuGraphExecDestroy(void *e);
+CUresult cuGraphExecDestroy(void *e)
+{
+	record("cuGraphExecDestroy");
+	free(e);
+	return 0;
+}
+
+EXPORT CUresult cuGraphDestroy(void *g);
+CUresult cuGraphDestroy(void *g)
+{
+	record("cuGraphDestroy");
+	free(g);
+	return 0;
 }
 
 EXPORT CUresult cuEventCreate(void **e, unsigned flags);

@@ -282,7 +282,9 @@ struct tg_runtime_iface {
 	 * the ones before (as n calls of launch would).  progs[i] comes
 	 * from load; launches[i] is as for launch, with wait 0.  The
 	 * plugin copies what it keeps: the arrays are borrowed for the
-	 * call.  Since 0.2. */
+	 * call.  TG_EUNSUPPORTED declines this graph (say why with
+	 * set_error: a driver without graphs): the core then launches its
+	 * kernels one by one.  Since 0.2. */
 	int (*graph_new)(struct tg_device *dev, void *const *progs,
 	                 struct tg_launch *const *launches, size_t n,
 	                 void **graph);
