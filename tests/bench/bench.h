@@ -52,4 +52,15 @@ struct jit_figures {
  * why to stderr. */
 int bench_jit(tg_dev *dev, int quick, struct jit_figures *f);
 
+/* The anchors of a CUDA device (bench_cuda.c); < 0 when not measured. */
+struct cuda_anchors {
+	double blas32, blas_tf32, blas16; /* cuBLAS at N=4096, TFLOP/s */
+	double hand;                      /* hand-written a*b+c, GB/s */
+};
+
+/* Measures the anchors on dev, the hand-written kernel on n_fused
+ * floats.  0, or -1 after printing why (cuBLAS missing is not an
+ * error: its figures stay < 0). */
+int bench_cuda_anchors(tg_dev *dev, size_t n_fused, struct cuda_anchors *a);
+
 #endif

@@ -13,14 +13,19 @@
  *     16M floats, one thread per core, 12 bytes per element) that the
  *     benchmark runs itself in C: the memory bandwidth there is;
  *   - a tiny op (x+1 on 16 elements) built, scheduled and run: the
- *     framework's overhead per op, in microseconds.
+ *     framework's overhead per op, in microseconds;
+ *   - on a GPU (unless --quick): an fp16 matmul at N=4096 summed in
+ *     float (TFLOP/s, default opts and BEAM=2) and a*b+c on 256M
+ *     floats; on a CUDA device also the anchors of bench_cuda.c (cuBLAS
+ *     fp32, TF32 and fp16 at N=4096, a hand-written a*b+c).
  * Every figure is checked against the host before it is printed.  When
  * python3 can import numpy, the same three things are timed with numpy
  * and printed beside: the better of OpenBLAS as it detects the CPU and
  * OpenBLAS told the host's vector unit (OPENBLAS_CORETYPE), since an
  * OpenBLAS older than the CPU runs generic kernels.
  *
- * Usage: bench_tensor [--quick] [--no-numpy] [-h]
+ * Usage: bench_tensor [--quick] [--big] [--no-numpy] [--device NAME]...
+ *                     [--all] [-h]
  */
 #include "config.h"
 
@@ -53,7 +58,13 @@ struct figures {
 	double fused;              /* GB/s */
 	double tiny;               /* microseconds per op */
 	struct jit_figures jit;
+	double mm16, mm16_beam;    /* GPU: fp16 matmul N=4096, TFLOP/s */
+	double fused_big;          /* GPU: a*b+c on BIG_N floats, GB/s */
+	struct cuda_anchors cuda;
 };
+
+#define MM16_N 4096
+#define BIG_N ((int64_t)256 * 1024 * 1024)
 
 
 /* Prints the library's error for `what` and returns -1. */
@@ -77,10 +88,13 @@ static float val(uint32_t seed, uint64_t i)
 	return (float)((double)(x >> 40) / (double)(1 << 23) - 1.0);
 }
 
-/* A realized float32 tensor of `shape` holding val(seed, i).  New
- * reference, or NULL after printing why. */
+/* A realized float32 tensor of `shape` holding val(seed, i), or of
+ * float16 holding them rounded (input_dt).  New reference, or NULL
+ * after printing why. */
 /* The device being measured. */
 static tg_dev *bench_dev;
+
+static tg_dtype in_dt = TG_FLOAT32;  /* what input() makes */
 
 static tg_tensor *input(size_t ndim, const int64_t *shape, uint32_t seed)
 {
@@ -99,6 +113,11 @@ static tg_tensor *input(size_t ndim, const int64_t *shape, uint32_t seed)
 		host[i] = val(seed, i);
 	t = tg_tensor_new(bench_dev, TG_FLOAT32, ndim, shape, host);
 	free(host);
+	if (t && in_dt != TG_FLOAT32) {
+		tg_tensor *c = tg_cast(t, in_dt);
+		tg_tensor_unref(t);
+		t = c;
+	}
 	if (!t || tg_realize(t)) {
 		fail("input");
 		tg_tensor_unref(t);
@@ -113,16 +132,21 @@ static float *fetch(tg_tensor *t)
 	size_t n = (size_t)tg_tensor_numel(t);
 	float *v = malloc(n * sizeof *v);
 
+	tg_tensor *f = tg_tensor_dtype(t) == TG_FLOAT32 ? NULL
+	               : tg_cast(t, TG_FLOAT32);
+
 	if (!v) {
 		fprintf(stderr, "bench_tensor: out of memory for %zu floats\n",
 		        n);
 		return NULL;
 	}
-	if (tg_tensor_data(t, v, n * sizeof *v)) {
+	if (tg_tensor_data(f ? f : t, v, n * sizeof *v)) {
+		tg_tensor_unref(f);
 		fail("tensor_data");
 		free(v);
 		return NULL;
 	}
+	tg_tensor_unref(f);
 	return v;
 }
 
@@ -241,6 +265,25 @@ static tg_tensor *build_matmul(const struct op *op)
 
 /* Checks a few entries of a (n,n) @ b (n,n) against a double-precision
  * dot product, allowing float32 rounding of a sum of n terms. */
+/* x rounded to float16 (to nearest even; the inputs are in [-1, 1)). */
+static double to_half(double x)
+{
+	int e;
+
+	if (x == 0 || fabs(x) < 0x1p-14)  /* subnormal: steps of 2^-24 */
+		return nearbyint(x * 0x1p24) / 0x1p24;
+	frexp(x, &e);
+	return ldexp(nearbyint(ldexp(x, 11 - e)), e - 11);
+}
+
+/* Input seed's element i as the matmul reads it (in_dt). */
+static double in_val(uint32_t seed, uint64_t i)
+{
+	double v = val(seed, i);
+
+	return in_dt == TG_FLOAT16 ? to_half(v) : v;
+}
+
 static int check_matmul(tg_tensor *c, int64_t n)
 {
 	static const double at[][2] = {
@@ -259,13 +302,16 @@ static int check_matmul(tg_tensor *c, int64_t n)
 		i = (int64_t)(at[k][0] * (double)(n - 1));
 		j = (int64_t)(at[k][1] * (double)(n - 1));
 		for (x = 0; x < n; x++) {
-			term = (double)val(1, (uint64_t)(i * n + x)) *
-			       (double)val(2, (uint64_t)(x * n + j));
+			term = in_val(1, (uint64_t)(i * n + x)) *
+			       in_val(2, (uint64_t)(x * n + j));
 			want += term;
 			mag += fabs(term);
 		}
+		/* a half result rounds to 11 bits */
 		if (fabs(got[i * n + j] - want) >
-		    (double)n * 1.2e-7 * mag + 1e-6) {
+		    (double)n * 1.2e-7 * mag + 1e-6 +
+		    (in_dt == TG_FLOAT16 ? 1e-3 * fabs(want) + 1e-4 * mag
+		                         : 0)) {
 			fprintf(stderr, "bench_tensor: matmul N=%lld: c[%lld]"
 			        "[%lld] is %.9g, expected %.9g\n", (long long)n,
 			        (long long)i, (long long)j, got[i * n + j], want);
@@ -302,7 +348,7 @@ static tg_tensor *build_fused(const struct op *op)
 	return tg_add(tg_mul(op->a, op->b), op->c);
 }
 
-static int check_fused(tg_tensor *d)
+static int check_fused(tg_tensor *d, int64_t n)
 {
 	float *got = fetch(d);
 	double a, b, c;
@@ -310,7 +356,7 @@ static int check_fused(tg_tensor *d)
 
 	if (!got)
 		return -1;
-	for (i = 0; i < FUSED_N; i++) {
+	for (i = 0; i < (uint64_t)n; i++) {
 		a = val(1, i);
 		b = val(2, i);
 		c = val(3, i);
@@ -327,9 +373,9 @@ static int check_fused(tg_tensor *d)
 	return 0;
 }
 
-static int bench_fused(double target, double *gbs)
+static int bench_fused(int64_t n, double target, double *gbs)
 {
-	const int64_t shape[1] = { FUSED_N };
+	const int64_t shape[1] = { n };
 	struct op op = { .name = "a*b+c", .build = build_fused };
 	double s;
 	int nk, rc = -1;
@@ -342,9 +388,9 @@ static int bench_fused(double target, double *gbs)
 		        "one fused kernel\n", nk);
 		goto out;
 	}
-	if ((s = op_time(&op, target)) < 0 || check_fused(op.out))
+	if ((s = op_time(&op, target)) < 0 || check_fused(op.out, n))
 		goto out;
-	*gbs = 4.0 * sizeof(float) * FUSED_N / s / 1e9;
+	*gbs = 4.0 * sizeof(float) * (double)n / s / 1e9;
 	rc = 0;
 out:
 	op_free(&op);
@@ -555,6 +601,33 @@ static void jit_row(const char *label, const struct figures *f, size_t nd,
 	putchar('\n');
 }
 
+static void row(const char *label, const struct figures *f, size_t nd,
+                size_t field)
+{
+	printf("%-22s", label);
+	for (size_t d = 0; d < nd; d++)
+		cell(*(const double *)((const char *)&f[d] + field));
+	putchar('\n');
+}
+
+/* The GPU rows, when a device has them. */
+static void gpu_rows(const struct figures *f, size_t nd)
+{
+	size_t d;
+
+	for (d = 0; d < nd && f[d].fused_big < 0; d++)
+		;
+	if (d == nd)
+		return;
+	row("fp16 mm 4096 TFLOP/s", f, nd, offsetof(struct figures, mm16));
+	row("  BEAM=2", f, nd, offsetof(struct figures, mm16_beam));
+	row("  cuBLAS fp16", f, nd, offsetof(struct figures, cuda.blas16));
+	row("  cuBLAS fp32", f, nd, offsetof(struct figures, cuda.blas32));
+	row("  cuBLAS TF32", f, nd, offsetof(struct figures, cuda.blas_tf32));
+	row("a*b+c 256M f32 GB/s", f, nd, offsetof(struct figures, fused_big));
+	row("  hand-written", f, nd, offsetof(struct figures, cuda.hand));
+}
+
 /* The table: a row per figure, a column per device, then numpy.
  * triad: the machine's STREAM triad, GB/s. */
 static void table(char names[][32], const struct figures *f, size_t nd,
@@ -599,6 +672,7 @@ static void table(char names[][32], const struct figures *f, size_t nd,
 	                                                step_eager));
 	jit_row("fmnist b128 jit ms", f, nd, offsetof(struct jit_figures,
 	                                              step_jit));
+	gpu_rows(f, nd);
 }
 
 /* ------------------------------------------------------- STREAM triad */
@@ -680,14 +754,17 @@ static double stream_triad(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: bench_tensor [--quick] [--no-numpy] [--device NAME]... "
-	        "[--all] [-h]\n"
+	        "usage: bench_tensor [--quick] [--big] [--no-numpy] "
+	        "[--device NAME]... [--all] [-h]\n"
 	        "Times matmul (GFLOP/s), a fused a*b+c (GB/s) and the "
 	        "overhead of a tiny op\n"
 	        "(us/op) on each device, and the same with numpy when "
 	        "python3 has it.\n"
 	        "  --quick        N=256 and 512 only, shorter runs (a smoke "
 	        "test)\n"
+	        "  --big          the GPU figures (fp16 matmul N=4096, a*b+c "
+	        "on 256M floats,\n"
+	        "                 CUDA's anchors) also with --quick\n"
 	        "  --no-numpy     skip the numpy comparison\n"
 	        "  --device NAME  measure this device (repeatable; default: "
 	        "the default device)\n"
@@ -695,9 +772,47 @@ static void usage(FILE *f)
 	        "  -h, --help     this text\n");
 }
 
+/* fp16 matmul at MM16_N, default opts and BEAM=2, TFLOP/s. */
+static int bench_mm16(double target, struct figures *f)
+{
+	int rc;
+
+	in_dt = TG_FLOAT16;
+	rc = bench_matmul(MM16_N, target, &f->mm16);
+	if (!rc && tg_config_set("BEAM", "2"))
+		rc = fail("BEAM=2");
+	if (!rc)
+		rc = bench_matmul(MM16_N, target, &f->mm16_beam);
+	tg_config_set("BEAM", NULL);
+	in_dt = TG_FLOAT32;
+	f->mm16 /= f->mm16 > 0 ? 1e3 : 1;
+	f->mm16_beam /= f->mm16_beam > 0 ? 1e3 : 1;
+	return rc;
+}
+
+/* The figures of a GPU: the fp16 matmul, a*b+c on BIG_N floats, and on
+ * CUDA the anchors. */
+static int bench_gpu(struct figures *f, double target)
+{
+	tg_dev_info info;
+
+	if (tg_dev_get_info(bench_dev, &info))
+		return fail("dev_get_info");
+	if (strcmp(info.type, "GPU"))
+		return 0;
+	if (((info.dtype_mask >> TG_FLOAT16) & 1) && bench_mm16(target, f))
+		return 1;
+	if (bench_fused(BIG_N, target, &f->fused_big))
+		return 1;
+	if (!strcmp(info.dialect, "cuda") &&
+	    bench_cuda_anchors(bench_dev, (size_t)BIG_N, &f->cuda))
+		return 1;
+	return 0;
+}
+
 /* Measures one device into *f. */
 static int bench_device(const char *name, struct figures *f, double target,
-                        int iters)
+                        int iters, int big)
 {
 	if (!(bench_dev = tg_dev_get(name)))
 		return fail(name);
@@ -715,19 +830,23 @@ static int bench_device(const char *name, struct figures *f, double target,
 			return 1;
 		}
 	tg_config_set("BEAM", NULL);
-	if (bench_fused(target, &f->fused) || bench_tiny(iters, &f->tiny) ||
+	if (bench_fused(FUSED_N, target, &f->fused) ||
+	    bench_tiny(iters, &f->tiny) ||
 	    bench_jit(bench_dev, iters < 1000, &f->jit))
 		return 1;
-	return 0;
+	return big ? bench_gpu(f, target) : 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct figures tg[MAX_DEVS];
-	struct figures np = { .fused = -1, .tiny = -1 };
+	struct figures np = { .fused = -1, .tiny = -1, .mm16 = -1,
+	                      .mm16_beam = -1, .fused_big = -1,
+	                      .cuda = { -1, -1, -1, -1 } };
 	char names[MAX_DEVS][32], version[160] = "";
 	double target;
-	int quick = 0, numpy = 1, all = 0, iters, np_iters, i, rc = 1;
+	int quick = 0, numpy = 1, all = 0, big = -1, iters, np_iters, i;
+	int rc = 1;
 	size_t k, nd = 0;
 
 	for (i = 1; i < argc; i++) {
@@ -737,6 +856,8 @@ int main(int argc, char **argv)
 			numpy = 0;
 		} else if (!strcmp(argv[i], "--all")) {
 			all = 1;
+		} else if (!strcmp(argv[i], "--big")) {
+			big = 1;
 		} else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
 		           nd < MAX_DEVS) {
 			snprintf(names[nd++], sizeof names[0], "%s", argv[++i]);
@@ -751,6 +872,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (big < 0)
+		big = !quick;
 	target = quick ? 0.1 : 0.5;
 	iters = quick ? 200 : 2000;
 	np_iters = quick ? 10000 : 100000;
@@ -774,7 +897,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t d = 0; d < nd; d++) {
 		tg[d] = np;
-		if (bench_device(names[d], &tg[d], target, iters))
+		if (bench_device(names[d], &tg[d], target, iters, big))
 			goto out;
 	}
 	if (numpy && !numpy_best(target, np_iters, &np, version,
