@@ -434,7 +434,7 @@ static const struct tg_renderer_caps *cuda_caps(void)
 	};
 	static const struct tg_renderer_caps c = {
 		.struct_size = sizeof c, .dialect = TG_DIALECT_CUDA,
-		.has_local = 1, .has_shared = 1, .max_upcast = 1,
+		.has_local = 1, .has_shared = 1, .max_upcast = 4,
 		.global_max = { SIZE_MAX / 2, SIZE_MAX / 2, SIZE_MAX / 2 },
 		.local_max = { 1024, 1024, 64 }, .local_max_total = 1024,
 		.shared_max = 48 * 1024, .dtype_mask = TG_DTYPE_ALL,

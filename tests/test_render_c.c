@@ -916,6 +916,55 @@ START_TEST(gpu_dialects_refuse_what_they_lack)
 }
 END_TEST
 
+/* CUDA's vectors are lane-array structs: an aligned vector load or
+ * store is one access through the struct's pointer (vectorize.c starts
+ * every CUDA run at a multiple of its width), an unproven load builds
+ * the struct from its lanes, and the tensor-core instruction is its
+ * helper over half fragments and a float sum (codegen/wmma.c). */
+START_TEST(cuda_vectors_and_mma)
+{
+	tg_uop *g = gidx0(8), *f0 = glob(0, TG_FLOAT32, 1),
+	       *f1 = glob(1, TG_FLOAT32, 0), *h2 = glob(2, TG_FLOAT16, 0);
+	tg_uop *i4 = tg_uop_alu(ir, TG_MUL, g, idx(4), NULL), *hs[8];
+	tg_uop *ls[2] = { f1, i4 }, *ab[3], *w, *u;
+	tg_arg al = { .a = 16 };
+	tg_arg wa = { .v.i = 0, .name = "tg_mma_m16n8k16_f16_f32" };
+	const tg_wmma *mma = tg_wmma_get(0);
+	char *src;
+
+	ck_assert_ptr_nonnull(mma);
+	ck_assert_str_eq(mma->fn, wa.name);
+	for (int i = 0; i < 8; i++)
+		hs[i] = load(h2, tg_uop_alu(ir, TG_ADD, i4, idx(i), NULL));
+	ab[0] = tg_uop_new(ir, TG_VECTORIZE, tg_type_vec(TG_FLOAT16, 8), hs,
+	                   8, NULL);
+	ab[1] = tg_uop_new(ir, TG_VECTORIZE, tg_type_vec(TG_FLOAT16, 4), hs,
+	                   4, NULL);
+	ab[2] = tg_uop_new(ir, TG_LOAD, tg_type_vec(TG_FLOAT32, 4), ls, 2,
+	                   &al);
+	w = tg_uop_new(ir, TG_WMMA, tg_type_vec(TG_FLOAT32, 4), ab, 3, &wa);
+	src = render_in(sink(store(f0, i4, w), NULL), TG_DIALECT_CUDA, 8);
+	has(src, "struct __align__(16) tg_float4 { float v[4]; };");
+	has(src, "struct __align__(16) tg_half8 { half v[8]; };");
+	has(src, "struct __align__(8) tg_half4 { half v[4]; };");
+	has(src, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+	has(src, " = *((const tg_float4 *)(data1+v0));");
+	has(src, "const tg_half8 v");
+	has(src, " = tg_half8{{v");
+	has(src, " = tg_mma_m16n8k16_f16_f32(v");
+	has(src, "*((tg_float4 *)(data0+v0)) = v");
+	free(src);
+	/* a vector load not proven aligned: lane by lane */
+	u = tg_uop_new(ir, TG_LOAD, tg_type_vec(TG_FLOAT32, 2), ls, 2, NULL);
+	src = render_in(sink(store(f0, i4, tg_uop_new(ir, TG_GEP, TG_FLOAT32,
+	                &u, 1, &(tg_arg){ .v.i = 1 })), NULL),
+	                TG_DIALECT_CUDA, 8);
+	has(src, "tg_float2{{data1[v0+0], data1[v0+1]}}");
+	has(src, ".v[1];");
+	free(src);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("render_c");
@@ -943,6 +992,7 @@ static Suite *suite(void)
 	tcase_add_test(t, gpu_dialects_spell_types_and_indices);
 	tcase_add_test(t, gpu_dialects_refuse_what_they_lack);
 	tcase_add_test(t, cuda_dialect_spellings);
+	tcase_add_test(t, cuda_vectors_and_mma);
 	tcase_add_test(t, launch_blocks_visit_every_item_once);
 	tcase_add_test(t, reduce_passes_visit_every_item_once_a_pass);
 	tcase_add_test(t, aligned_vector_loads);

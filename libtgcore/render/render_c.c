@@ -444,18 +444,19 @@ static void render_load(rc_state *st, const tg_uop *u)
 	}
 	if (c == 1) {
 		load_elem(st, s, e0, e1);
-	} else if (st->d->vec == TG_CVEC_OPENCL && u->arg.a > 0) {
-		/* proven aligned (vectorize.c) */
-		tg_strbuf_addf(&st->body, "*((__global const %s *)(%s+%s))", t,
+	} else if (st->d->vec != TG_CVEC_GCC && u->arg.a > 0) {
+		/* proven aligned (vectorize.c; on CUDA every run is) */
+		tg_strbuf_addf(&st->body, "*((%sconst %s *)(%s+%s))",
+		               st->d->vec == TG_CVEC_OPENCL ? "__global " : "", t,
 		               e0, e1);
 	} else if (st->d->vec == TG_CVEC_OPENCL) {
 		tg_strbuf_addf(&st->body, "vload%u(0, %s+%s)", c, e0, e1);
 	} else {
-		tg_strbuf_addf(&st->body, "(%s){", t);
+		open_vec(st, &st->body, t);
 		for (unsigned i = 0; i < c; i++)
 			tg_strbuf_addf(&st->body, "%s%s[%s+%u]", i ? ", " : "", e0,
 			               e1, i);
-		tg_strbuf_add(&st->body, "}");
+		close_vec(st, &st->body);
 	}
 	if (u->nsrc >= 4) {
 		expr_of(st, u->src[3], e2, sizeof e2);
@@ -493,6 +494,14 @@ static void render_store(rc_state *st, const tg_uop *u)
 		expr_of(st, u->src[2], e2, sizeof e2);
 		tg_strbuf_addf(&st->body, "vstore%u(%s, 0, %s+%s);\n", vc, e2, e0,
 		               e1);
+	} else if (st->d->vec == TG_CVEC_CUDA) {
+		/* vectorize.c starts every CUDA run at a multiple of its
+		 * width, and buffers at 256 bytes: the struct's alignment */
+		char tb[64];
+		const char *t = tyname(st, u->src[2]->dtype, tb, sizeof tb);
+		expr_of(st, u->src[2], e2, sizeof e2);
+		tg_strbuf_addf(&st->body, "*((%s *)(%s+%s)) = %s;\n",
+		               t ? t : "?", e0, e1, e2);
 	} else {
 		char tb[64];
 		const char *t = tyname(st, u->src[2]->dtype, tb, sizeof tb);

@@ -145,7 +145,7 @@ static void init_caps(struct cu_ctx *ctx)
 		.dialect = TG_DIALECT_CUDA,
 		.has_local = 1,
 		.has_shared = 1,
-		.max_upcast = 1, /* no vector types rendered yet */
+		.max_upcast = 4, /* float4: 16-byte loads and stores */
 		.dtype_mask = TG_DTYPE_ALL,
 		.needs_transcendental_fallback = 0, /* exp2/log2/sin built in */
 		.tensor_cores = 0, /* set by the compute capability */
