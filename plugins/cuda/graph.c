@@ -53,9 +53,8 @@ void cu_graph_free(struct tg_device *dev, void *graph)
 	free(g);
 }
 
-/* Node i's parameters for launch a into kargs (pointing at ptrs and
- * vals); 1 when they differ from the ones it holds, which they then
- * become. */
+/* Whether ptrs and vals differ from the arguments node nd holds,
+ * which they then become. */
 static int node_args(struct cu_gnode *nd, const CUdeviceptr *ptrs,
                      const int *vals)
 {
@@ -67,22 +66,39 @@ static int node_args(struct cu_gnode *nd, const CUdeviceptr *ptrs,
 	return 1;
 }
 
+/* A launch's kernel parameters (kargs pointing at ptrs and vals). */
+struct cu_args {
+	CUdeviceptr ptrs[CU_MAX_ARGS];
+	int vals[CU_MAX_ARGS];
+	void *kargs[CU_MAX_ARGS];
+};
+
+/* The parameters of launch i of prog in *args; errors name the entry
+ * (`op`), the launch and the kernel. */
+static int args_of(struct cu_ctx *ctx, const char *op, size_t i,
+                   const void *prog, const struct tg_launch *a,
+                   struct cu_args *args)
+{
+	char what[160];
+
+	snprintf(what, sizeof(what), "cuda %s: launch %zu (%s)", op, i,
+	         cu_program_name(prog));
+	return cu_launch_params(ctx, what, a, args->ptrs, args->vals,
+	                        args->kargs);
+}
+
 /* Records launch i as a node after node i-1. */
 static int add_node(struct cu_ctx *ctx, struct cu_graph *g, size_t i,
                     void *prog, const struct tg_launch *a)
 {
 	struct cu_gnode *nd = &g->nodes[i];
 	struct cu_geometry geo;
-	CUdeviceptr ptrs[CU_MAX_ARGS];
-	int vals[CU_MAX_ARGS], ret;
-	void *kargs[CU_MAX_ARGS];
-	char what[160];
+	struct cu_args args;
 	CUresult r;
+	int ret;
 
-	snprintf(what, sizeof(what), "cuda graph_new: launch %zu (%s)", i,
-	         cu_program_name(prog));
 	if ((ret = cu_launch_geometry(ctx, prog, a, &geo)) != 0 ||
-	    (ret = cu_launch_params(ctx, what, a, ptrs, vals, kargs)) != 0)
+	    (ret = args_of(ctx, "graph_new", i, prog, a, &args)) != 0)
 		return ret;
 	nd->nbufs = a->nbufs;
 	nd->nvals = a->nvals;
@@ -91,12 +107,12 @@ static int add_node(struct cu_ctx *ctx, struct cu_graph *g, size_t i,
 	if (nd->ptrs == NULL || nd->vals == NULL)
 		return ctx->host->set_error(ctx->host, TG_ENOMEM, "cuda "
 		       "graph_new: out of host memory at launch %zu", i);
-	node_args(nd, ptrs, vals);
+	node_args(nd, args.ptrs, args.vals);
 	nd->prog = prog;
 	nd->kn = (CU_KERNEL_NODE){ .func = cu_program_func(prog) };
 	memcpy(nd->kn.grid, geo.grid, sizeof(geo.grid));
 	memcpy(nd->kn.block, geo.block, sizeof(geo.block));
-	nd->kn.params = kargs;  /* copied by the driver */
+	nd->kn.params = args.kargs;  /* copied by the driver */
 	r = ctx->drv.cuGraphAddKernelNode(&nd->node, g->graph,
 	                                  i ? &g->nodes[i - 1].node : NULL,
 	                                  i ? 1 : 0, &nd->kn);
@@ -149,23 +165,19 @@ static int update_node(struct cu_ctx *ctx, struct cu_graph *g, size_t i,
                        const struct tg_launch *a)
 {
 	struct cu_gnode *nd = &g->nodes[i];
-	CUdeviceptr ptrs[CU_MAX_ARGS];
-	int vals[CU_MAX_ARGS], ret;
-	void *kargs[CU_MAX_ARGS];
-	char what[160];
+	struct cu_args args;
 	CUresult r;
+	int ret;
 
-	snprintf(what, sizeof(what), "cuda graph_run: launch %zu (%s)", i,
-	         cu_program_name(nd->prog));
 	if (a->nbufs != nd->nbufs || a->nvals != nd->nvals)
 		return ctx->host->set_error(ctx->host, TG_EINVAL, "cuda "
 		       "graph_run: launch %zu has %zu buffers and %zu values, "
 		       "recorded with %zu and %zu", i, a->nbufs, a->nvals,
 		       nd->nbufs, nd->nvals);
-	if ((ret = cu_launch_params(ctx, what, a, ptrs, vals, kargs)) != 0 ||
-	    !node_args(nd, ptrs, vals))
+	if ((ret = args_of(ctx, "graph_run", i, nd->prog, a, &args)) != 0 ||
+	    !node_args(nd, args.ptrs, args.vals))
 		return ret;
-	nd->kn.params = kargs;
+	nd->kn.params = args.kargs;
 	r = ctx->drv.cuGraphExecKernelNodeSetParams(g->exec, nd->node, &nd->kn);
 	nd->kn.params = NULL;
 	return r == CUDA_SUCCESS ? 0
