@@ -7,8 +7,8 @@
  * whole graph with one call.
  *
  * The graph entries are optional in the driver (CU_GRAPH_API): without
- * them graph_new declines with TG_EUNSUPPORTED and the core launches
- * kernel by kernel.
+ * them graph_new declines with TG_EUNSUPPORTED and a core of ABI 0.6 or
+ * later launches kernel by kernel.
  */
 #include "config.h"
 
@@ -130,9 +130,10 @@ int cu_graph_new(struct tg_device *dev, void *const *progs,
 	CUresult r;
 	int ret;
 
-	if (ctx->drv.no_graphs != NULL)
-		return ctx->host->set_error(ctx->host, TG_EUNSUPPORTED, "cuda "
-		       "graph_new: %s has no %s", ctx->drv.path,
+	if (ctx->drv.no_graphs != NULL)  /* cores before 0.6: an error */
+		return ctx->host->set_error(ctx->host,
+		       ctx->host->abi_minor >= 6 ? TG_EUNSUPPORTED : TG_ERUNTIME,
+		       "cuda graph_new: %s has no %s", ctx->drv.path,
 		       ctx->drv.no_graphs);
 	if ((ret = cu_enter(ctx, "graph_new")) != 0)
 		return ret;

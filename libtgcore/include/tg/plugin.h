@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 5
+#define TG_PLUGIN_ABI_MINOR 6
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -282,9 +282,10 @@ struct tg_runtime_iface {
 	 * the ones before (as n calls of launch would).  progs[i] comes
 	 * from load; launches[i] is as for launch, with wait 0.  The
 	 * plugin copies what it keeps: the arrays are borrowed for the
-	 * call.  TG_EUNSUPPORTED declines this graph (say why with
-	 * set_error: a driver without graphs): the core then launches its
-	 * kernels one by one.  Since 0.2. */
+	 * call.  Since 0.2.  From a core of 0.6 on (host->abi_minor),
+	 * TG_EUNSUPPORTED declines this graph (say why with set_error: a
+	 * driver without graphs) and the core launches its kernels one by
+	 * one; an older core takes it as an error. */
 	int (*graph_new)(struct tg_device *dev, void *const *progs,
 	                 struct tg_launch *const *launches, size_t n,
 	                 void **graph);
