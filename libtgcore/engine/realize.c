@@ -299,8 +299,8 @@ static void prebuild_all(tg_schedule *s, const tg_settings *set)
 {
 	pthread_t tid[PREBUILD_THREADS];
 	prebuild p = { .s = s, .set = set };
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t misses = 0, n, started = 0;
+	long cpus;
 
 	if (beam_of(set) || set->debug >= 3)
 		return;
@@ -313,6 +313,9 @@ static void prebuild_all(tg_schedule *s, const tg_settings *set)
 		                   method_hash(it->ast, dev, set));
 	}
 	pthread_mutex_unlock(&mc_lock);
+	if (misses < 2)  /* the common case: no sysconf (it reads /sys) */
+		return;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	n = cpus > 1 ? (size_t)cpus : 1;
 	n = n < PREBUILD_THREADS ? n : PREBUILD_THREADS;
 	n = n < misses ? n : misses;
