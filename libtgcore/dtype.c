@@ -99,6 +99,11 @@ int tg_scalar_is_unsigned(unsigned s)
 	return (flags(s) & K_UNSIGNED) != 0;
 }
 
+int tg_scalar_is_half(unsigned s)
+{
+	return s == TG_FLOAT16 || s == TG_BFLOAT16;
+}
+
 unsigned tg_scalar_bits(unsigned s)
 {
 	return s < TG_NSCALARS ? kinds[s].bits : 0;

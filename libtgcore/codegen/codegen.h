@@ -73,6 +73,15 @@ static inline const tg_uop *tg_ast_st_node(const tg_uop *u)
 		return u->src[1 - (u->op == TG_CONST)];
 	return NULL;
 }
+/* The value a REDUCE_AXIS sums, through one CAST (tinygrad's half
+ * matmul multiplies in half and sums in float): the product's node
+ * when the kernel is matmul-shaped. */
+static inline const tg_uop *tg_ast_reduced(const tg_uop *red)
+{
+	const tg_uop *v = red->src[0];
+
+	return v->op == TG_CAST ? v->src[0] : v;
+}
 /* The reduce op of a REDUCE_AXIS (TG_ADD, TG_MAX) and its axes. */
 static inline unsigned tg_ast_reduce_op(const tg_uop *u)
 {

@@ -109,9 +109,7 @@ static const tg_uop *sum_of_product(const tg_kernel *k, int cast,
 		}
 	if (!red || tg_ast_reduce_op(red) != TG_ADD)
 		return NULL;
-	mul = red->src[0];
-	if (cast && mul->op == TG_CAST && mul->src[0]->op == TG_MUL)
-		mul = mul->src[0];
+	mul = cast ? tg_ast_reduced(red) : red->src[0];
 	if (mul->op != TG_MUL || !(*a = product_load(mul->src[0], cast)) ||
 	    !(*b = product_load(mul->src[1], cast)))
 		return NULL;
@@ -518,11 +516,10 @@ static int tc_fit(tg_kplan *p, tg_opt o, uint32_t ax, uint32_t d)
 	return apply_padto(p, (tg_opt){ TG_OPT_PADTO, (int)ax, d });
 }
 
-/* Whether a matrix instruction can take choice o.axis: its lanes are
- * lidx0 (N) and lidx1 (M), so N must come after M among the axes, and
- * no axis may have a local part yet. */
-static int wmma_fits(const tg_kplan *p, tg_opt o, const tg_wmma *w,
-                     const uint8_t *ax)
+/* Whether a matrix instruction can take a choice of axes ax: its
+ * lanes are lidx0 (N) and lidx1 (M), so N must come after M among the
+ * axes, and no axis may have a local part yet. */
+static int wmma_fits(const tg_kplan *p, const tg_wmma *w, const uint8_t *ax)
 {
 	if (ax[0] < ax[1])
 		return tg_error(TG_EUNSUPPORTED, "axis %u (N) comes before "
@@ -531,7 +528,6 @@ static int wmma_fits(const tg_kplan *p, tg_opt o, const tg_wmma *w,
 	if (p->nlocal)
 		return tg_error(TG_EUNSUPPORTED, "the kernel has work-group "
 		                "axes already");
-	(void)o;
 	return TG_OK;
 }
 
@@ -560,14 +556,13 @@ static int tc_apply_splits(tg_kplan *p, tg_opt o,
                            const struct tg_tensor_core *t)
 {
 	const uint8_t *ax = p->tc_axes[o.axis];
-	int rc = TG_OK;
-
 	const tg_wmma *w = tg_wmma_find(p->caps->dialect, t);
 	uint32_t kun = w ? t->dims[2] / w->kthreads : t->dims[2];
+	int rc = TG_OK;
 
 	for (int d = 0; d < 3 && rc == TG_OK; d++)
 		rc = tc_fit(p, o, ax[d], t->dims[d]);
-	if (rc == TG_OK && w && (rc = wmma_fits(p, o, w, ax)) == TG_OK) {
+	if (rc == TG_OK && w && (rc = wmma_fits(p, w, ax)) == TG_OK) {
 		p->wmma = w;  /* K's loop now also steps over kthreads */
 		memcpy(p->tc_ax, ax, sizeof p->tc_ax);
 		p->wmma_asrc = p->tc_asrc[o.axis];

@@ -175,8 +175,7 @@ static tg_uop *lower_reduce(lower_state *ls, const tg_uop *a)
 
 	src[0] = ls->val[a->src[0]->id];
 	if (ls->p->wmma) {  /* WMMA(A, B) of the product's operands */
-		const tg_uop *mul = a->src[0]->op == TG_CAST ? a->src[0]->src[0]
-		                                             : a->src[0];
+		const tg_uop *mul = tg_ast_reduced(a);
 		int as = ls->p->wmma_asrc;
 		tg_uop *ab[2];
 		if (wmma_operand(ls, mul->src[as], 0, &ab[0]) ||
@@ -487,31 +486,41 @@ static int check_wmma(const tg_kplan *p)
 /* An operand of a matrix instruction, lowered again with its own
  * indices: the axis it is broadcast along indexed 0 (the lane's index
  * there means another axis of this operand, and must not gate it as
- * padding); B read at the columns its fragment holds, the lane's M
- * local index g as N's local index g/nup and digit g%nup
- * (codegen/wmma.c); the product's CAST kept. */
-static int wmma_operand(lower_state *ls, const tg_uop *x, int is_b,
-                        tg_uop **res)
+ * padding); B read at the columns its fragment holds
+ * (wmma_b_column, codegen/wmma.c); the product's CAST kept. */
+/* B's N index: the column the lane's fragment holds, M's local index
+ * g read as N's local index g/nup and digit g%nup (N's digit d keeps
+ * its part above nup: the upcast tile). */
+static tg_uop *wmma_b_column(lower_state *ls)
 {
 	const tg_kplan *p = ls->p;
 	const tg_wmma *w = p->wmma;
 	tg_ir *ir = ls->ir;
-	uint32_t n = p->tc_ax[0], m = p->tc_ax[1];
+	uint32_t n = p->tc_ax[0];
 	int64_t u = p->upcast[n];
 	tg_arg xa = { .v.i = (int64_t)n, .a = u };
-	tg_uop *g = lidx_of(ir, p, 1), *sn = ls->axis_idx[n];
-	tg_uop *sm = ls->axis_idx[m];
+	tg_uop *g = lidx_of(ir, p, 1);
 	tg_uop *d = tg_uop0(ir, TG_EXPAND, TG_INDEX, &xa);
 	tg_uop *col = tg_sym_add(ir, tg_sym_muli(ir, ls->gbase[n], w->nloc),
 	                         tg_sym_idivi(ir, g, w->nup));
+
+	return tg_sym_add(ir, tg_sym_add(ir, tg_sym_muli(ir, col, u),
+	                  tg_sym_muli(ir, tg_sym_idivi(ir, d, w->nup), w->nup)),
+	                  tg_sym_modi(ir, g, w->nup));
+}
+
+static int wmma_operand(lower_state *ls, const tg_uop *x, int is_b,
+                        tg_uop **res)
+{
+	const tg_kplan *p = ls->p;
+	tg_ir *ir = ls->ir;
+	uint32_t n = p->tc_ax[0], m = p->tc_ax[1];
+	tg_uop *sn = ls->axis_idx[n], *sm = ls->axis_idx[m];
 	int rc;
 
 	ls->axis_idx[is_b ? m : n] = ls->zero;
 	if (is_b)
-		ls->axis_idx[n] = tg_sym_add(ir, tg_sym_add(ir,
-		        tg_sym_muli(ir, col, u),
-		        tg_sym_muli(ir, tg_sym_idivi(ir, d, w->nup), w->nup)),
-		        tg_sym_modi(ir, g, w->nup));
+		ls->axis_idx[n] = wmma_b_column(ls);
 	rc = lower_leaf(ls, x->op == TG_CAST ? x->src[0] : x, res);
 	ls->axis_idx[n] = sn;
 	ls->axis_idx[m] = sm;

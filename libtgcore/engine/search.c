@@ -393,11 +393,6 @@ static int trial_ok(search *s, const cand *c, double best, double *ran)
 	return 1;
 }
 
-static int is_half(tg_dtype dt)
-{
-	return dt == TG_FLOAT16 || dt == TG_BFLOAT16;
-}
-
 /* Whether got and want (n elements of dt) agree: floats within a
  * reordered sum's rounding (a half's when `half`: the kernel reads
  * halves, whose products NOOPT rounds to half and a tensor core keeps
@@ -407,7 +402,7 @@ static int agree(tg_dtype dt, int half, const void *got, const void *want,
                  size_t n, size_t *at)
 {
 	int isf = tg_scalar_is_float(dt);
-	double tol = half || is_half(dt) ? 2e-2 : 1e-3;
+	double tol = half || tg_scalar_is_half(dt) ? 2e-2 : 1e-3;
 
 	for (size_t i = 0; i < n; i++) {
 		double g = elem(dt, got, i), w = elem(dt, want, i);
@@ -428,7 +423,7 @@ static int check(search *s, const cand *c)
 	int half = 0;
 
 	for (size_t b = 0; b < s->nbufs; b++)
-		half |= is_half(tg_buffer_dtype(s->bufs[b]));
+		half |= tg_scalar_is_half(tg_buffer_dtype(s->bufs[b]));
 	for (size_t b = 0; b < s->nbufs; b++) {
 		size_t nb = tg_buffer_nbytes(s->bufs[b]), at = 0;
 		tg_dtype dt = tg_buffer_dtype(s->bufs[b]);

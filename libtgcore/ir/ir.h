@@ -70,6 +70,8 @@ static inline tg_type tg_type_base(tg_type t) { return t & 0xffu; }
 int tg_scalar_is_float(unsigned s);
 int tg_scalar_is_int(unsigned s);
 int tg_scalar_is_unsigned(unsigned s);
+/* float16 or bfloat16: the 16-bit floats. */
+int tg_scalar_is_half(unsigned s);
 /* Bits of a scalar kind's values: 1 for bool, 64 for TG_INDEX. */
 unsigned tg_scalar_bits(unsigned s);
 /* "float4", "int*", "__local float*", "index", "void": into buf. */

@@ -37,8 +37,8 @@ enum tg_cvec {
 	TG_CVEC_GCC,    /* typedef'd GCC vector extensions, v[i], (T){..} */
 	TG_CVEC_OPENCL, /* float4, v.s0, (float4)(..), vload4/vstore4 */
 	TG_CVEC_CUDA    /* struct tg_float4 { float v[4]; }, v.v[0],
-	                   tg_float4{{..}}: lanes only, for the fragments
-	                   and sums of matrix instructions */
+	                   tg_float4{{..}}, aligned loads and stores through
+	                   the struct's pointer; ALU ops lane by lane */
 };
 
 typedef struct tg_cdialect {
@@ -90,7 +90,7 @@ typedef struct tg_ckernel {
 	                           launch block (0: none; kidx0) */
 	uint64_t kinds_used;    /* bit s: a value of scalar kind s */
 	uint64_t stored_used;   /* bit s: a buffer of scalar kind s */
-	uint32_t vec_used[TG_NSCALARS]; /* GCC vectors: bit k width 1<<k */
+	uint32_t vec_used[TG_NSCALARS]; /* GCC/CUDA vectors: bit k width 1<<k */
 	uint32_t fma_used[TG_NSCALARS]; /* C's vector fma helpers, likewise */
 	uint32_t wmma_used; /* bit i: tg_wmma_get(i)'s helper is called */
 	int use_bf16, use_threefry;

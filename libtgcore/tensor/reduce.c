@@ -75,7 +75,6 @@ static int64_t reduced_count(const tg_tensor *t, uint32_t mask)
 	return n;
 }
 
-static int is_half(tg_dtype dt) { return dt == TG_FLOAT16 || dt == TG_BFLOAT16; }
 
 /* tinygrad's sum: accumulate in sum_acc_dtype; half results go back to
  * half. */
@@ -86,7 +85,7 @@ static tg_tensor *sum_mask(const tg_tensor *t, uint32_t mask, int keepdim)
 
 	tg_scope_begin();
 	r = reduce(TG_ADD, t, mask, keepdim, tg_dtype_sum_acc(dt));
-	if (is_half(dt))
+	if (tg_scalar_is_half(dt))
 		r = tg_cast(r, dt);
 	r = tg_keep(r);
 	tg_scope_end();

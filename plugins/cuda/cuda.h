@@ -299,17 +299,21 @@ void cu_program_free(struct tg_device *dev, void *prog);
 
 /* program.c's launch pieces, for graphs: the grid and block of a
  * launch (checked against the device and the kernel), its kernel
- * parameters (pointers into ptrs and vals; errors begin with what),
- * the kernel's function and name. */
+ * parameters (kargs pointing at ptrs and vals; errors begin with
+ * what), the kernel's function and name. */
 #define CU_MAX_ARGS 256    /* buffers plus values of one launch */
 struct cu_geometry {
 	unsigned int grid[3], block[3];
 };
+struct cu_args {
+	CUdeviceptr ptrs[CU_MAX_ARGS];
+	int vals[CU_MAX_ARGS];
+	void *kargs[CU_MAX_ARGS];
+};
 int cu_launch_geometry(struct cu_ctx *ctx, const void *prog,
                        const struct tg_launch *a, struct cu_geometry *g);
 int cu_launch_params(struct cu_ctx *ctx, const char *what,
-                     const struct tg_launch *a, CUdeviceptr *ptrs,
-                     int *vals, void **out);
+                     const struct tg_launch *a, struct cu_args *out);
 const char *cu_program_name(const void *prog);
 CUfunction cu_program_func(const void *prog);
 

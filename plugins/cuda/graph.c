@@ -66,13 +66,6 @@ static int node_args(struct cu_gnode *nd, const CUdeviceptr *ptrs,
 	return 1;
 }
 
-/* A launch's kernel parameters (kargs pointing at ptrs and vals). */
-struct cu_args {
-	CUdeviceptr ptrs[CU_MAX_ARGS];
-	int vals[CU_MAX_ARGS];
-	void *kargs[CU_MAX_ARGS];
-};
-
 /* The parameters of launch i of prog in *args; errors name the entry
  * (`op`), the launch and the kernel. */
 static int args_of(struct cu_ctx *ctx, const char *op, size_t i,
@@ -83,8 +76,7 @@ static int args_of(struct cu_ctx *ctx, const char *op, size_t i,
 
 	snprintf(what, sizeof(what), "cuda %s: launch %zu (%s)", op, i,
 	         cu_program_name(prog));
-	return cu_launch_params(ctx, what, a, args->ptrs, args->vals,
-	                        args->kargs);
+	return cu_launch_params(ctx, what, a, args);
 }
 
 /* Records launch i as a node after node i-1. */

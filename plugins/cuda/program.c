@@ -24,7 +24,6 @@
 #include "cuda.h"
 
 #define ERROR_LINES 6   /* NVRTC log lines quoted by set_error */
-#define MAX_ARGS CU_MAX_ARGS
 
 /* Headers (cuda_fp16.h) for NVRTC: the configured installation, else
  * the usual place. */
@@ -303,24 +302,23 @@ int cu_launch_geometry(struct cu_ctx *ctx, const void *prog,
 /* The kernel's parameters: a pointer to each device pointer, then to
  * each value as an int; errors begin with `what`. */
 int cu_launch_params(struct cu_ctx *ctx, const char *what,
-                     const struct tg_launch *a, CUdeviceptr *ptrs,
-                     int *vals, void **out)
+                     const struct tg_launch *a, struct cu_args *out)
 {
-	if (a->nbufs + a->nvals > MAX_ARGS)
+	if (a->nbufs + a->nvals > CU_MAX_ARGS)
 		return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: %zu "
 		       "buffers and %zu values, at most %d in all", what,
-		       a->nbufs, a->nvals, MAX_ARGS);
+		       a->nbufs, a->nvals, CU_MAX_ARGS);
 	for (size_t i = 0; i < a->nbufs; i++) {
-		ptrs[i] = (CUdeviceptr)(uintptr_t)a->bufs[i];
-		out[i] = &ptrs[i];
+		out->ptrs[i] = (CUdeviceptr)(uintptr_t)a->bufs[i];
+		out->kargs[i] = &out->ptrs[i];
 	}
 	for (size_t i = 0; i < a->nvals; i++) {
 		if (a->vals[i] < INT32_MIN || a->vals[i] > INT32_MAX)
 			return ctx->host->set_error(ctx->host, TG_EINVAL, "%s: "
 			       "value %zu is %" PRId64 ", outside the kernel's "
 			       "int range", what, i, a->vals[i]);
-		vals[i] = (int)a->vals[i];
-		out[a->nbufs + i] = &vals[i];
+		out->vals[i] = (int)a->vals[i];
+		out->kargs[a->nbufs + i] = &out->vals[i];
 	}
 	return 0;
 }
@@ -377,9 +375,7 @@ int cu_launch(struct tg_device *dev, void *prog, struct tg_launch *args)
 {
 	struct cu_ctx *ctx = dev->ctx;
 	const struct cu_program *p = prog;
-	CUdeviceptr ptrs[MAX_ARGS];
-	int vals[MAX_ARGS];
-	void *kargs[MAX_ARGS];
+	struct cu_args kargs;
 	struct cu_geometry g;
 	char what[160];
 	int ret;
@@ -391,12 +387,12 @@ int cu_launch(struct tg_device *dev, void *prog, struct tg_launch *args)
 		       TG_STRUCT_SIZE(struct tg_launch, elapsed_s));
 	snprintf(what, sizeof(what), "cuda launch of %s", p->name);
 	if ((ret = cu_launch_geometry(ctx, p, args, &g)) != 0 ||
-	    (ret = cu_launch_params(ctx, what, args, ptrs, vals, kargs)) != 0 ||
+	    (ret = cu_launch_params(ctx, what, args, &kargs)) != 0 ||
 	    (ret = cu_enter(ctx, "launch")) != 0)
 		return ret;
 	if (args->wait)
-		return launch_timed(ctx, p, &g, kargs, &args->elapsed_s);
-	return enqueue(ctx, p, &g, kargs);
+		return launch_timed(ctx, p, &g, kargs.kargs, &args->elapsed_s);
+	return enqueue(ctx, p, &g, kargs.kargs);
 }
 
 CUfunction cu_program_func(const void *prog)
