@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs every Debian package tgcore needs to build, test and run its
 # examples: build tools, libraries, and the runtimes the backends are tested
-# on (PoCL for OpenCL, Mesa's lavapipe for Vulkan), plus the Fashion-MNIST
+# on (PoCL for OpenCL, Mesa's lavapipe for Vulkan), clang with libFuzzer
+# (libclang-rt-dev, only recommended by clang) for .ci/fuzz, the Fashion-MNIST
 # data set, and numpy with OpenBLAS (the benchmarks' anchor: Debian's
 # numpy otherwise uses the reference BLAS).  Idempotent: packages already
 # present are left alone.
@@ -11,9 +12,9 @@ PACKAGES="
   build-essential autoconf automake libtool pkg-config
   libltdl-dev libinih-dev libsqlite3-dev zlib1g-dev check
   valgrind
+  clang libclang-rt-dev
   ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
-  libvulkan-dev mesa-vulkan-drivers vulkan-tools libshaderc-dev glslc
-  glslang-dev spirv-tools
+  libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc
   dataset-fashion-mnist
   python3-numpy libopenblas0-pthread
 "

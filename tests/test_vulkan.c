@@ -249,8 +249,40 @@ START_TEST(compile_error_names_the_identifier)
 
 	ck_assert_ptr_null(tg_program_new(vk(), "bad", bad));
 	ck_assert_int_eq(tg_last_status(), TG_ECOMPILE);
-	ck_assert_error("GLSL compile failed");
+	ck_assert_error("vulkan compile: glslc failed (exit 1): ");
 	ck_assert_error("no_such_thing");
+}
+END_TEST
+
+/* Compiling saxpy with config `var` set to `value` (CACHELEVEL=0, so
+ * the compiler really runs) fails with TG_ECOMPILE and `msg`. */
+static void saxpy_fails_with(const char *var, const char *value,
+                             const char *msg)
+{
+	setenv(var, value, 1);
+	setenv("CACHELEVEL", "0", 1);
+	ck_assert_ptr_null(tg_program_new(vk(), "saxpy", saxpy_src));
+	ck_assert_int_eq(tg_last_status(), TG_ECOMPILE);
+	ck_assert_error(msg);
+}
+
+/* The compiler is a command ([vulkan] glslc): one that is not there is
+ * named. */
+START_TEST(missing_glslc_is_named)
+{
+	saxpy_fails_with("TG_VULKAN_GLSLC", "/nonexistent/glslc",
+	                 "vulkan compile: cannot run /nonexistent/glslc: No "
+	                 "such file or directory");
+}
+END_TEST
+
+/* [vulkan] glslc_flags reach the command line: glslc names a flag it
+ * does not know. */
+START_TEST(glslc_flags_reach_glslc)
+{
+	saxpy_fails_with("TG_VULKAN_GLSLC_FLAGS", "-O --no-such-flag",
+	                 "vulkan compile: glslc failed (exit 1)");
+	ck_assert_error("--no-such-flag");
 }
 END_TEST
 
@@ -479,6 +511,8 @@ int main(void)
 	tcase_add_test(tc, shared_memory_group_sums);
 	tcase_add_test(tc, many_launches_batch_in_order);
 	tcase_add_test(tc, compile_error_names_the_identifier);
+	tcase_add_test(tc, missing_glslc_is_named);
+	tcase_add_test(tc, glslc_flags_reach_glslc);
 	tcase_add_test(tc, bad_geometry_and_values_are_errors);
 	tcase_add_test(tc, views_at_aligned_offsets);
 	tcase_add_test(tc, copies_of_odd_sizes_round_trip);

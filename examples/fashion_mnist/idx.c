@@ -43,6 +43,33 @@ static int read_all(gzFile f, void *buf, size_t n)
 	return 0;
 }
 
+/* Bytes of the first read of the data; each later read doubles them. */
+#define DATA_CHUNK (1u << 20)
+
+/* Reads the `total` data bytes into out->data.  The buffer grows as the
+ * bytes arrive (1 MiB, then doubling) instead of taking what the header
+ * announces up front: a file of a few bytes can announce 16 EiB. */
+static int read_data(gzFile f, idx_array *out, size_t total,
+                     const char *path, char *err, size_t errlen)
+{
+	size_t have = 0, cap = total < DATA_CHUNK ? total : DATA_CHUNK;
+	unsigned char *p;
+
+	for (;;) {
+		if (!(p = realloc(out->data, cap ? cap : 1)))
+			return fail(err, errlen, "%s: out of memory for %zu "
+			            "bytes", path, cap);
+		out->data = p;
+		if (read_all(f, p + have, cap - have))
+			return fail(err, errlen, "%s: truncated: fewer than the "
+			            "%zu bytes its header announces", path,
+			            total);
+		if ((have = cap) == total)
+			return 0;
+		cap = total - cap > cap ? 2 * cap : total;
+	}
+}
+
 static uint32_t be32(const unsigned char *b)
 {
 	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
@@ -84,15 +111,8 @@ int idx_read(const char *path, idx_array *out, char *err, size_t errlen)
 		}
 		total *= out->shape[i];
 	}
-	if (!(out->data = malloc(total ? total : 1))) {
-		fail(err, errlen, "%s: out of memory for %zu bytes", path, total);
+	if (read_data(f, out, total, path, err, errlen))
 		goto out;
-	}
-	if (read_all(f, out->data, total)) {
-		fail(err, errlen, "%s: truncated: fewer than the %zu bytes its "
-		     "header announces", path, total);
-		goto out;
-	}
 	out->size = total;
 	rc = 0;
 out:

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "tool.h"
 
 #define CPU_ALIGN 64 /* a cache line, and the widest AVX-512 load */
 #define HUGE_ALIGN ((size_t)2 << 20) /* an x86-64 / arm64 huge page */
@@ -243,10 +244,10 @@ static int cpu_launch(struct tg_device *dev, void *prog,
 
 	if ((ret = job_of(ctx, "cpu launch", prog, args, &job)))
 		return ret;
-	start = args->wait ? cpu_now_s() : 0.0;
+	start = args->wait ? tool_now_s() : 0.0;
 	cpu_pool_run(ctx->pool, &job);
 	if (args->wait)
-		args->elapsed_s = cpu_now_s() - start;
+		args->elapsed_s = tool_now_s() - start;
 	return 0;
 }
 
@@ -256,13 +257,13 @@ static int cpu_trial_run(struct tg_device *dev, void *prog,
 {
 	struct cpu_ctx *ctx = dev->ctx;
 	struct cpu_job job;
-	double start = cpu_now_s();
+	double start = tool_now_s();
 	int ret;
 
 	if ((ret = job_of(ctx, "cpu trial", prog, args, &job)) ||
 	    (ret = cpu_trial(ctx->host, &job, timeout_s)))
 		return ret;
-	args->elapsed_s = cpu_now_s() - start;
+	args->elapsed_s = tool_now_s() - start;
 	return 0;
 }
 

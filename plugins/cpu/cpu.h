@@ -25,12 +25,6 @@ typedef void (*cpu_kernel_fn)(void *const *bufs, const int64_t *vals,
 /* compile.c: building and loading kernel shared objects              */
 /* ------------------------------------------------------------------ */
 
-/* Monotonic seconds (launch timing, compile deadlines). */
-double cpu_now_s(void);
-/* Waits for child pid to end (waitpid, again after EINTR), its wait
- * status into *status (may be NULL).  0, or the errno of the failure. */
-int cpu_reap(pid_t pid, int *status);
-
 /* The compiler command (config keys `cc` and `cflags`) and what it
  * reports about itself; read-only after cpu_cc_new, so compiles may run
  * on several threads at once. */
@@ -42,9 +36,10 @@ struct cpu_program {
 	cpu_kernel_fn fn;  /* borrowed from dl */
 };
 
-/* Reads the config, runs `<cc> --version` once.  A compiler that cannot
- * run is not an error here (compile reports it).  `host` is borrowed and
- * must outlive the result.  *out: owned by the caller, cpu_cc_free. */
+/* Reads the config, runs `<cc> --version` once (../common/tool.h).  A
+ * compiler that cannot run is not an error here (compile reports it).
+ * `host` is borrowed and must outlive the result.  *out: owned by the
+ * caller, cpu_cc_free. */
 int cpu_cc_new(const struct tg_host *host, struct cpu_cc **out);
 void cpu_cc_free(struct cpu_cc *cc);
 /* "cc -O2 ... | cc (Debian 12.2.0-14) 12.2.0 | x86_64 <cpu model>".

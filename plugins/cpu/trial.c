@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "tool.h"
 
 /* The signals a faulting kernel raises. */
 static const int fault_signals[] = {
@@ -95,7 +96,7 @@ static void child(int out, const struct cpu_job *job)
 static int wait_child(int fd, double deadline)
 {
 	for (;;) {
-		double left = deadline - cpu_now_s();
+		double left = deadline - tool_now_s();
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		char c;
 		ssize_t n;
@@ -120,7 +121,7 @@ static int wait_child(int fd, double deadline)
 static int died(const struct tg_host *host, pid_t pid)
 {
 	char sig[32];
-	int st = 0, err = cpu_reap(pid, &st);
+	int st = 0, err = tool_reap(pid, &st);
 
 	if (!err && WIFSIGNALED(st))
 		return host->set_error(host, TG_ERUNTIME, "cpu trial: "
@@ -140,16 +141,16 @@ static int died(const struct tg_host *host, pid_t pid)
 static int watch(const struct tg_host *host, pid_t pid,
                  int in, double timeout_s)
 {
-	int r = wait_child(in, cpu_now_s() + timeout_s), err = errno;
+	int r = wait_child(in, tool_now_s() + timeout_s), err = errno;
 
 	if (r == 1) {
-		cpu_reap(pid, NULL);
+		tool_reap(pid, NULL);
 		return 0;
 	}
 	if (r == 0)
 		return died(host, pid);
 	kill(pid, SIGKILL);
-	cpu_reap(pid, NULL);
+	tool_reap(pid, NULL);
 	if (r == -2)
 		return host->set_error(host, TG_ETIMEOUT, "cpu trial: "
 			"the kernel ran past its limit of %g s and was "

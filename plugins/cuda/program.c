@@ -22,8 +22,10 @@
 #include <unistd.h>
 
 #include "cuda.h"
+#include "text.h"
 
 #define ERROR_LINES 6   /* NVRTC log lines quoted by set_error */
+#define ERROR_BYTES 1200
 
 /* Headers (cuda_fp16.h) for NVRTC: the configured installation, else
  * the usual place. */
@@ -77,17 +79,6 @@ const char *cu_identity(struct tg_device *dev)
 	struct cu_ctx *ctx = dev->ctx;
 
 	return ctx->identity;
-}
-
-/* Length of the first `lines` lines of s. */
-static int head_len(const char *s, int lines)
-{
-	const char *p = s;
-
-	while (*p != '\0' && lines > 0)
-		if (*p++ == '\n')
-			lines--;
-	return (int)(p - s);
 }
 
 /* NVRTC's log into *log (host memory), or NULL when it has none. */
@@ -161,8 +152,8 @@ int cu_compile(struct tg_device *dev, const char *src, void **blob,
 		ret = ctx->host->set_error(ctx->host, TG_ECOMPILE, "cuda "
 		        "compile for %s: %s%s%.*s", ctx->arch,
 		        ctx->rtc.nvrtcGetErrorString(r), *log ? ":\n" : "",
-		        *log ? head_len(*log, ERROR_LINES) : 0,
-		        *log ? *log : "");
+		        *log ? text_head_len(*log, ERROR_LINES, ERROR_BYTES)
+		             : 0, *log ? *log : "");
 	else
 		ret = get_cubin(ctx, prog, blob, blob_len);
 	ctx->rtc.nvrtcDestroyProgram(&prog);

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "opencl.h"
+#include "text.h"
 
 #define ERROR_LINES 4   /* build log lines quoted by set_error */
 #define ERROR_BYTES 600
@@ -59,19 +60,6 @@ const char *ocl_identity(struct tg_device *dev)
 	struct ocl_ctx *ctx = dev->ctx;
 
 	return ctx->identity;
-}
-
-/* Bytes of the first `lines` lines of s, trailing newlines dropped. */
-static int head_len(const char *s, int lines)
-{
-	size_t n;
-
-	for (n = 0; s[n] != '\0'; n++)
-		if (s[n] == '\n' && --lines == 0)
-			break;
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-		n--;
-	return n > ERROR_BYTES ? ERROR_BYTES : (int)n;
 }
 
 /* The build log (host->alloc'd), or NULL when empty or unavailable:
@@ -107,7 +95,7 @@ static int build_failed(struct ocl_ctx *ctx, cl_int err, const char *log)
 
 	return ctx->host->set_error(ctx->host, status, "opencl: build failed "
 		"on %s (%s): %.*s", ctx->name, ocl_err_name(err),
-		head_len(text, ERROR_LINES), text);
+		text_head_len(text, ERROR_LINES, ERROR_BYTES), text);
 }
 
 /* The device binary of a built program, copied into host memory. */
@@ -198,7 +186,8 @@ static int program_from_binary(struct ocl_ctx *ctx, const char *name,
 	log = build_log(ctx, *out);
 	ret = host->set_error(host, ocl_status(err), "opencl: building '%s' "
 		"from its binary on %s: %s: %.*s", name, ctx->name,
-		ocl_err_name(err), log ? head_len(log, ERROR_LINES) : 0,
+		ocl_err_name(err),
+		log ? text_head_len(log, ERROR_LINES, ERROR_BYTES) : 0,
 		log ? log : "");
 	host->free(host, log);
 	clReleaseProgram(*out);

@@ -1,6 +1,6 @@
 #include "config.h"
 /*
- * program.c - GLSL compute shaders to SPIR-V with libshaderc, and loaded
+ * program.c - GLSL compute shaders to SPIR-V with glslc, and loaded
  * programs: a shader module, a descriptor-set layout of storage buffers
  * (bindings 0 .. nbind-1 of set 0, nbind read from the SPIR-V), a
  * pipeline layout with VK_PUSH_BYTES of push constants, and one compute
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool.h"
 #include "vulkan.h"
 
 #define SPV_MAGIC 0x07230203u
@@ -23,27 +24,41 @@
 /* Compiler                                                            */
 /* ------------------------------------------------------------------ */
 
-static shaderc_env_version env_version(uint32_t api)
+/* glslc, Debian's shaderc command, run as a child process (tool.h):
+ * Debian 12's libshaderc.so.1 does not link on its own and glslang
+ * ships only static archives, so the library route meant bundling 9 MB
+ * of glslang and SPIRV-Tools into this plugin.  -O is spirv-opt's
+ * performance pass, which does not contract a * b + c into fma, so float
+ * results do not change. */
+static const struct tool_spec glslc_spec = {
+	.who = "vulkan",
+	.cmd_key = "glslc",
+	.cmd_default = "glslc",
+	.flags_key = "glslc_flags",
+	.flags_default = "-O",
+	.version_lines = 3, /* shaderc, spirv-tools, glslang */
+};
+
+/* "--target-env=vulkan1.x" for the API version the device runs. */
+static const char *target_env(uint32_t api)
 {
 	if (api >= VK_API_VERSION_1_3)
-		return shaderc_env_version_vulkan_1_3;
+		return "--target-env=vulkan1.3";
 	if (api >= VK_API_VERSION_1_2)
-		return shaderc_env_version_vulkan_1_2;
-	return shaderc_env_version_vulkan_1_1;
+		return "--target-env=vulkan1.2";
+	return "--target-env=vulkan1.1";
 }
 
-/* "shaderc spirv 1.6 rev 1 | vulkan 1.3 | llvmpipe (...) | driver
- * 0x1 | int64 float64 ...": what makes one source compile differently. */
+/* "glslc -O --target-env=vulkan1.3 | shaderc 2023.2-1 | spirv-tools ...
+ * | glslang ... | llvmpipe (...) | driver 0x1 | int64 float64 ...":
+ * what makes one source compile differently. */
 static void write_identity(struct vk_ctx *ctx)
 {
 	const struct vk_features *f = &ctx->feat;
-	unsigned int ver = 0, rev = 0;
 
-	shaderc_get_spv_version(&ver, &rev);
-	snprintf(ctx->identity, sizeof ctx->identity, "shaderc spirv %u.%u "
-	         "rev %u | vulkan 1.%u | %s | %s | driver 0x%x |%s%s%s%s%s%s%s",
-	         ver >> 16 & 0xff, ver >> 8 & 0xff, rev,
-	         VK_API_VERSION_MINOR(ctx->api_version),
+	snprintf(ctx->identity, sizeof ctx->identity, "%s %s | %s | %s | %s "
+	         "| driver 0x%x |%s%s%s%s%s%s%s", tool_command(ctx->glslc),
+	         target_env(ctx->api_version), tool_version(ctx->glslc),
 	         ctx->props.deviceName, ctx->driver, ctx->props.driverVersion,
 	         f->int64 ? " int64" : "", f->float64 ? " float64" : "",
 	         f->int16 ? " int16" : "", f->float16 ? " float16" : "",
@@ -53,19 +68,17 @@ static void write_identity(struct vk_ctx *ctx)
 
 int vk_compiler_init(struct vk_ctx *ctx)
 {
-	ctx->shaderc = shaderc_compiler_initialize();
-	if (ctx->shaderc == NULL)
-		return ctx->host->set_error(ctx->host, TG_ENOMEM, "vulkan "
-		       "open: shaderc_compiler_initialize failed");
-	write_identity(ctx);
-	return 0;
+	int ret = tool_new(ctx->host, &glslc_spec, &ctx->glslc);
+
+	if (ret == 0)
+		write_identity(ctx);
+	return ret;
 }
 
 void vk_compiler_free(struct vk_ctx *ctx)
 {
-	if (ctx->shaderc != NULL)
-		shaderc_compiler_release(ctx->shaderc);
-	ctx->shaderc = NULL;
+	tool_free(ctx->glslc);
+	ctx->glslc = NULL;
 }
 
 const char *vk_identity(struct tg_device *dev)
@@ -75,94 +88,19 @@ const char *vk_identity(struct tg_device *dev)
 	return ctx->identity;
 }
 
-/* A host->alloc'd copy of `s`, or NULL. */
-static char *host_strdup(const struct tg_host *host, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = host->alloc(host, n);
-
-	if (d != NULL)
-		memcpy(d, s, n);
-	return d;
-}
-
-/* The first line of shaderc's message that says "error", else the first
- * line; at most 400 characters. */
-static void first_error(const char *msg, char *out, size_t n)
-{
-	const char *line = strstr(msg, "error");
-	const char *end;
-	size_t len;
-
-	while (line != NULL && line > msg && line[-1] != '\n')
-		line--;
-	if (line == NULL)
-		line = msg;
-	end = strchr(line, '\n');
-	len = end ? (size_t)(end - line) : strlen(line);
-	if (len >= n)
-		len = n - 1;
-	memcpy(out, line, len);
-	out[len] = '\0';
-}
-
-static int compile_failed(struct vk_ctx *ctx,
-                          shaderc_compilation_result_t res, char **log)
-{
-	const char *msg = shaderc_result_get_error_message(res);
-	char line[400];
-
-	if (msg == NULL || msg[0] == '\0')
-		msg = "shaderc gave no message";
-	first_error(msg, line, sizeof line);
-	*log = host_strdup(ctx->host, msg);
-	return ctx->host->set_error(ctx->host, TG_ECOMPILE,
-	                            "vulkan: GLSL compile failed: %s", line);
-}
-
-/* GLSL -> SPIR-V words.  Optimized for performance: spirv-opt does not
- * contract a * b + c into fma, so float results do not change. */
+/* GLSL -> SPIR-V words.  glslc's errors ("<stdin>:12: error: ...") come
+ * back in the message and in full in *log. */
 int vk_compile(struct tg_device *dev, const char *src, void **blob,
                size_t *blob_len, char **log)
 {
 	struct vk_ctx *ctx = dev->ctx;
-	shaderc_compile_options_t opt = shaderc_compile_options_initialize();
-	shaderc_compilation_result_t res;
-	size_t n;
-	int ret = 0;
+	const char *const tail[] = {
+		"-fshader-stage=compute", target_env(ctx->api_version),
+		"-o", "%o", "-", NULL
+	};
 
-	if (opt == NULL)
-		return ctx->host->set_error(ctx->host, TG_ENOMEM, "vulkan "
-		                            "compile: out of host memory");
-	shaderc_compile_options_set_source_language(opt,
-		shaderc_source_language_glsl);
-	shaderc_compile_options_set_target_env(opt, shaderc_target_env_vulkan,
-		env_version(ctx->api_version));
-	shaderc_compile_options_set_optimization_level(opt,
-		shaderc_optimization_level_performance);
-	res = shaderc_compile_into_spv(ctx->shaderc, src, strlen(src),
-	                               shaderc_glsl_compute_shader, "kernel",
-	                               "main", opt);
-	if (res == NULL ||
-	    shaderc_result_get_compilation_status(res) !=
-	    shaderc_compilation_status_success) {
-		ret = res ? compile_failed(ctx, res, log)
-		          : ctx->host->set_error(ctx->host, TG_ENOMEM, "vulkan "
-		                                 "compile: shaderc failed");
-		goto out;
-	}
-	n = shaderc_result_get_length(res);
-	if ((*blob = ctx->host->alloc(ctx->host, n)) == NULL) {
-		ret = ctx->host->set_error(ctx->host, TG_ENOMEM, "vulkan "
-		      "compile: out of host memory for %zu bytes", n);
-		goto out;
-	}
-	memcpy(*blob, shaderc_result_get_bytes(res), n);
-	*blob_len = n;
-out:
-	shaderc_result_release(res);
-	shaderc_compile_options_release(opt);
-	return ret;
+	return tool_compile(ctx->glslc, tail, "kernel.spv", src, blob,
+	                    blob_len, log);
 }
 
 /* ------------------------------------------------------------------ */

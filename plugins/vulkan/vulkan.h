@@ -2,7 +2,8 @@
  * vulkan.h - the Vulkan plugin's internal header, one section per .c file.
  *
  * The Vulkan device runs kernels rendered as GLSL compute shaders
- * (TG_DIALECT_GLSL), compiled to SPIR-V by libshaderc (program.c).  Only
+ * (TG_DIALECT_GLSL), compiled to SPIR-V by glslc, run as a child
+ * process (program.c, ../common/tool.c).  Only
  * the Vulkan loader is linked.  vulkan.c opens the instance and device
  * and holds the descriptor; memory.c is the allocator; queue.c records
  * launches into a command buffer and submits them in batches; graph.c
@@ -27,9 +28,10 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <shaderc/shaderc.h>
 #include <tg/plugin.h>
 #include <vulkan/vulkan.h>
+
+struct tool; /* ../common/tool.h: glslc */
 
 #define VK_FLAT_GROUP 64      /* work-group size for local {1,1,1} */
 #define VK_BATCH_MAX 256      /* dispatches recorded before a submit */
@@ -99,7 +101,7 @@ struct vk_ctx {
 	int force_staging;           /* config `staging`: never map */
 	struct vk_staging staging;
 	struct vk_queue q;
-	shaderc_compiler_t shaderc;
+	struct tool *glslc;          /* owned: the GLSL compiler command */
 	char name[32];               /* "VULKAN" or "VULKAN:n" */
 	/* "<driverName> <driverInfo>" */
 	char driver[VK_MAX_DRIVER_NAME_SIZE + VK_MAX_DRIVER_INFO_SIZE];
@@ -153,7 +155,8 @@ struct vk_program {
 	char name[64];                    /* for messages */
 };
 
-/* Starts shaderc and writes ctx->identity.  Needs ctx->feat, props. */
+/* Reads [vulkan] glslc and glslc_flags, runs `glslc --version` and
+ * writes ctx->identity.  Needs ctx->feat, props. */
 int vk_compiler_init(struct vk_ctx *ctx);
 void vk_compiler_free(struct vk_ctx *ctx);
 const char *vk_identity(struct tg_device *dev);
