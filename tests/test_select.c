@@ -121,6 +121,28 @@ START_TEST(nothing_usable_lists_every_reason)
 }
 END_TEST
 
+/* Plugin files that were found but not loaded are listed with the
+ * reason: never "no plugins were found" when some were. */
+START_TEST(refused_and_disabled_files_are_listed)
+{
+	char path[1600], a[512], b[512], c[512];
+
+	snprintf(path, sizeof path, "%s:%s:%s",
+	         tl_plugin("noentry", a, sizeof a),
+	         tl_plugin("newmajor", b, sizeof b),
+	         tl_plugin("probe0", c, sizeof c));
+	tl_use_plugins(path);
+	setenv("TG_PLUGINS_DISABLE", "probe0", 1);
+	ck_assert_ptr_null(tg_dev_get(NULL));
+	ck_assert_int_eq(tg_last_status(), TG_ENODEV);
+	ck_assert_error("no usable device (every plugin was tried; ");
+	ck_assert_error("noentry.la: refused: ");
+	ck_assert_error("newmajor.la: refused: ");
+	ck_assert_error("probe0.la: disabled: ");
+	ck_assert(strstr(tg_last_error(), "no plugins were found") == NULL);
+}
+END_TEST
+
 START_TEST(empty_search_path)
 {
 	tl_use_plugins("");
@@ -302,6 +324,7 @@ int main(void)
 	tcase_add_test(tc, auto_ranks_accelerators_before_cpu);
 	tcase_add_test(tc, auto_skips_unusable_plugins_quietly);
 	tcase_add_test(tc, nothing_usable_lists_every_reason);
+	tcase_add_test(tc, refused_and_disabled_files_are_listed);
 	tcase_add_test(tc, empty_search_path);
 	tcase_add_test(tc, device_flag_beats_auto);
 	tcase_add_test(tc, alias_flag);

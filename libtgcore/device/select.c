@@ -215,6 +215,20 @@ static int better(const tg_plugin_rec *a, const tg_plugin_rec *b)
 	return a->desc->priority > b->desc->priority;
 }
 
+/* Why a plugin file that was found is not a candidate: refused,
+ * shadowed or disabled, with the registry's message. */
+static void add_unloaded(tg_strbuf *why, const tg_plugin_rec *r)
+{
+	static const char *const state[] = {
+		"loaded", "refused", "shadowed", "disabled"
+	};
+	unsigned s = (unsigned)r->state;
+
+	tg_strbuf_addf(why, "\n  %s: %s: %s", r->file,
+	               s < 4 ? state[s] : "not loaded",
+	               r->message ? r->message : "(no reason given)");
+}
+
 static int select_auto(tg_strbuf *why, struct tg_dev **out)
 {
 	TG_VEC(tg_plugin_rec *) cand = { 0 };
@@ -225,8 +239,8 @@ static int select_auto(tg_strbuf *why, struct tg_dev **out)
 		tg_plugin_rec *r = tg_registry_at(i);
 
 		if (r->state != TG_PLUGIN_LOADED)
-			continue;
-		if (tg_registry_probe(r) == 0)
+			add_unloaded(why, r);
+		else if (tg_registry_probe(r) == 0)
 			tg_strbuf_addf(why, "\n  %s (%s): %s", r->desc->name,
 			               r->file, r->probe.reason);
 		else if (TG_VEC_PUSH(&cand, r))
