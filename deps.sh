@@ -2,9 +2,10 @@
 # Installs every Debian package tgcore needs to build, test and run its
 # examples: build tools, libraries, and the runtimes the backends are tested
 # on (PoCL for OpenCL, Mesa's lavapipe for Vulkan), clang with libFuzzer
-# (libclang-rt-dev, only recommended by clang) for .ci/fuzz, the Fashion-MNIST
-# data set, and numpy with OpenBLAS (the benchmarks' anchor: Debian's
-# numpy otherwise uses the reference BLAS).  Idempotent: packages already
+# (libclang-rt-dev, only recommended by clang) for .ci/fuzz, debhelper
+# and lintian for .ci/packages, the Fashion-MNIST data set, and numpy
+# with OpenBLAS (the benchmarks' anchor: Debian's numpy otherwise uses
+# the reference BLAS).  Idempotent: packages already
 # present are left alone.
 set -eu
 
@@ -13,6 +14,7 @@ PACKAGES="
   libltdl-dev libinih-dev libsqlite3-dev zlib1g-dev check
   valgrind
   clang libclang-rt-dev
+  debhelper lintian fakeroot dpkg-dev
   ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc
   dataset-fashion-mnist

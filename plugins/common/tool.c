@@ -64,10 +64,7 @@ struct child {
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-static char *str_printf(const char *fmt, ...) TG_PRINTF(1, 2);
-
-/* A malloc'd formatted string, or NULL when out of memory. */
-static char *str_printf(const char *fmt, ...)
+char *tool_printf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -166,7 +163,7 @@ static void output_add(struct output *o, const char *s, size_t n)
  * config, and a bare command name is looked up on TOOL_SECURE_PATH only
  * (never the caller's PATH), with this environment alone (no LD_PRELOAD,
  * GCC_EXEC_PREFIX or COMPILER_PATH of the caller's). */
-int tool_secure_mode(void)
+static int secure_mode(void)
 {
 	return getauxval(AT_SECURE) != 0;
 }
@@ -220,7 +217,7 @@ static int spawn_with(char *const argv[], int in, int out, pid_t *pid)
 	                                    POSIX_SPAWN_SETSIGDEF |
 	                                    POSIX_SPAWN_SETPGROUP)) != 0)
 		goto out_destroy_attr;
-	err = tool_secure_mode() ? spawn_secure(pid, argv, &fa, &attr)
+	err = secure_mode() ? spawn_secure(pid, argv, &fa, &attr)
 	                         : posix_spawnp(pid, argv[0], &fa, &attr, argv,
 	                                        environ);
 out_destroy_attr:
@@ -473,7 +470,7 @@ static int parse_command(struct tool *t)
 			"'%s' names no compiler (%s)", spec->who,
 			spec->cmd_key, cmd, where);
 	}
-	t->words = str_printf("%s %s", cmd, flags);
+	t->words = tool_printf("%s %s", cmd, flags);
 	if (t->words != NULL)
 		t->argv = split(t->words, &t->argc);
 	if (t->argv != NULL)
@@ -526,7 +523,7 @@ static int query_version(struct tool *t)
 		t->host->log(t->host, TG_LOG_INFO,
 			"%s: '%s --version' did not run: %s", t->spec->who,
 			t->argv[0], err != 0 ? strerror(err) : "it failed");
-		t->version = str_printf("%s version unknown", t->argv[0]);
+		t->version = tool_printf("%s version unknown", t->argv[0]);
 	}
 	free(o.buf);
 	return t->version != NULL ? 0 : no_memory(t, "open");
@@ -565,11 +562,6 @@ void tool_free(struct tool *t)
 	free(t->argv);
 	free(t->words);
 	free(t);
-}
-
-const char *tool_name(const struct tool *t)
-{
-	return t->argv[0];
 }
 
 const char *tool_command(const struct tool *t)
@@ -674,7 +666,7 @@ static int run_failed(const struct tool *t, int err)
 	if (err == ENOENT || err == EACCES)
 		return host->set_error(host, TG_ECOMPILE,
 			"%s compile: cannot run %s: %s%s", who, name,
-			strerror(err), tool_secure_mode() ? " (setuid or "
+			strerror(err), secure_mode() ? " (setuid or "
 			"setgid: looked for on " TOOL_SECURE_PATH " only)" : "");
 	return host->set_error(host, TG_ECOMPILE, "%s compile: cannot run or "
 		"wait for the compiler %s: %s", who, name, strerror(err));

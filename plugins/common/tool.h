@@ -12,7 +12,7 @@
  * A run longer than `compile_timeout` seconds (default 300, 0: none) is
  * killed with its process group.  In a setuid or setgid program a bare
  * command name is looked up on a fixed system path only, with a fixed
- * environment (tool_secure_mode).
+ * environment.
  *
  * Known limit: an application that reaps every child itself (SIGCHLD
  * set to SIG_IGN, or waitpid(-1) in a handler) makes compiles fail with
@@ -52,10 +52,9 @@ struct tool;
 int tool_new(const struct tg_host *host, const struct tool_spec *spec,
              struct tool **out);
 void tool_free(struct tool *t);
-/* argv[0] ("cc"), the whole command joined by spaces, and the first
- * version_lines lines of `--version` joined by " | " (or "<cmd> version
- * unknown").  Borrowed from t. */
-const char *tool_name(const struct tool *t);
+/* The whole command joined by spaces, and the first version_lines
+ * lines of `--version` joined by " | " (or "<cmd> version unknown").
+ * Borrowed from t. */
 const char *tool_command(const struct tool *t);
 const char *tool_version(const struct tool *t);
 
@@ -75,8 +74,9 @@ double tool_now_s(void);
 /* Waits for child pid to end (waitpid, again after EINTR), its wait
  * status into *status (may be NULL).  0, or the errno of the failure. */
 int tool_reap(pid_t pid, int *status);
-/* Whether this is a setuid or setgid program (AT_SECURE). */
-int tool_secure_mode(void);
+/* A malloc'd formatted string (the caller frees it), or NULL when out
+ * of memory. */
+char *tool_printf(const char *fmt, ...) TG_PRINTF(1, 2);
 /* 0, or an errno value (EIO for a short write). */
 int tool_write_all(int fd, const void *buf, size_t n);
 /* "<dir>/tg-<who>-XXXXXX" for scratch directory i (see

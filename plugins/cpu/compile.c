@@ -38,9 +38,10 @@
 #define VECTOR_CFLAGS ""
 #endif
 #define DEFAULT_CFLAGS "-O2 -march=native" VECTOR_CFLAGS " -shared -fPIC"
-/* After the flags: the output, the source from stdin, then libm for the
- * kernels' exp2/log2/sin (caps say they are native), linked after the
- * input so that --as-needed keeps it. */
+/* After the flags and the output: the source from stdin, then libm for
+ * the kernels' exp2/log2/sin (caps say they are native), linked after
+ * the input so that --as-needed keeps it. */
+#define INPUT_ARGS "-x", "c", "-", "-lm"
 #define INPUT_TEXT "-x c - -lm"
 
 static const struct tool_spec cc_spec = {
@@ -92,20 +93,14 @@ static int make_identity(struct cpu_cc *cc)
 {
 	struct utsname u;
 	char model[128];
-	int n;
 
 	if (uname(&u) != 0)
 		snprintf(u.machine, sizeof(u.machine), "unknown");
 	cpu_model(model, sizeof(model));
-	n = snprintf(NULL, 0, "%s " INPUT_TEXT " | %s | %s %s",
-	             tool_command(cc->tool), tool_version(cc->tool), u.machine,
-	             model);
-	if (n < 0 || (cc->identity = malloc((size_t)n + 1)) == NULL)
-		return no_memory(cc->host, "open");
-	snprintf(cc->identity, (size_t)n + 1, "%s " INPUT_TEXT " | %s | %s %s",
-	         tool_command(cc->tool), tool_version(cc->tool), u.machine,
-	         model);
-	return 0;
+	cc->identity = tool_printf("%s " INPUT_TEXT " | %s | %s %s",
+	                           tool_command(cc->tool),
+	                           tool_version(cc->tool), u.machine, model);
+	return cc->identity != NULL ? 0 : no_memory(cc->host, "open");
 }
 
 int cpu_cc_new(const struct tg_host *host, struct cpu_cc **out)
@@ -151,7 +146,7 @@ int cpu_cc_compile(struct cpu_cc *cc, const char *src, void **blob,
                    size_t *blob_len, char **log)
 {
 	static const char *const tail[] = {
-		"-o", "%o", "-x", "c", "-", "-lm", NULL
+		"-o", "%o", INPUT_ARGS, NULL
 	};
 
 	return tool_compile(cc->tool, tail, "kernel.so", src, blob, blob_len,
