@@ -180,6 +180,10 @@ enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
 	  "TG_PLUGIN_DEFAULT_PATH", BOOL, 0, 1, 1)                      \
 	X(PLUGINS_DISABLE, "plugins_disable", "TG_PLUGINS_DISABLE",     \
 	  STR, 0, 0, 0)                                                 \
+	X(PLUGIN_ISOLATE, "plugin_isolate", "TG_PLUGIN_ISOLATE", BOOL,  \
+	  0, 1, 0)                                                      \
+	X(PLUGIN_ISOLATE_TIMEOUT, "plugin_isolate_timeout",             \
+	  "TG_PLUGIN_ISOLATE_TIMEOUT", INT, 1, 3600, 30)                \
 	X(DEVICE, "DEVICE", "DEVICE", STR, 0, 0, 0)                     \
 	X(DEBUG, "DEBUG", "DEBUG", INT, 0, 7, 0)                        \
 	X(NOOPT, "NOOPT", "NOOPT", BOOL, 0, 1, 0)                       \

@@ -266,6 +266,83 @@ START_TEST(disabled_plugin_is_never_loaded)
 }
 END_TEST
 
+/* plugin_isolate: the plugin at crash/<name>, tried in a child. */
+static tg_plugin_info isolated(const char *name)
+{
+	char buf[512];
+
+	setenv("TG_PLUGIN_ISOLATE", "1", 1);
+	return load_one(tl_plugin(name, buf, sizeof buf));
+}
+
+#define ISOLATED " when tried in a child process (plugin_isolate); " \
+	"not loaded"
+
+START_TEST(isolation_reports_a_crash_in_the_entry)
+{
+	tg_plugin_info pi = isolated("crash/crashentry");
+
+	ck_assert_int_eq(pi.state, TG_PLUGIN_REFUSED);
+	ck_assert_str_eq(pi.message, "crashed in load (SIGABRT)" ISOLATED);
+	ck_assert_ptr_null(pi.name);
+}
+END_TEST
+
+START_TEST(isolation_reports_a_crash_in_probe)
+{
+	tg_plugin_info pi = isolated("crash/crashprobe");
+
+	ck_assert_int_eq(pi.state, TG_PLUGIN_REFUSED);
+	ck_assert_str_eq(pi.message, "crashed in probe (SIGSEGV)" ISOLATED);
+	ck_assert_ptr_null(tg_dev_get("CRASHPROBE"));
+	ck_assert_error("no plugin provides device CRASHPROBE");
+}
+END_TEST
+
+START_TEST(isolation_reports_an_exit_in_probe)
+{
+	tg_plugin_info pi = isolated("crash/exitprobe");
+
+	ck_assert_str_eq(pi.message, "exited with status 3 in probe"
+	                 ISOLATED);
+}
+END_TEST
+
+START_TEST(isolation_reports_a_hang_after_its_timeout)
+{
+	tg_plugin_info pi;
+
+	setenv("TG_PLUGIN_ISOLATE_TIMEOUT", "1", 1);
+	pi = isolated("crash/hangprobe");
+	ck_assert_str_eq(pi.message, "hung in probe: killed after 1 s"
+	                 ISOLATED);
+}
+END_TEST
+
+/* Device 0 opens and closes in the trial; device 1 takes it down. */
+START_TEST(isolation_reports_a_crash_in_open)
+{
+	tg_plugin_info pi = isolated("crash/crashopen");
+
+	ck_assert_str_eq(pi.message, "crashed in open CRASHOPEN:1 (SIGBUS)"
+	                 ISOLATED);
+}
+END_TEST
+
+/* A plugin that survives its trial loads as usual, and one that
+ * refuses in the trial is refused with its own reason. */
+START_TEST(isolation_passes_good_plugins_and_plain_refusals)
+{
+	tg_plugin_info pi = isolated("mock");
+
+	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
+	ck_assert_int_eq(pi.ndevices, 2);
+	ck_assert_ptr_nonnull(tg_dev_get("MOCK:1"));
+	pi = isolated("noentry");
+	ck_assert_refused(pi, "not a tgcore plugin (no tg_plugin_entry");
+}
+END_TEST
+
 /* A relative entry from `origin` is refused, naming it. */
 static void relative_refused(const char *origin)
 {
@@ -408,6 +485,12 @@ int main(void)
 	tcase_add_test(tc, the_first_plugin_of_a_name_wins);
 	tcase_add_test(tc, plugins_can_be_disabled_by_glob);
 	tcase_add_test(tc, disabled_plugin_is_never_loaded);
+	tcase_add_test(tc, isolation_reports_a_crash_in_the_entry);
+	tcase_add_test(tc, isolation_reports_a_crash_in_probe);
+	tcase_add_test(tc, isolation_reports_an_exit_in_probe);
+	tcase_add_test(tc, isolation_reports_a_hang_after_its_timeout);
+	tcase_add_test(tc, isolation_reports_a_crash_in_open);
+	tcase_add_test(tc, isolation_passes_good_plugins_and_plain_refusals);
 	tcase_add_test(tc, relative_plugin_paths_are_refused);
 	tcase_add_test(tc, without_a_build_tree_the_installed_directory_is_searched);
 	tcase_add_test(tc, config_plugin_path_and_default_path);

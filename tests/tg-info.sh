@@ -40,6 +40,28 @@ grep -q 'MOCK:1: ' "$out" || fail "MOCK:1 device line"
 grep -q 'OPENFAIL: cannot open: .*driver refused to open' "$out" || fail "openfail"
 grep -q '^default device: CPU (CPU=1 is set)' "$out" || fail "CPU=1 reason"
 
+# Plugins that crash, exit or hang in their entry, probe or open: each
+# is tried in a child first and listed with what happened; the CPU
+# device is still found and is the default.
+crash="$TG_TEST_PLUGINS/crash"
+TG_PLUGIN_PATH="$TG_PLUGIN_PATH:$crash" TG_PLUGIN_ISOLATE_TIMEOUT=1 \
+	"$info" >"$out" 2>&1 || fail "exit status $? with crashing plugins"
+grep -q '^plugins (6 found, each tried in a child process first):' "$out" \
+	|| fail "plugin count line"
+for why in 'crashed in load (SIGABRT)' 'crashed in probe (SIGSEGV)' \
+	'exited with status 3 in probe' 'hung in probe: killed after 1 s' \
+	'crashed in open CRASHOPEN:1 (SIGBUS)'; do
+	grep -q "^    refused: $why when tried in a child process (plugin_isolate); not loaded\$" "$out" \
+		|| fail "'$why' not listed"
+done
+grep -q '^default device: CPU (auto' "$out" || fail "default device with crashing plugins"
+# --no-isolate loads into tg-info itself, as applications do: the crash
+# takes it down before it names a default device.
+TG_PLUGIN_PATH="$TG_PLUGIN_PATH:$crash/crashprobe.la" "$info" --no-isolate \
+	>"$out" 2>&1 && fail "--no-isolate survived a probe that crashes"
+grep -q '^plugins (2 found):' "$out" || fail "--no-isolate plugin count line"
+grep -q '^default device' "$out" && fail "--no-isolate went on after the crash"
+
 TG_CONFIG=/nonexistent.ini "$info" >"$out" 2>&1 && fail "exit 0 with a bad config"
 grep -q 'configuration error: config: TG_CONFIG=/nonexistent.ini: no such file' "$out" \
 	|| fail "config error"

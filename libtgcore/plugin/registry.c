@@ -11,6 +11,13 @@
  * order is random; one that TG_PLUGINS_DISABLE names is never loaded.
  * A candidate that fails any check is kept as a REFUSED record with the
  * reason, so tg-info can explain it; it never takes the process down.
+ *
+ * With plugin_isolate (tg-info's default), each candidate is first
+ * loaded, probed and its devices opened and closed in a child process
+ * (util/child.c); one whose child crashes, exits or hangs is refused
+ * with that reason and never loaded here.  The trials run during the
+ * scan, before this process probes anything, so no child inherits a
+ * driver's state.
  */
 #include "config.h"
 
@@ -22,6 +29,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "util/child.h"
 
 struct path_entry {
 	char *path;
@@ -316,6 +324,74 @@ static void load(tg_plugin_rec *r, const char *open_path, int exact)
 	}
 }
 
+/* -------------------------------------------------------------- trials */
+
+struct trial {
+	const char *file, *open_path;
+	int exact;
+};
+
+/* The child: every step a plugin takes in a process, each announced so
+ * that a crash is placed.  A plugin that refuses stops the trial; the
+ * real load then says why. */
+static int trial_body(void *arg, int stage_fd)
+{
+	const struct trial *t = arg;
+	tg_plugin_rec r = { .file = (char *)t->file };
+	struct tg_device *dev;
+	char stage[80];
+	int i, n;
+
+	r.probe.ndevices = -1;
+	tg_child_stage(stage_fd, "load");
+	load(&r, t->open_path, t->exact);
+	if (r.state != TG_PLUGIN_LOADED)
+		return 0;
+	tg_child_stage(stage_fd, "probe");
+	n = tg_registry_probe(&r);
+	for (i = 0; i < n; i++) {
+		snprintf(stage, sizeof stage, i ? "open %s:%d" : "open %s",
+		         r.desc->name, i);
+		tg_child_stage(stage_fd, stage);
+		dev = NULL;
+		if (r.desc->open(&r.host, i, &dev) == 0 && dev &&
+		    dev->struct_size >= TG_STRUCT_SIZE(struct tg_device,
+		                                       close) &&
+		    dev->close) {
+			snprintf(stage, sizeof stage, "close %s:%d",
+			         r.desc->name, i);
+			tg_child_stage(stage_fd, stage);
+			dev->close(dev);
+		}
+	}
+	return 0;
+}
+
+/* Tries the candidate in a child; returns 0 when the child came back,
+ * else refuses `r` with what happened to it. */
+static int trial(tg_plugin_rec *r, const char *open_path, int exact)
+{
+	struct trial t = { r->file, open_path, exact };
+	struct tg_child_result res;
+	double limit = (double)tg_setting_int(TG_KEY_PLUGIN_ISOLATE_TIMEOUT);
+	char what[256];
+
+	/* A plugin that calls exit() in the child would write out the
+	 * buffered output of this process a second time. */
+	fflush(NULL);
+	if (tg_child_run(trial_body, &t, limit, &res) == 0)
+		return 0;
+	if (res.end == TG_CHILD_FAILED) {  /* no verdict: load as usual */
+		tg_debug_log(1, "plugin_isolate: %s not tried: %s", r->file,
+		             res.detail);
+		return 0;
+	}
+	tg_child_describe(&res, limit, what, sizeof what);
+	set_state(r, TG_PLUGIN_REFUSED, "%s when tried in a child process "
+	          "(plugin_isolate); not loaded", what);
+	return -1;
+}
+
 /* Records candidate `file` (from `origin`) and loads it from
  * `open_path`, unless `refusal` (a reason) or a disabling glob keeps it
  * unloaded. */
@@ -338,7 +414,8 @@ static int add_candidate(const char *file, const char *open_path,
 		set_state(r, TG_PLUGIN_DISABLED, "disabled by '%s' in "
 		          "TG_PLUGINS_DISABLE or plugins_disable (not loaded)",
 		          glob);
-	else
+	else if (!tg_setting_int(TG_KEY_PLUGIN_ISOLATE) ||
+	         trial(r, open_path, exact) == 0)
 		load(r, open_path, exact);
 	return 0;
 }

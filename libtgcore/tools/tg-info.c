@@ -3,6 +3,12 @@
  * the plugin search path with where each entry came from, every plugin
  * file with its result, each probe, each device, and the default device
  * with the rule that chose it.  Exits 1 when no device is usable.
+ *
+ * Each plugin is first loaded, probed and its devices opened and closed
+ * in a child process (plugin_isolate), so a driver that crashes or
+ * hangs is listed with what happened ("crashed in probe (SIGSEGV)")
+ * and the rest is still shown; --no-isolate loads them straight into
+ * this process, as an application does.
  */
 #include "config.h"
 
@@ -113,26 +119,43 @@ static void print_plugin(size_t i)
 	print_devices(&pi);
 }
 
+static int usage(const char *argv0, int rc)
+{
+	fprintf(rc ? stderr : stdout, "usage: %s [--no-isolate]\n"
+	        "Prints what tgcore finds; set DEBUG=2 for more.\n"
+	        "  --no-isolate  load and probe the plugins in this process, "
+	        "not first in a\n                child process each\n",
+	        argv0);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *name, *why;
+	int isolate = 1;
 	size_t i, n;
 
-	if (argc > 1) {
-		fprintf(stderr, "usage: %s\n(prints what tgcore finds; set "
-		        "DEBUG=2 for more)\n", argv[0]);
-		return strcmp(argv[1], "--help") ? 2 : 0;
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--help"))
+			return usage(argv[0], 0);
+		if (strcmp(argv[a], "--no-isolate"))
+			return usage(argv[0], 2);
+		isolate = 0;
 	}
+	/* Line by line, so that a plugin that crashes tg-info (with
+	 * --no-isolate) leaves everything before it shown. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("tgcore %s, plugin ABI %d.%d\n", PACKAGE_VERSION,
 	       TG_PLUGIN_ABI_MAJOR, TG_PLUGIN_ABI_MINOR);
-	if (tg_init()) {
+	if (tg_init() || tg_config_set("plugin_isolate", isolate ? "1" : "0")) {
 		printf("configuration error: %s\n", tg_last_error());
 		return 1;
 	}
 	print_config();
 	print_paths();
 	n = tg_plugin_count();
-	printf("plugins (%zu found):\n", n);
+	printf("plugins (%zu found%s):\n", n,
+	       isolate ? ", each tried in a child process first" : "");
 	for (i = 0; i < n; i++)
 		print_plugin(i);
 	name = tg_dev_default_name(&why);

@@ -10,9 +10,11 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <tg/plugin.h>
 
@@ -64,6 +66,22 @@
 #elif defined(BAD_CRASHENTRY)
 #define BAD_NAME "CRASHENTRY"
 #define BAD_WHAT "the entry point crashes the process"
+#elif defined(BAD_CRASHPROBE)
+#define BAD_NAME "CRASHPROBE"
+#define BAD_WHAT "the probe dies of SIGSEGV"
+#define BAD_PROBE_FAULT raise(SIGSEGV)
+#elif defined(BAD_EXITPROBE)
+#define BAD_NAME "EXITPROBE"
+#define BAD_WHAT "the probe calls exit(3)"
+#define BAD_PROBE_FAULT exit(3)
+#elif defined(BAD_HANGPROBE)
+#define BAD_NAME "HANGPROBE"
+#define BAD_WHAT "the probe never returns"
+#define BAD_PROBE_FAULT for (;;) pause()
+#elif defined(BAD_CRASHOPEN)
+#define BAD_NAME "CRASHOPEN"
+#define BAD_WHAT "device 0 opens and closes, opening device 1 dies of SIGBUS"
+#define BAD_NDEVICES 2
 #else
 #error "build bad.c with one -DBAD_<KIND> (see tests/plugins/Makefile.inc)"
 #endif
@@ -89,6 +107,11 @@
 #ifndef BAD_PROBE
 #define BAD_PROBE bad_probe
 #endif
+/* The kinds that die: raise(), not a wild write, so that the signal is
+ * the same with and without the sanitizers (UBSan would exit instead). */
+#ifndef BAD_PROBE_FAULT
+#define BAD_PROBE_FAULT (void)0
+#endif
 
 /* the kinds whose renderer caps carry the fault */
 #if defined(BAD_BADTC) || defined(BAD_BADALIGN)
@@ -101,7 +124,7 @@
 /* ------------------------------------------------------------------ */
 
 #if defined(BAD_NULLLAUNCH) || defined(BAD_PARTIALGRAPH) || \
-	defined(BAD_RENDERER)
+	defined(BAD_RENDERER) || defined(BAD_CRASHOPEN)
 #define BAD_DEVICE
 /* The core must refuse this device inside tg's open path, so none of the
  * entries below may ever run; each one reports that it did. */
@@ -172,7 +195,8 @@ static void nl_program_free(struct tg_device *dev, void *prog)
 	nl_called("program_free");
 }
 
-#if defined(BAD_PARTIALGRAPH) || defined(BAD_RENDERER)
+#if defined(BAD_PARTIALGRAPH) || defined(BAD_RENDERER) || \
+	defined(BAD_CRASHOPEN)
 static int nl_launch(struct tg_device *dev, void *prog,
                      struct tg_launch *args)
 {
@@ -259,7 +283,7 @@ static const struct tg_renderer_caps nl_renderer = {
 #endif
 };
 
-#if defined(BAD_RENDERER)
+#if defined(BAD_RENDERER) || defined(BAD_CRASHOPEN)
 static const struct tg_runtime_iface nl_runtime = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
 	.load = nl_load,
@@ -298,7 +322,7 @@ static struct tg_device nl_device = {
 	.runtime = &nl_runtime,
 	.close = nl_close,
 };
-#endif /* BAD_NULLLAUNCH || BAD_PARTIALGRAPH || BAD_RENDERER */
+#endif /* BAD_NULLLAUNCH || BAD_PARTIALGRAPH || BAD_RENDERER || BAD_CRASHOPEN */
 
 /* ------------------------------------------------------------------ */
 /* Descriptor entries                                                  */
@@ -308,6 +332,7 @@ static struct tg_device nl_device = {
 static int bad_probe(const struct tg_host *host, struct tg_probe *out)
 {
 	(void)host;
+	BAD_PROBE_FAULT;
 	out->ndevices = BAD_NDEVICES;
 	out->type = BAD_TYPE;
 	snprintf(out->reason, sizeof(out->reason), "%s", BAD_REASON);
@@ -315,7 +340,7 @@ static int bad_probe(const struct tg_host *host, struct tg_probe *out)
 }
 #endif
 
-/* Only NULLLAUNCH, PARTIALGRAPH, BADTC, BADALIGN and OPENFAIL are meant to be
+/* Only NULLLAUNCH, PARTIALGRAPH, BADTC, BADALIGN, CRASHOPEN and OPENFAIL are
  * opened;
  * every other kind is refused earlier (or reports 0 devices), so an open
  * of one of them means the core skipped a check and is reported as
@@ -324,6 +349,10 @@ static int bad_open(const struct tg_host *host, int index,
                     struct tg_device **out)
 {
 #if defined(BAD_DEVICE)
+#if defined(BAD_CRASHOPEN)
+	if (index == 1)
+		raise(SIGBUS);
+#endif
 	(void)index;
 	nl_host = host;
 	*out = &nl_device;
