@@ -341,6 +341,10 @@ tg_plugin_rec *tg_registry_at(size_t i);
 tg_plugin_rec *tg_registry_find(const char *name);
 /* Runs the plugin's probe once; returns the device count (>= 0). */
 int tg_registry_probe(tg_plugin_rec *rec);
+/* enum tg_device_type of device `index` of a probed plugin, from the
+ * probe's types[] (ABI 0.7) or, when it gave none, its `type` for
+ * device 0; -1 when the probe does not say. */
+int tg_registry_device_type(const tg_plugin_rec *rec, int index);
 /* Unloads everything (after the devices are closed). */
 void tg_registry_unload(void);
 /* Search path entries, in order. */

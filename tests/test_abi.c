@@ -70,7 +70,8 @@ static const struct field {
 	S(tg_device),
 
 	F(tg_probe, struct_size), F(tg_probe, ndevices), F(tg_probe, type),
-	F(tg_probe, reason), S(tg_probe),
+	F(tg_probe, reason), F(tg_probe, ntypes), F(tg_probe, types),
+	S(tg_probe),
 
 	F(tg_plugin, struct_size), F(tg_plugin, abi_major),
 	F(tg_plugin, abi_minor), F(tg_plugin, name), F(tg_plugin, aliases),
@@ -120,8 +121,10 @@ START_TEST(struct_size_macros_cover_whole_structs)
 	ck_assert(TG_HAS(&d, struct tg_plugin, open));
 	ck_assert(!TG_HAS(&d, struct tg_plugin, query_extension));
 	ck_assert(!TG_HAS(&d, struct tg_plugin, unload));
-	ck_assert_uint_eq(TG_STRUCT_SIZE(struct tg_probe, reason),
-	                  sizeof(struct tg_probe));
+	/* up to the struct's tail padding */
+	ck_assert_uint_lt(sizeof(struct tg_probe) -
+	                  TG_STRUCT_SIZE(struct tg_probe, types),
+	                  _Alignof(struct tg_probe));
 }
 END_TEST
 

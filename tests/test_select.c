@@ -102,6 +102,31 @@ START_TEST(auto_skips_unusable_plugins_quietly)
 }
 END_TEST
 
+/* Every device of a plugin is ranked, not device 0 only: a GPU its
+ * probe lists after a CPU device is the default. */
+START_TEST(auto_ranks_every_device)
+{
+	const char *why;
+
+	setenv("TG_MOCK_TYPES", "01", 1);  /* CPU, then GPU */
+	use("mock");
+	ck_assert_str_eq(default_name(&why), "MOCK:1");
+}
+END_TEST
+
+/* A probe that gives no per-device types (ntypes 0, as every plugin
+ * before ABI 0.7) has device 0 ranked by its `type`, and nothing else:
+ * the GPU behind it is not seen, so the first CPU device wins. */
+START_TEST(probe_without_types_ranks_device_zero)
+{
+	const char *why;
+
+	setenv("TG_MOCK_TYPES", "x01", 1);
+	use("mock");
+	ck_assert_str_ne(default_name(&why), "MOCK:1");
+}
+END_TEST
+
 START_TEST(nothing_usable_lists_every_reason)
 {
 	char path[1024], a[512], b[512];
@@ -324,6 +349,8 @@ int main(void)
 	tcase_add_test(tc, auto_ranks_accelerators_before_cpu);
 	tcase_add_test(tc, auto_skips_unusable_plugins_quietly);
 	tcase_add_test(tc, nothing_usable_lists_every_reason);
+	tcase_add_test(tc, auto_ranks_every_device);
+	tcase_add_test(tc, probe_without_types_ranks_device_zero);
 	tcase_add_test(tc, refused_and_disabled_files_are_listed);
 	tcase_add_test(tc, empty_search_path);
 	tcase_add_test(tc, device_flag_beats_auto);

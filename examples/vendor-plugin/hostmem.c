@@ -462,6 +462,12 @@ static int hm_probe(const struct tg_host *host, struct tg_probe *out)
 	out->ndevices = 1;
 	out->type = TG_DEVICE_CPU;
 	out->reason[0] = '\0';
+	/* each device's type, for auto selection (ABI 0.7; a core older
+	 * than that passes a shorter struct, so ask first) */
+	if (TG_HAS(out, struct tg_probe, types)) {
+		out->ntypes = 1;
+		out->types[0] = TG_DEVICE_CPU;
+	}
 	return 0;
 }
 

@@ -198,21 +198,26 @@ static int select_list(const char *list, tg_strbuf *why,
 	return TG_ENODEV;
 }
 
+/* One device auto mode may pick: a plugin and an index, and its type. */
+struct candidate {
+	tg_devname dn;
+	int type;
+};
+
 /* Auto mode's order: GPU, IGPU, ACCEL, CPU; then priority; then the
- * search order (the record index). */
-static int rank(const tg_plugin_rec *r)
+ * search order (the record index) and the device index. */
+static int rank(int type)
 {
 	static const int by_type[] = { 3, 0, 1, 2 };
-	int t = r->probe.type;
 
-	return t >= 0 && t < 4 ? by_type[t] : 4;
+	return type >= 0 && type < 4 ? by_type[type] : 4;
 }
 
-static int better(const tg_plugin_rec *a, const tg_plugin_rec *b)
+static int better(const struct candidate *a, const struct candidate *b)
 {
-	if (rank(a) != rank(b))
-		return rank(a) < rank(b);
-	return a->desc->priority > b->desc->priority;
+	if (rank(a->type) != rank(b->type))
+		return rank(a->type) < rank(b->type);
+	return a->dn.plugin->desc->priority > b->dn.plugin->desc->priority;
 }
 
 /* Why a plugin file that was found is not a candidate: refused,
@@ -229,31 +234,53 @@ static void add_unloaded(tg_strbuf *why, const tg_plugin_rec *r)
 	               r->message ? r->message : "(no reason given)");
 }
 
-static int select_auto(tg_strbuf *why, struct tg_dev **out)
+/* Every device of every usable plugin whose type its probe gives, in
+ * search order; the others' reasons go to `why`. */
+typedef TG_VEC(struct candidate) candidate_vec;
+
+static int gather(tg_strbuf *why, candidate_vec *cand)
 {
-	TG_VEC(tg_plugin_rec *) cand = { 0 };
-	size_t i, j;
-	int rc = TG_ENODEV;
-
-	for (i = 0; i < tg_registry_count(); i++) {
+	for (size_t i = 0; i < tg_registry_count(); i++) {
 		tg_plugin_rec *r = tg_registry_at(i);
+		int nd;
 
-		if (r->state != TG_PLUGIN_LOADED)
+		if (r->state != TG_PLUGIN_LOADED) {
 			add_unloaded(why, r);
-		else if (tg_registry_probe(r) == 0)
+			continue;
+		}
+		if ((nd = tg_registry_probe(r)) == 0)
 			tg_strbuf_addf(why, "\n  %s (%s): %s", r->desc->name,
 			               r->file, r->probe.reason);
-		else if (TG_VEC_PUSH(&cand, r))
-			return tg_error_oom("device selection");
+		for (int d = 0; d < nd; d++) {
+			struct candidate c = { { r, d },
+			                       tg_registry_device_type(r, d) };
+
+			if (c.type >= 0 && TG_VEC_PUSH(cand, c))
+				return tg_error_oom("device selection");
+		}
+	}
+	return 0;
+}
+
+static int select_auto(tg_strbuf *why, struct tg_dev **out)
+{
+	candidate_vec cand = { 0 };
+	size_t i, j;
+	int rc = gather(why, &cand);
+
+	if (rc) {
+		TG_VEC_FREE(&cand);
+		return rc;
 	}
 	for (i = 1; i < cand.n; i++)  /* stable insertion sort */
-		for (j = i; j > 0 && better(cand.v[j], cand.v[j - 1]); j--) {
-			tg_plugin_rec *t = cand.v[j];
+		for (j = i; j > 0 && better(&cand.v[j], &cand.v[j - 1]); j--) {
+			struct candidate t = cand.v[j];
 			cand.v[j] = cand.v[j - 1];
 			cand.v[j - 1] = t;
 		}
+	rc = TG_ENODEV;
 	for (i = 0; i < cand.n && rc; i++)
-		rc = try_quietly(&(tg_devname){ cand.v[i], 0 }, why, out);
+		rc = try_quietly(&cand.v[i].dn, why, out);
 	TG_VEC_FREE(&cand);
 	return rc;
 }

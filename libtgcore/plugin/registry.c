@@ -517,7 +517,7 @@ int tg_registry_probe(tg_plugin_rec *r)
 	if (r->probed)
 		return r->probe.ndevices;
 	r->probe = (struct tg_probe){
-		.struct_size = TG_STRUCT_SIZE(struct tg_probe, reason),
+		.struct_size = TG_STRUCT_SIZE(struct tg_probe, types),
 	};
 	rc = r->desc->probe(&r->host, &r->probe);
 	r->probe.reason[sizeof r->probe.reason - 1] = '\0';
@@ -531,6 +531,19 @@ int tg_registry_probe(tg_plugin_rec *r)
 		         "the probe found no devices and gave no reason");
 	r->probed = 1;
 	return r->probe.ndevices;
+}
+
+int tg_registry_device_type(const tg_plugin_rec *r, int index)
+{
+	int n = r->probe.ntypes;
+
+	if (n > r->probe.ndevices)
+		n = r->probe.ndevices;
+	if (n > TG_PROBE_MAX_TYPES)
+		n = TG_PROBE_MAX_TYPES;
+	if (index >= 0 && index < n)
+		return r->probe.types[index];
+	return index == 0 && r->probe.ndevices > 0 ? r->probe.type : -1;
 }
 
 void tg_registry_unload(void)

@@ -373,6 +373,10 @@ static int cpu_probe(const struct tg_host *host, struct tg_probe *out)
 	out->ndevices = 1;
 	if (TG_HAS(out, struct tg_probe, type))
 		out->type = TG_DEVICE_CPU;
+	if (TG_HAS(out, struct tg_probe, types)) {
+		out->ntypes = 1;
+		out->types[0] = TG_DEVICE_CPU;
+	}
 	if (TG_HAS(out, struct tg_probe, reason))
 		out->reason[0] = '\0';
 	return 0;

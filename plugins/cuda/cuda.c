@@ -64,6 +64,11 @@ static int cu_probe(const struct tg_host *host, struct tg_probe *out)
 	                         sizeof(out->reason)) == 0) {
 		cu_nvrtc_unload(&rtc);
 		out->ndevices = count;
+		for (int i = 0; TG_HAS(out, struct tg_probe, types) &&
+		                i < count && i < TG_PROBE_MAX_TYPES; i++) {
+			out->types[i] = TG_DEVICE_GPU;
+			out->ntypes = i + 1;
+		}
 	}
 	cu_driver_unload(&drv);
 	return 0;

@@ -427,6 +427,11 @@ static int ocl_probe(const struct tg_host *host, struct tg_probe *out)
 	out->ndevices = ret == 0 && l.n <= INT_MAX ? (int)l.n : 0;
 	if (TG_HAS(out, struct tg_probe, type))
 		out->type = l.n > 0 ? device_type(l.v[0].device) : 0;
+	for (int i = 0; TG_HAS(out, struct tg_probe, types) &&
+	                i < out->ndevices && i < TG_PROBE_MAX_TYPES; i++) {
+		out->types[i] = device_type(l.v[i].device);
+		out->ntypes = i + 1;
+	}
 	if (TG_HAS(out, struct tg_probe, reason))
 		snprintf(out->reason, sizeof(out->reason), "%s",
 		         out->ndevices > 0 ? "" : why);

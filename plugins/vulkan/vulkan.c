@@ -222,9 +222,17 @@ static int vk_probe(const struct tg_host *host, struct tg_probe *out)
 	} else {
 		if (parse_index(host, &first) != 0 || first >= (int)n)
 			first = 0;
-		vkGetPhysicalDeviceProperties(pds[first], &p);
 		out->ndevices = (int)n;
-		out->type = device_type(p.deviceType);
+		/* index 0 opens the configured device, index i device i */
+		for (int i = 0; i < (int)n && i < TG_PROBE_MAX_TYPES; i++) {
+			vkGetPhysicalDeviceProperties(pds[i ? i : first], &p);
+			if (i == 0)
+				out->type = device_type(p.deviceType);
+			if (TG_HAS(out, struct tg_probe, types)) {
+				out->types[i] = device_type(p.deviceType);
+				out->ntypes = i + 1;
+			}
+		}
 		out->reason[0] = '\0';
 	}
 	vkDestroyInstance(inst, NULL);

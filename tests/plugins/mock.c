@@ -309,12 +309,29 @@ static const struct tg_runtime_iface mock_runtime = {
 	.program_free = mock_program_free,
 };
 
+/* Config `types`: the probe's per-device types as a list of digits
+ * (enum tg_device_type: "01" is a CPU then a GPU), for the selection
+ * tests; "x01" gives the same as a probe before ABI 0.7 would, device
+ * 0's `type` alone.  Unset, every device is an ACCEL. */
 static int mock_probe(const struct tg_host *host, struct tg_probe *out)
 {
-	(void)host;
+	const char *types = host->config_get(host, "types");
+
 	out->ndevices = MOCK_NDEVICES;
 	out->type = TG_DEVICE_ACCEL;
 	out->reason[0] = '\0';
+	if (types && types[0] == 'x') {
+		out->type = types[1] - '0';
+		return 0;
+	}
+	for (int i = 0; TG_HAS(out, struct tg_probe, types) &&
+	                i < MOCK_NDEVICES; i++) {
+		out->types[i] = types && types[i] >= '0' && types[i] <= '3'
+		                ? types[i] - '0' : TG_DEVICE_ACCEL;
+		out->ntypes = i + 1;
+	}
+	if (out->ntypes > 0)
+		out->type = out->types[0];
 	return 0;
 }
 

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 6
+#define TG_PLUGIN_ABI_MINOR 7
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -344,6 +344,9 @@ struct tg_device {
 /* ------------------------------------------------------------------ */
 
 /* Result of a probe; the core fills struct_size, the plugin the rest. */
+/* Devices of one plugin whose type a probe reports (types[]). */
+#define TG_PROBE_MAX_TYPES 16
+
 struct tg_probe {
 	size_t struct_size;
 	int ndevices;        /* usable devices (0 when unusable).  0.1. */
@@ -351,6 +354,15 @@ struct tg_probe {
 	                        selection can rank GPUs first without
 	                        opening anything (0 = CPU if unset).  0.1. */
 	char reason[256];    /* when 0: one line saying why.  Since 0.1. */
+	/* types[i]: enum tg_device_type of device i (the index open takes)
+	 * for i < ntypes <= min(ndevices, TG_PROBE_MAX_TYPES), so auto
+	 * selection ranks every device, not device 0 only: a GPU that an
+	 * OpenCL platform lists after a CPU device can be the default.
+	 * ntypes 0 (the core's zero): only device 0 is ranked, by `type`.
+	 * Keep `type` equal to types[0] for older cores.  Write them only
+	 * when TG_HAS(out, struct tg_probe, types).  Since 0.7. */
+	int ntypes;
+	int types[TG_PROBE_MAX_TYPES];
 };
 
 struct tg_plugin {
@@ -423,7 +435,7 @@ TG_ASSERT_LAST(struct tg_launch, elapsed_s);
 TG_ASSERT_LAST(struct tg_runtime_iface, trial);
 TG_ASSERT_LAST(struct tg_device_info, total_memory);
 TG_ASSERT_LAST(struct tg_device, close);
-TG_ASSERT_LAST(struct tg_probe, reason);
+TG_ASSERT_LAST(struct tg_probe, types);
 TG_ASSERT_LAST(struct tg_plugin, unload);
 
 /* ------------------------------------------------------------------ */
