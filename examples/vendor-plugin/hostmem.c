@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -369,6 +370,14 @@ static double hm_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* tgcore's own tests build this file with HM_FAULT set to show that
+ * tg-conformance catches a broken backend: 1 skips the last work-item
+ * of every launch (a wrong result), 2 dies of SIGSEGV in launch.  A
+ * vendor's build leaves it 0. */
+#ifndef HM_FAULT
+#define HM_FAULT 0
+#endif
+
 /* Runs every work-item in one call, on the calling thread, so the work
  * is finished on return and `wait` only adds the timing. */
 static int hm_launch(struct tg_device *dev, void *prog,
@@ -379,6 +388,10 @@ static int hm_launch(struct tg_device *dev, void *prog,
 	double start = hm_now();
 
 	(void)dev;
+	if (HM_FAULT == 1 && total > 0)
+		total--;
+	if (HM_FAULT == 2)
+		raise(SIGSEGV);
 	p->fn(args->bufs, args->vals, args->global, 0, total);
 	if (args->wait)
 		args->elapsed_s = hm_now() - start;

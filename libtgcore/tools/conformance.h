@@ -1,0 +1,59 @@
+/*
+ * conformance.h - what tg-conformance's runner (tg-conformance.c) and its
+ * cases (conformance_cases.c) share.
+ */
+#ifndef TG_CONFORMANCE_H
+#define TG_CONFORMANCE_H
+
+#include <stddef.h>
+
+#include <tg/tg.h>
+
+enum cf_verdict { CF_PASS, CF_FAIL, CF_SKIP };
+
+/* What a case leaves for the parent, in memory the child shares with
+ * it: the failure message, and the dtypes the device refused. */
+struct cf_shared {
+	char message[1024];
+	char skipped[TG_NDTYPES][160]; /* "" or why dtype i was skipped */
+};
+
+/* The case's view of the run. */
+struct cf_ctx {
+	const char *plugin;   /* a file, or a plugin name */
+	const char *device;   /* as given, or NULL for the plugin's first */
+	char dev_name[64];    /* resolved by cf_setup */
+	tg_dev *dev;
+	tg_dev_info info;
+	int stage_fd;         /* tg_child_stage: where a crash happened */
+	struct cf_shared *out;
+	tg_tensor **keep;     /* released when the case ends (cf_release) */
+	size_t nkeep, capkeep;
+};
+
+struct cf_case {
+	const char *area;     /* "contract", "memory", "ops" */
+	const char *name;
+	/* Runs in a child process of its own; CF_FAIL after cf_fail. */
+	enum cf_verdict (*run)(struct cf_ctx *c);
+	int needs_device;     /* cf_setup must have opened the device */
+};
+
+extern const struct cf_case cf_cases[];
+extern const size_t cf_ncases;
+
+/* Finds the plugin and opens the device; CF_FAIL with the reason. */
+enum cf_verdict cf_setup(struct cf_ctx *c);
+/* Records a failure message (printf-style); returns CF_FAIL. */
+enum cf_verdict cf_fail(struct cf_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Notes the step the case is in, so a crash names it. */
+void cf_stage(struct cf_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Keeps t (NULL too) for cf_release; returns t. */
+tg_tensor *cf_keep(struct cf_ctx *c, tg_tensor *t);
+void cf_release(struct cf_ctx *c);
+/* Whether the device computes dt; if not, records why it is skipped. */
+int cf_has_dtype(struct cf_ctx *c, tg_dtype dt);
+
+#endif

@@ -1,0 +1,758 @@
+/*
+ * conformance_cases.c - tg-conformance's cases, in three areas:
+ *  - contract: the plugin loads, its descriptor is complete, its probe
+ *    finds a device, the device describes itself, and a device index
+ *    past the end is an error, not a crash;
+ *  - memory: copies in and out at sizes 0, 1 and odd lengths, many
+ *    buffers alive at once, sub-buffer views, every dtype the device
+ *    computes, and an allocation far past the device's memory;
+ *  - ops: elementwise, reductions, matmul, movement, int32, the other
+ *    float dtypes and casts, each against plain C loops in double
+ *    precision.
+ * Each runs in a child process (tg-conformance.c) on the public API
+ * only, as an application would use the device.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tg/plugin.h>
+
+#include "child.h"
+#include "conformance.h"
+
+/* ------------------------------------------------------------- helpers */
+
+enum cf_verdict cf_fail(struct cf_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->out->message, sizeof c->out->message, fmt, ap);
+	va_end(ap);
+	return CF_FAIL;
+}
+
+void cf_stage(struct cf_ctx *c, const char *fmt, ...)
+{
+	char stage[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(stage, sizeof stage, fmt, ap);
+	va_end(ap);
+	tg_child_stage(c->stage_fd, stage);
+}
+
+/* Without room to keep it, t is given back and the case sees NULL (an
+ * out-of-memory failure), never a tensor freed under it. */
+tg_tensor *cf_keep(struct cf_ctx *c, tg_tensor *t)
+{
+	if (t && c->nkeep == c->capkeep) {
+		size_t cap = c->capkeep ? 2 * c->capkeep : 64;
+		tg_tensor **k = realloc(c->keep, cap * sizeof *k);
+
+		if (!k) {
+			tg_tensor_unref(t);
+			return NULL;
+		}
+		c->keep = k;
+		c->capkeep = cap;
+	}
+	if (t)
+		c->keep[c->nkeep++] = t;
+	return t;
+}
+
+void cf_release(struct cf_ctx *c)
+{
+	while (c->nkeep > 0)
+		tg_tensor_unref(c->keep[--c->nkeep]);
+	free(c->keep);
+	c->keep = NULL;
+	c->capkeep = 0;
+}
+
+int cf_has_dtype(struct cf_ctx *c, tg_dtype dt)
+{
+	if (c->info.dtype_mask & (1u << dt))
+		return 1;
+	snprintf(c->out->skipped[dt], sizeof c->out->skipped[dt],
+	         "%s does not compute it (its dtype_mask leaves it out)",
+	         c->dev_name);
+	return 0;
+}
+
+/* Whether plugin record `pi` is the one asked for: the same file, or
+ * the same name. */
+static int is_asked(const struct cf_ctx *c, const tg_plugin_info *pi)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	if (strchr(c->plugin, '/'))
+		return realpath(c->plugin, a) && realpath(pi->file, b) &&
+		       !strcmp(a, b);
+	return pi->name && !strcasecmp(pi->name, c->plugin);
+}
+
+/* The plugin's record; CF_FAIL when it is not found or not loaded. */
+static enum cf_verdict find_plugin(struct cf_ctx *c, tg_plugin_info *pi)
+{
+	const char *dev, *why;
+	size_t i, n, len;
+
+	cf_stage(c, "load the plugins");
+	if (tg_init())
+		return cf_fail(c, "tg_init: %s", tg_last_error());
+	n = tg_plugin_count();
+	if (!c->plugin) {  /* the default device's plugin */
+		if (!(dev = tg_dev_default_name(&why)))
+			return cf_fail(c, "no default device: %s",
+			               tg_last_error());
+		for (i = 0; i < n; i++)
+			if (!tg_plugin_get(i, pi) && pi->name &&
+			    pi->state == TG_PLUGIN_LOADED &&
+			    !strncasecmp(pi->name, dev, len = strlen(pi->name))
+			    && (dev[len] == '\0' || dev[len] == ':'))
+				return CF_PASS;
+		return cf_fail(c, "no plugin provides %s", dev);
+	}
+	for (i = 0; i < n; i++) {
+		if (tg_plugin_get(i, pi) || !is_asked(c, pi))
+			continue;
+		if (pi->state != TG_PLUGIN_LOADED)
+			return cf_fail(c, "%s was not loaded: %s", pi->file,
+			               pi->message);
+		return CF_PASS;
+	}
+	return cf_fail(c, "plugin %s not found on the search path (%zu "
+	               "plugin files found)", c->plugin, n);
+}
+
+enum cf_verdict cf_setup(struct cf_ctx *c)
+{
+	tg_plugin_info pi;
+	const char *name;
+
+	if (find_plugin(c, &pi) != CF_PASS)
+		return CF_FAIL;
+	name = c->device ? c->device : pi.name;
+	cf_stage(c, "open %s", name);
+	if (!(c->dev = tg_dev_get(name)))
+		return cf_fail(c, "cannot open %s: %s", name, tg_last_error());
+	if (tg_dev_get_info(c->dev, &c->info))
+		return cf_fail(c, "dev_get_info %s: %s", name,
+		               tg_last_error());
+	snprintf(c->dev_name, sizeof c->dev_name, "%s", tg_dev_name(c->dev));
+	return CF_PASS;
+}
+
+/* Deterministic values in [lo, hi). */
+static void fill(float *v, size_t n, unsigned seed, double lo, double hi)
+{
+	unsigned long long s = 0x9e3779b97f4a7c15ull * (seed + 1);
+
+	for (size_t i = 0; i < n; i++) {
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		v[i] = (float)(lo + (hi - lo) * (double)(s >> 40) /
+		               (double)(1ull << 24));
+	}
+}
+
+static tg_tensor *from(struct cf_ctx *c, const float *v, size_t ndim,
+                       const int64_t *shape)
+{
+	return cf_keep(c, tg_tensor_new(c->dev, TG_FLOAT32, ndim, shape, v));
+}
+
+/* Realizes t (float32, n elements) into out; CF_FAIL saying `what`. */
+static enum cf_verdict read_f32(struct cf_ctx *c, const char *what,
+                                tg_tensor *t, float *out, size_t n)
+{
+	cf_stage(c, "realize %s", what);
+	if (!t)
+		return cf_fail(c, "%s: building the tensor failed: %s", what,
+		               tg_last_error());
+	if (tg_tensor_data(t, out, n * sizeof *out))
+		return cf_fail(c, "%s on %s: %s", what, c->dev_name,
+		               tg_last_error());
+	return CF_PASS;
+}
+
+/* got against ref within atol + rtol * |ref|; NaNs must match. */
+static enum cf_verdict compare(struct cf_ctx *c, const char *what,
+                               const float *got, const double *ref,
+                               size_t n, double atol, double rtol)
+{
+	for (size_t i = 0; i < n; i++) {
+		double g = got[i], r = ref[i];
+
+		if (isnan(r) ? isnan(g) : fabs(g - r) <= atol + rtol * fabs(r))
+			continue;
+		return cf_fail(c, "%s on %s: element %zu of %zu is %.9g, "
+		               "want %.9g (tolerance %g + %g * |want|)", what,
+		               c->dev_name, i, n, g, r, atol, rtol);
+	}
+	return CF_PASS;
+}
+
+/* Realizes t and compares it with ref. */
+static enum cf_verdict check(struct cf_ctx *c, const char *what,
+                             tg_tensor *t, const double *ref, size_t n,
+                             double atol, double rtol)
+{
+	float *got = malloc((n ? n : 1) * sizeof *got);
+	enum cf_verdict v = got ? read_f32(c, what, t, got, n)
+	                        : cf_fail(c, "%s: out of host memory", what);
+
+	if (v == CF_PASS)
+		v = compare(c, what, got, ref, n, atol, rtol);
+	free(got);
+	return v;
+}
+
+/* ------------------------------------------------------------ contract */
+
+static enum cf_verdict contract_loads(struct cf_ctx *c)
+{
+	tg_plugin_info pi;
+
+	return find_plugin(c, &pi);
+}
+
+static enum cf_verdict contract_descriptor(struct cf_ctx *c)
+{
+	tg_plugin_info pi;
+
+	if (find_plugin(c, &pi) != CF_PASS)
+		return CF_FAIL;
+	for (const char *p = pi.name; *p; p++)
+		if (!isupper((unsigned char)*p) && !isdigit((unsigned char)*p)
+		    && *p != '_')
+			return cf_fail(c, "name '%s': want upper-case letters, "
+			               "digits and '_'", pi.name);
+	if (!pi.version || !*pi.version)
+		return cf_fail(c, "%s: no version", pi.name);
+	if (!pi.vendor || !*pi.vendor)
+		return cf_fail(c, "%s: no vendor", pi.name);
+	if (!pi.description || !*pi.description)
+		return cf_fail(c, "%s: no description", pi.name);
+	if (pi.abi_major != TG_PLUGIN_ABI_MAJOR)
+		return cf_fail(c, "%s: ABI %d.%d, this tgcore is %d.%d",
+		               pi.name, pi.abi_major, pi.abi_minor,
+		               TG_PLUGIN_ABI_MAJOR, TG_PLUGIN_ABI_MINOR);
+	return CF_PASS;
+}
+
+static enum cf_verdict contract_probe(struct cf_ctx *c)
+{
+	tg_plugin_info pi;
+
+	if (find_plugin(c, &pi) != CF_PASS)
+		return CF_FAIL;
+	cf_stage(c, "probe %s", pi.name);
+	if (pi.ndevices < 1)
+		return cf_fail(c, "%s: the probe found no device: %s", pi.name,
+		               pi.probe_reason);
+	return CF_PASS;
+}
+
+static enum cf_verdict contract_device_info(struct cf_ctx *c)
+{
+	static const char *const types[] = { "CPU", "GPU", "IGPU", "ACCEL" };
+	const tg_dev_info *d = &c->info;
+	size_t i;
+
+	if (!d->name || strcmp(d->name, c->dev_name))
+		return cf_fail(c, "info.name '%s', want '%s'",
+		               d->name ? d->name : "(null)", c->dev_name);
+	if (!d->description || !*d->description)
+		return cf_fail(c, "%s: no description", c->dev_name);
+	for (i = 0; i < 4 && d->type && strcmp(d->type, types[i]); i++)
+		;
+	if (i == 4 || !d->type)
+		return cf_fail(c, "%s: type '%s' is none of CPU, GPU, IGPU, "
+		               "ACCEL", c->dev_name, d->type ? d->type : "");
+	if (!d->dialect || !*d->dialect)
+		return cf_fail(c, "%s: no kernel dialect", c->dev_name);
+	if (!(d->dtype_mask & (1u << TG_FLOAT32)))
+		return cf_fail(c, "%s: float32 is not in its dtype_mask (%#x)",
+		               c->dev_name, d->dtype_mask);
+	return CF_PASS;
+}
+
+/* An index past the last device is an error that names it. */
+static enum cf_verdict contract_bad_index(struct cf_ctx *c)
+{
+	tg_plugin_info pi;
+	char name[96];
+
+	if (find_plugin(c, &pi) != CF_PASS)
+		return CF_FAIL;
+	snprintf(name, sizeof name, "%s:%d", pi.name, pi.ndevices);
+	cf_stage(c, "open %s", name);
+	if (tg_dev_get(name))
+		return cf_fail(c, "%s opened, but the probe said %d device%s",
+		               name, pi.ndevices, pi.ndevices == 1 ? "" : "s");
+	if (!strstr(tg_last_error(), name))
+		return cf_fail(c, "opening %s failed with a message that does "
+		               "not name it: '%s'", name, tg_last_error());
+	return CF_PASS;
+}
+
+/* -------------------------------------------------------------- memory */
+
+/* Copies in, x + x on the device, copies out: sizes 0, 1 and odd. */
+static enum cf_verdict memory_sizes(struct cf_ctx *c)
+{
+	static const int64_t sizes[] = { 0, 1, 2, 3, 7, 63, 1023, 4097,
+	                                 65537 };
+	enum cf_verdict v = CF_PASS;
+
+	for (size_t k = 0; k < sizeof sizes / sizeof *sizes && !v; k++) {
+		size_t n = (size_t)sizes[k];
+		float *x = malloc((n + 1) * sizeof *x);
+		double *ref = malloc((n + 1) * sizeof *ref);
+		char what[64];
+
+		if (!x || !ref)
+			v = cf_fail(c, "out of host memory");
+		for (size_t i = 0; !v && i < n; i++) {
+			x[i] = (float)i * 0.5f - 3.0f;
+			ref[i] = 2.0 * x[i];
+		}
+		snprintf(what, sizeof what, "x + x of %zu float32", n);
+		if (!v)
+			v = check(c, what, cf_keep(c, tg_add(from(c, x, 1,
+			          &sizes[k]), from(c, x, 1, &sizes[k]))), ref,
+			          n, 0, 0);
+		free(x);
+		free(ref);
+	}
+	return v;
+}
+
+/* 256 buffers of different sizes alive at once, each checked. */
+static enum cf_verdict memory_many_buffers(struct cf_ctx *c)
+{
+	enum { N = 256 };
+	tg_tensor *ys[N];
+	int64_t len[N];
+	float x[301], got[301];
+	double ref[301];
+	enum cf_verdict v = CF_PASS;
+	size_t i, j;
+
+	for (i = 0; i < N; i++) {
+		len[i] = 1 + (int64_t)(i * 7 % 301);
+		for (j = 0; j < (size_t)len[i]; j++)
+			x[j] = (float)(i * 1000 + j);
+		ys[i] = cf_keep(c, tg_add_s(from(c, x, 1, &len[i]), 1.0));
+		if (!ys[i])
+			return cf_fail(c, "buffer %zu: %s", i, tg_last_error());
+	}
+	cf_stage(c, "realize %d buffers at once", N);
+	if (tg_realize_many(ys, N))
+		return cf_fail(c, "realizing %d buffers on %s: %s", N,
+		               c->dev_name, tg_last_error());
+	for (i = 0; i < N && !v; i++) {
+		for (j = 0; j < (size_t)len[i]; j++)
+			ref[j] = (double)(i * 1000 + j) + 1.0;
+		v = read_f32(c, "one of many buffers", ys[i], got,
+		             (size_t)len[i]);
+		if (!v)
+			v = compare(c, "one of many buffers", got, ref,
+			            (size_t)len[i], 0, 0);
+	}
+	return v;
+}
+
+/* Windows into a realized buffer: a shrink, and a flipped one. */
+static enum cf_verdict memory_views(struct cf_ctx *c)
+{
+	static const int64_t n = 1000, win[2] = { 137, 911 };
+	float x[1000];
+	double ref[1000];
+	int axis = 0;
+	tg_tensor *b, *s;
+	enum cf_verdict v;
+
+	fill(x, (size_t)n, 1, -10, 10);
+	b = cf_keep(c, tg_mul_s(from(c, x, 1, &n), 3.0));
+	cf_stage(c, "realize the base buffer");
+	if (!b || tg_realize(b))
+		return cf_fail(c, "3 * x on %s: %s", c->dev_name,
+		               tg_last_error());
+	s = cf_keep(c, tg_shrink(b, 1, win));
+	for (int64_t i = win[0]; i < win[1]; i++)
+		ref[i - win[0]] = 3.0 * x[i];
+	v = check(c, "a shrink [137, 911) of a realized buffer", s, ref,
+	          (size_t)(win[1] - win[0]), 1e-6, 1e-6);
+	if (v)
+		return v;
+	for (int64_t i = win[0]; i < win[1]; i++)
+		ref[win[1] - 1 - i] = 3.0 * x[i];
+	return check(c, "a flipped shrink", cf_keep(c, tg_flip(s, &axis, 1)),
+	             ref, (size_t)(win[1] - win[0]), 1e-6, 1e-6);
+}
+
+/* Every dtype the device computes goes in and comes back bit for bit
+ * through a kernel (a flip, which computes nothing). */
+static enum cf_verdict memory_dtypes(struct cf_ctx *c)
+{
+	static const int64_t n = 37;
+	unsigned char in[37 * 8], got[37 * 8];
+	int axis = 0;
+
+	for (int dt = 0; dt < TG_NDTYPES; dt++) {
+		size_t sz = tg_dtype_size((tg_dtype)dt), i;
+		tg_tensor *t;
+
+		if (!cf_has_dtype(c, (tg_dtype)dt))
+			continue;
+		for (i = 0; i < (size_t)n * sz; i++)  /* finite floats */
+			in[i] = (unsigned char)(dt == TG_BOOL ? i % 2
+			        : (i % sz == sz - 1) ? 0x3c : (i * 37 + 11));
+		t = cf_keep(c, tg_tensor_new(c->dev, (tg_dtype)dt, 1, &n, in));
+		t = cf_keep(c, tg_contiguous(cf_keep(c, tg_flip(t, &axis, 1))));
+		cf_stage(c, "realize a flip of %s", tg_dtype_name(dt));
+		if (!t || tg_tensor_data(t, got, (size_t)n * sz))
+			return cf_fail(c, "flip of %zu %s on %s: %s", (size_t)n,
+			               tg_dtype_name(dt), c->dev_name,
+			               tg_last_error());
+		for (i = 0; i < (size_t)n; i++)
+			if (memcmp(got + i * sz, in + ((size_t)n - 1 - i) * sz,
+			           sz))
+				return cf_fail(c, "flip of %s on %s: element "
+				               "%zu differs", tg_dtype_name(dt),
+				               c->dev_name, i);
+	}
+	return CF_PASS;
+}
+
+/* 16 TiB: the device must refuse it with a message, and still work. */
+static enum cf_verdict memory_out_of_memory(struct cf_ctx *c)
+{
+	static const int64_t huge = (int64_t)1 << 42, one = 1;
+	tg_tensor *t = cf_keep(c, tg_add_s(cf_keep(c, tg_empty(c->dev,
+	                       TG_FLOAT32, 1, &huge)), 1.0));
+	float x = 2.0f;
+	double ref = 4.0;
+
+	cf_stage(c, "realize 16 TiB");
+	if (t && tg_realize(t) == 0)
+		return cf_fail(c, "%s realized a 16 TiB tensor", c->dev_name);
+	if (!*tg_last_error())
+		return cf_fail(c, "%s: the 16 TiB realize failed without a "
+		               "message", c->dev_name);
+	return check(c, "x + x after an allocation failed",
+	             cf_keep(c, tg_add(from(c, &x, 1, &one), from(c, &x, 1,
+	             &one))), &ref, 1, 0, 0);
+}
+
+/* ----------------------------------------------------------------- ops */
+
+typedef tg_tensor *(*binary_fn)(const tg_tensor *, const tg_tensor *);
+typedef tg_tensor *(*unary_fn)(const tg_tensor *);
+
+static double relu(double x) { return x > 0 ? x : 0; }
+static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
+static double neg(double x) { return -x; }
+
+static enum cf_verdict ops_elementwise(struct cf_ctx *c)
+{
+	enum { N = 257 };
+	static const int64_t n = N;
+	static const struct {
+		const char *name;
+		binary_fn fn;
+		int op;
+	} bins[] = {
+		{ "add", tg_add, '+' }, { "sub", tg_sub, '-' },
+		{ "mul", tg_mul, '*' }, { "div", tg_div, '/' },
+		{ "maximum", tg_maximum, 'M' },
+	};
+	static const struct {
+		const char *name;
+		unary_fn fn;
+		double (*ref)(double);
+		int positive; /* takes b, which is > 0 */
+		double rtol;
+	} uns[] = {
+		{ "neg", tg_neg, neg, 0, 0 },
+		{ "exp", tg_exp, exp, 0, 1e-5 },
+		{ "log", tg_log, log, 1, 1e-5 },
+		{ "sqrt", tg_sqrt, sqrt, 1, 1e-6 },
+		{ "sin", tg_sin, sin, 0, 1e-5 },
+		{ "relu", tg_relu, relu, 0, 0 },
+		{ "sigmoid", tg_sigmoid, sigmoid, 0, 1e-5 },
+	};
+	float a[N], b[N];
+	double ref[N];
+	enum cf_verdict v = CF_PASS;
+	tg_tensor *ta, *tb;
+	size_t k, i;
+
+	fill(a, N, 2, -2, 2);
+	fill(b, N, 3, 0.5, 3);
+	ta = from(c, a, 1, &n);
+	tb = from(c, b, 1, &n);
+	for (k = 0; k < sizeof bins / sizeof *bins && !v; k++) {
+		for (i = 0; i < N; i++) {
+			double x = a[i], y = b[i];
+
+			ref[i] = bins[k].op == '+' ? x + y : bins[k].op == '-'
+				? x - y : bins[k].op == '*' ? x * y
+				: bins[k].op == '/' ? x / y : fmax(x, y);
+		}
+		v = check(c, bins[k].name, cf_keep(c, bins[k].fn(ta, tb)), ref,
+		          N, 1e-6, 1e-6);
+	}
+	for (k = 0; k < sizeof uns / sizeof *uns && !v; k++) {
+		const float *x = uns[k].positive ? b : a;
+
+		for (i = 0; i < N; i++)
+			ref[i] = uns[k].ref(x[i]);
+		v = check(c, uns[k].name, cf_keep(c, uns[k].fn(uns[k].positive
+		          ? tb : ta)), ref, N, 1e-6, uns[k].rtol + 1e-6);
+	}
+	if (!v) {  /* a comparison and a select, cast to float32 */
+		for (i = 0; i < N; i++)
+			ref[i] = a[i] < b[i] - 1.5 ? 1.0 : 0.0;
+		v = check(c, "where(a < b - 1.5, 1, 0)", cf_keep(c, tg_cast(
+		          cf_keep(c, tg_where_s(cf_keep(c, tg_lt(ta, cf_keep(c,
+		          tg_sub_s(tb, 1.5)))), 1.0, 0.0)), TG_FLOAT32)), ref,
+		          N, 0, 0);
+	}
+	return v;
+}
+
+static enum cf_verdict ops_reduce(struct cf_ctx *c)
+{
+	enum { R = 33, C = 65 };
+	static const int64_t shape[2] = { R, C };
+	float x[R * C];
+	double ref[R * C > 0 ? C : 1], s;
+	int ax0 = 0, ax1 = 1;
+	tg_tensor *t;
+	enum cf_verdict v;
+	int i, j;
+
+	fill(x, R * C, 4, -1, 1);
+	t = from(c, x, 2, shape);
+	for (i = 0; i < R; i++) {
+		for (s = 0, j = 0; j < C; j++)
+			s += x[i * C + j];
+		ref[i] = s;
+	}
+	if ((v = check(c, "sum over axis 1", cf_keep(c, tg_sum(t, &ax1, 1, 0)),
+	               ref, R, 1e-5, 1e-5)))
+		return v;
+	for (j = 0; j < C; j++) {
+		ref[j] = -INFINITY;
+		for (i = 0; i < R; i++)
+			ref[j] = fmax(ref[j], x[i * C + j]);
+	}
+	if ((v = check(c, "max over axis 0", cf_keep(c, tg_max(t, &ax0, 1, 0)),
+	               ref, C, 0, 0)))
+		return v;
+	for (s = 0, i = 0; i < R * C; i++)
+		s += x[i];
+	ref[0] = s / (R * C);
+	return check(c, "mean of all", cf_keep(c, tg_mean(t, NULL, 0, 0)), ref,
+	             1, 1e-6, 1e-5);
+}
+
+/* (m, k) @ (k, n) against a double loop. */
+static enum cf_verdict matmul_case(struct cf_ctx *c, int m, int k, int n)
+{
+	int64_t sa[2] = { m, k }, sb[2] = { k, n };
+	float *a = malloc(sizeof *a * (size_t)(m * k));
+	float *b = malloc(sizeof *b * (size_t)(k * n));
+	double *ref = malloc(sizeof *ref * (size_t)(m * n));
+	char what[64];
+	enum cf_verdict v;
+
+	if (!a || !b || !ref) {
+		v = cf_fail(c, "out of host memory");
+		goto out;
+	}
+	fill(a, (size_t)(m * k), 5, -1, 1);
+	fill(b, (size_t)(k * n), 6, -1, 1);
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < n; j++) {
+			double s = 0;
+
+			for (int l = 0; l < k; l++)
+				s += (double)a[i * k + l] * b[l * n + j];
+			ref[i * n + j] = s;
+		}
+	snprintf(what, sizeof what, "matmul (%d, %d) @ (%d, %d)", m, k, k, n);
+	v = check(c, what, cf_keep(c, tg_matmul(from(c, a, 2, sa),
+	          from(c, b, 2, sb))), ref, (size_t)(m * n), 1e-5, 1e-4);
+out:
+	free(a);
+	free(b);
+	free(ref);
+	return v;
+}
+
+static enum cf_verdict ops_matmul(struct cf_ctx *c)
+{
+	enum cf_verdict v = matmul_case(c, 17, 33, 29);
+
+	return v ? v : matmul_case(c, 64, 64, 64);
+}
+
+/* permute, pad and expand, then + 1: the index arithmetic of views. */
+static enum cf_verdict ops_movement(struct cf_ctx *c)
+{
+	static const int64_t shape[3] = { 4, 5, 6 }, pads[6] = { 1, 0, 0, 2,
+	                                                         0, 0 };
+	static const int order[3] = { 2, 0, 1 };
+	float x[120];
+	double ref[3 * 7 * 4 * 7];
+	tg_tensor *p;
+
+	fill(x, 120, 7, -5, 5);
+	/* (4, 5, 6) permuted to (6, 4, 5), padded by (1, 0) on axis 0 and
+	 * (0, 2) on axis 1: (7, 6, 5).  Element [i][j][k] is x[j][k][i-1]
+	 * inside the pads, 0 outside. */
+	p = cf_keep(c, tg_pad(cf_keep(c, tg_permute(from(c, x, 3, shape), 3,
+	            order)), 3, pads, 0.0));
+	for (int i = 0; i < 7; i++)
+		for (int j = 0; j < 6; j++)
+			for (int k = 0; k < 5; k++) {
+				int d2 = i - 1, d0 = j, d1 = k;
+				double val = 0;
+
+				if (d2 >= 0 && d0 < 4)
+					val = x[(d0 * 5 + d1) * 6 + d2];
+				ref[(i * 6 + j) * 5 + k] = val + 1.0;
+			}
+	return check(c, "pad(permute(x)) + 1", cf_keep(c, tg_add_s(p, 1.0)),
+	             ref, 7 * 6 * 5, 1e-6, 1e-6);
+}
+
+/* int32 arithmetic, exact. */
+static enum cf_verdict ops_int32(struct cf_ctx *c)
+{
+	enum { N = 101 };
+	static const int64_t n = N;
+	int32_t a[N], b[N];
+	double ref[N];
+	tg_tensor *ta, *tb, *r;
+	enum cf_verdict v;
+	int i;
+
+	if (!cf_has_dtype(c, TG_INT32))
+		return cf_fail(c, "int32 is not computed"), CF_SKIP;
+	for (i = 0; i < N; i++) {
+		a[i] = i * 37 - 1800;
+		b[i] = i % 13 + 1;
+	}
+	ta = cf_keep(c, tg_tensor_new(c->dev, TG_INT32, 1, &n, a));
+	tb = cf_keep(c, tg_tensor_new(c->dev, TG_INT32, 1, &n, b));
+	for (i = 0; i < N; i++)
+		ref[i] = (double)a[i] * b[i] + a[i];
+	r = cf_keep(c, tg_cast(cf_keep(c, tg_add(cf_keep(c, tg_mul(ta, tb)),
+	            ta)), TG_FLOAT32));
+	if ((v = check(c, "int32 a * b + a", r, ref, N, 0, 0)))
+		return v;
+	for (i = 0; i < N; i++)  /* tinygrad's idiv truncates toward 0 */
+		ref[i] = (double)(a[i] / b[i]);
+	return check(c, "int32 a // b", cf_keep(c, tg_cast(cf_keep(c,
+	             tg_idiv(ta, tb)), TG_FLOAT32)), ref, N, 0, 0);
+}
+
+/* float16, bfloat16 and float64: x * y + x and a sum, computed in the
+ * dtype (cast on the device), read back as float32. */
+static enum cf_verdict ops_other_floats(struct cf_ctx *c)
+{
+	enum { N = 129 };
+	static const int64_t n = N;
+	static const tg_dtype dts[] = { TG_FLOAT16, TG_BFLOAT16, TG_FLOAT64 };
+	static const double tol[] = { 4e-3, 3e-2, 1e-6 };
+	float a[N], b[N];
+	double ref[N], s;
+	int any = 0;
+
+	fill(a, N, 8, -2, 2);
+	fill(b, N, 9, -2, 2);
+	for (size_t k = 0; k < 3; k++) {
+		tg_dtype dt = dts[k];
+		tg_tensor *x, *y, *r;
+		enum cf_verdict v;
+		char what[64];
+
+		if (!cf_has_dtype(c, dt))
+			continue;
+		any = 1;
+		x = cf_keep(c, tg_cast(from(c, a, 1, &n), dt));
+		y = cf_keep(c, tg_cast(from(c, b, 1, &n), dt));
+		r = cf_keep(c, tg_add(cf_keep(c, tg_mul(x, y)), x));
+		for (int i = 0; i < N; i++)
+			ref[i] = (double)a[i] * b[i] + a[i];
+		snprintf(what, sizeof what, "%s x * y + x", tg_dtype_name(dt));
+		if ((v = check(c, what, cf_keep(c, tg_cast(r, TG_FLOAT32)), ref,
+		               N, tol[k], tol[k])))
+			return v;
+		s = 0;
+		for (int i = 0; i < N; i++)
+			s += a[i];
+		snprintf(what, sizeof what, "%s sum", tg_dtype_name(dt));
+		if ((v = check(c, what, cf_keep(c, tg_cast(cf_keep(c, tg_sum(x,
+		               NULL, 0, 0)), TG_FLOAT32)), &s, 1, tol[k] * 8,
+		               tol[k])))
+			return v;
+	}
+	if (!any)
+		return cf_fail(c, "none of float16, bfloat16, float64 is "
+		               "computed"), CF_SKIP;
+	return CF_PASS;
+}
+
+/* float32 -> int32 truncates toward zero; int32 -> float32 is exact. */
+static enum cf_verdict ops_cast(struct cf_ctx *c)
+{
+	enum { N = 64 };
+	static const int64_t n = N;
+	float a[N];
+	double ref[N];
+
+	if (!cf_has_dtype(c, TG_INT32))
+		return cf_fail(c, "int32 is not computed"), CF_SKIP;
+	fill(a, N, 10, -1000, 1000);
+	for (int i = 0; i < N; i++)
+		ref[i] = trunc(a[i]);
+	return check(c, "float32 -> int32 -> float32", cf_keep(c, tg_cast(
+	             cf_keep(c, tg_cast(from(c, a, 1, &n), TG_INT32)),
+	             TG_FLOAT32)), ref, N, 0, 0);
+}
+
+const struct cf_case cf_cases[] = {
+	{ "contract", "loads", contract_loads, 0 },
+	{ "contract", "descriptor", contract_descriptor, 0 },
+	{ "contract", "probe", contract_probe, 0 },
+	{ "contract", "device-info", contract_device_info, 1 },
+	{ "contract", "bad-device-index", contract_bad_index, 0 },
+	{ "memory", "sizes", memory_sizes, 1 },
+	{ "memory", "many-buffers", memory_many_buffers, 1 },
+	{ "memory", "views", memory_views, 1 },
+	{ "memory", "dtypes", memory_dtypes, 1 },
+	{ "memory", "out-of-memory", memory_out_of_memory, 1 },
+	{ "ops", "elementwise", ops_elementwise, 1 },
+	{ "ops", "reduce", ops_reduce, 1 },
+	{ "ops", "matmul", ops_matmul, 1 },
+	{ "ops", "movement", ops_movement, 1 },
+	{ "ops", "int32", ops_int32, 1 },
+	{ "ops", "other-floats", ops_other_floats, 1 },
+	{ "ops", "cast", ops_cast, 1 },
+};
+const size_t cf_ncases = sizeof cf_cases / sizeof *cf_cases;
