@@ -454,10 +454,22 @@ int tg_program_has_trial(const tg_program *p);
  * plugin has no trial entry or cannot run one now. */
 int tg_program_trial(tg_program *p, const tg_launch_args *a,
                      double timeout_s);
+/* The estimated work of one launch (the kernel's), which the counters
+ * add up; 0 until set. */
+void tg_program_set_cost(tg_program *p, double ops, double mem_bytes);
+void tg_program_cost(const tg_program *p, double *ops, double *mem_bytes);
 /* The plugin's program, the kernel's name, the device.  Borrowed. */
 void *tg_program_impl(const tg_program *p);
 const char *tg_program_name(const tg_program *p);
 struct tg_dev *tg_program_dev(const tg_program *p);
+
+/* ----------------------------------------------------- device/counters.c */
+/* (public: tg_counters_*) */
+
+/* One launch of p by a realize or a replay. */
+void tg_counters_kernel(const tg_program *p);
+/* One copy of `bytes` between buffers. */
+void tg_counters_copy(size_t bytes);
 
 /* -------------------------------------------------------- device/graph.c */
 

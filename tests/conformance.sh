@@ -15,16 +15,16 @@ broken="$TG_TEST_PLUGINS/broken"
 
 "$conf" --plugin CPU --tap "$tmp/cpu.tap" --junit "$tmp/cpu.xml" \
 	>"$out" 2>&1 || fail "exit status $? on CPU"
-for area in contract memory ops; do
+for area in contract memory ops kernels; do
 	grep -Eq "^$area +[1-9][0-9]* passed, 0 failed" "$out" || fail "CPU: $area line"
 done
-grep -q '^PASS: 17 cases, 0 failed$' "$out" || fail "CPU: summary"
-grep -q '^1\.\.17$' "$tmp/cpu.tap" || fail "TAP plan"
-[ "$(grep -c '^ok [0-9]* - ' "$tmp/cpu.tap")" = 17 ] || fail "TAP: 17 ok lines"
+grep -q '^PASS: 18 cases, 0 failed$' "$out" || fail "CPU: summary"
+grep -q '^1\.\.18$' "$tmp/cpu.tap" || fail "TAP plan"
+[ "$(grep -c '^ok [0-9]* - ' "$tmp/cpu.tap")" = 18 ] || fail "TAP: 18 ok lines"
 grep -q 'not ok' "$tmp/cpu.tap" && fail "TAP: a 'not ok' on CPU"
-grep -q '<testsuite name="tg-conformance CPU" tests="17" failures="0" skipped="0">' \
+grep -q '<testsuite name="tg-conformance CPU" tests="18" failures="0" skipped="0">' \
 	"$tmp/cpu.xml" || fail "JUnit testsuite line"
-[ "$(grep -c '<testcase ' "$tmp/cpu.xml")" = 17 ] || fail "JUnit: 17 testcases"
+[ "$(grep -c '<testcase ' "$tmp/cpu.xml")" = 18 ] || fail "JUnit: 18 testcases"
 
 # The device plugins, where the runtime has a device (as tg-info.sh).
 ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -34,7 +34,7 @@ for dev in OPENCL VULKAN; do
 	grep -q "^    $dev .*: loaded, [1-9]" "$tmp/info" || continue
 	TG_PLUGIN_PATH="$TG_PLUGIN_PATH:${TG_DEVICE_PLUGIN_PATH:-}" \
 		"$conf" --plugin $dev >"$out" 2>&1 || fail "exit status $? on $dev"
-	grep -q '^PASS: 17 cases, 0 failed$' "$out" || fail "$dev: summary"
+	grep -q '^PASS: 18 cases, 0 failed$' "$out" || fail "$dev: summary"
 	echo "tg-conformance passes on $dev"
 done
 
@@ -56,7 +56,7 @@ grep -q '^  FAIL memory/sizes: crashed in realize x + x of 1 float32 (SIGSEGV)$'
 	"$out" || fail "crash: memory/sizes"
 grep -q '^  FAIL ops/reduce: crashed in realize sum over axis 1 (SIGSEGV)$' \
 	"$out" || fail "crash: ops/reduce"
-grep -q '^FAIL: 17 cases, ' "$out" || fail "crash: the run did not go on"
+grep -q '^FAIL: 18 cases, ' "$out" || fail "crash: the run did not go on"
 grep -q '^not ok 6 - memory/sizes$' "$tmp/crash.tap" || fail "crash: TAP"
 
 # a plugin whose probe hangs: each case stops at --timeout
@@ -81,6 +81,6 @@ grep -q 'tg-conformance: --area nope: no such area' "$out" || fail "--area messa
 grep -q 'tg-conformance: --plugin /nonexistent/x.so: no such file' "$out" || fail "missing file message"
 "$conf" --tap >"$out" 2>&1; [ $? = 2 ] || fail "--tap without a value"
 grep -q 'tg-conformance: --tap: needs a value' "$out" || fail "--tap message"
-[ "$("$conf" --list | wc -l)" = 17 ] || fail "--list"
+[ "$("$conf" --list | wc -l)" = 18 ] || fail "--list"
 "$conf" --help >"$out" 2>&1 || fail "--help status"
 echo "PASS: tg-conformance"

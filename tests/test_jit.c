@@ -188,6 +188,38 @@ START_TEST(many_replays_against_c)
 }
 END_TEST
 
+/* The counters see every kernel a call runs, eager, captured or
+ * replayed (one per call here), with its estimated work. */
+START_TEST(counters_count_replayed_kernels)
+{
+	tg_jit *j = tg_jit_new(axpy_step, NULL);
+	tg_counters c;
+
+	tg_counters_reset();
+	for (int call = 0; call < 10; call++) {
+		tg_tensor *in[2] = { ramp(3, 5, 0.5f, 1), ramp(3, 5, 1, 0) };
+		tg_tensor *out;
+		float got[15];
+
+		tg_scope_begin();
+		call_ok(j, in, 2, &out, 1);
+		read_floats(out, got, 15);
+		tg_scope_end();
+	}
+	tg_counters_get(&c);
+	ck_assert_uint_eq(c.kernels, 10);
+	/* 3x + exp2(y) over 15 items: at least 3 operations each */
+	ck_assert_msg(c.ops >= 10 * 15 * 3, "ops %g", c.ops);
+	ck_assert_msg(c.mem_bytes >= 10 * 15 * 4 * 3, "bytes %g", c.mem_bytes);
+	tg_counters_reset();
+	tg_counters_get(&c);
+	ck_assert_uint_eq(c.kernels, 0);
+	ck_assert(c.ops == 0 && c.mem_bytes == 0 && c.copies == 0);
+	tg_counters_get(NULL);  /* no crash */
+	tg_jit_free(j);
+}
+END_TEST
+
 /* Outputs kept past the next call keep their values: the replay gives
  * that output new memory.  Released, the memory is reused. */
 START_TEST(outputs_outlive_the_next_call)
@@ -913,6 +945,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, replay_equals_eager);
 	tcase_add_test(tc, many_replays_against_c);
+	tcase_add_test(tc, counters_count_replayed_kernels);
 	tcase_add_test(tc, outputs_outlive_the_next_call);
 	tcase_add_test(tc, inputs_that_are_views);
 	tcase_add_test(tc, non_inputs_are_read_from_their_memory);

@@ -60,12 +60,18 @@ static size_t nkernels(tg_tensor **outs, size_t n)
 	return k;
 }
 
-/* Counts the kernels of outs, then realizes them (one schedule). */
+/* Counts the kernels of outs, then realizes them (one schedule); the
+ * public counters (tg_counters) must see the same number run. */
 static size_t count_and_realize(tg_tensor **outs, size_t n)
 {
 	size_t k = nkernels(outs, n);
+	tg_counters c;
 
+	tg_counters_reset();
 	ck_assert_msg(tg_realize_many(outs, n) == 0, "%s", tg_last_error());
+	tg_counters_get(&c);
+	ck_assert_msg(c.kernels == k, "the counters saw %llu kernels run, "
+	              "the schedule has %zu", (unsigned long long)c.kernels, k);
 	return k;
 }
 

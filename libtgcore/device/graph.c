@@ -153,13 +153,17 @@ int tg_graph_run(tg_graph *g)
 		if (d->rt.graph_run(d->impl, g->impl, g->lp, g->n) < 0)
 			return tg_error_prefix("graph: run of %zu launches on %s",
 			                       g->n, d->name);
+		for (i = 0; i < g->n; i++)
+			tg_counters_kernel(g->progs[i]);
 		return 0;
 	}
-	for (i = 0; i < g->n; i++)
+	for (i = 0; i < g->n; i++) {
 		if (d->rt.launch(d->impl, g->impls[i], g->lp[i]) < 0)
 			return tg_error_prefix("graph: launch %zu ('%s') on %s",
 			                       i, tg_program_name(g->progs[i]),
 			                       d->name);
+		tg_counters_kernel(g->progs[i]);
+	}
 	return 0;
 }
 

@@ -14,7 +14,20 @@ struct tg_program {
 	struct tg_dev *dev;
 	void *impl;
 	char *name;
+	double ops, mem_bytes; /* per launch, for the counters */
 };
+
+void tg_program_set_cost(tg_program *p, double ops, double mem_bytes)
+{
+	p->ops = ops;
+	p->mem_bytes = mem_bytes;
+}
+
+void tg_program_cost(const tg_program *p, double *ops, double *mem_bytes)
+{
+	*ops = p->ops;
+	*mem_bytes = p->mem_bytes;
+}
 
 char *tg_dev_compile_key(struct tg_dev *dev)
 {

@@ -525,9 +525,15 @@ static int run_steps(tg_plan *p, tg_buffer *const *ins)
 	for (i = 0; i < p->steps.n; i++) {
 		plan_step *st = &p->steps.v[i];
 
-		rc = st->graph ? tg_graph_run(st->graph)
-		               : tg_buffer_transfer(resolve(p, ins, st->dst),
-		                                    resolve(p, ins, st->src));
+		if (st->graph)
+			rc = tg_graph_run(st->graph);
+		else {
+			tg_buffer *dst = resolve(p, ins, st->dst);
+
+			if (!(rc = tg_buffer_transfer(dst, resolve(p, ins,
+			                                            st->src))))
+				tg_counters_copy(tg_buffer_nbytes(dst));
+		}
 		if (rc)
 			return tg_error_prefix("jit: replay step %zu of %zu", i,
 			                       p->steps.n);

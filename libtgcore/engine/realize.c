@@ -160,6 +160,9 @@ static method *method_build(tg_dev *dev, const tg_sched_item *it,
 		debug_compiled(&m->ks, set->debug);
 		if (!(m->prog = tg_program_new(dev, m->ks.name, m->ks.src)))
 			rc = tg_last_status();
+		else
+			tg_program_set_cost(m->prog, m->ks.flops,
+			                    m->ks.mem_bytes);
 	}
 	if (rc) {
 		method_free(m);
@@ -244,6 +247,7 @@ static int run_kernel(tg_sched_item *it, const tg_settings *set)
 	                       set->debug >= 2 ? &t : NULL);
 	if (rc)
 		return tg_error_prefix("realize: %s", m->ks.name);
+	tg_counters_kernel(m->prog);
 	tg_capture_kernel(m->prog, &args, it->nouts, m->ks.vars);
 	if (set->debug >= 2)
 		fprintf(stderr, "*** %-6s %4zu %-24s arg %2zu mem %8.2f MB "
@@ -261,8 +265,10 @@ static int run_copy(tg_sched_item *it, const tg_settings *set)
 	size_t n = tg_buffer_nbytes(it->bufs[1]);
 	int rc = tg_buffer_transfer(it->bufs[0], it->bufs[1]);
 
-	if (!rc)
+	if (!rc) {
+		tg_counters_copy(n);
 		tg_capture_copy(it->bufs[0], it->bufs[1]);
+	}
 	if (!rc && set->debug >= 2)
 		fprintf(stderr, "*** copy %zu bytes %s -> %s\n", n,
 		        tg_dev_name(tg_buffer_dev(it->bufs[1])),

@@ -8,7 +8,9 @@
  *    computes, and an allocation far past the device's memory;
  *  - ops: elementwise, reductions, matmul, movement, int32, the other
  *    float dtypes and casts, each against plain C loops in double
- *    precision.
+ *    precision;
+ *  - kernels: how many kernels common programs fuse into (tinygrad's
+ *    counts), through the public counters (tg_counters).
  * Each runs in a child process (tg-conformance.c) on the public API
  * only, as an application would use the device.
  */
@@ -736,6 +738,92 @@ static enum cf_verdict ops_cast(struct cf_ctx *c)
 	             TG_FLOAT32)), ref, N, 0, 0);
 }
 
+/* ------------------------------------------------------------- kernels */
+
+/* A realized float32 input of `n` values in (-1, 1). */
+static tg_tensor *input(struct cf_ctx *c, size_t ndim, const int64_t *shape,
+                        unsigned seed)
+{
+	size_t n = 1;
+	float *v;
+	tg_tensor *t;
+
+	for (size_t i = 0; i < ndim; i++)
+		n *= (size_t)shape[i];
+	if (!(v = malloc(n * sizeof *v)))
+		return NULL;
+	fill(v, n, seed, -1, 1);
+	t = from(c, v, ndim, shape);
+	free(v);
+	return t && tg_realize(t) == 0 ? t : NULL;
+}
+
+/* Realizes outs together and checks how many kernels ran: the fusion
+ * tinygrad (mid-2024) does for the same program, which the core's
+ * scheduler matches on every device (tests/test_kernels.c). */
+static enum cf_verdict count(struct cf_ctx *c, const char *what,
+                             tg_tensor **outs, size_t n, uint64_t want)
+{
+	tg_counters k;
+
+	for (size_t i = 0; i < n; i++)
+		if (!outs[i])
+			return cf_fail(c, "%s: building the tensors failed: %s",
+			               what, tg_last_error());
+	tg_counters_reset();
+	cf_stage(c, "realize %s", what);
+	if (tg_realize_many(outs, n))
+		return cf_fail(c, "%s on %s: %s", what, c->dev_name,
+		               tg_last_error());
+	tg_counters_get(&k);
+	if (k.kernels != want)
+		return cf_fail(c, "%s on %s: %llu kernels ran, want %llu", what,
+		               c->dev_name, (unsigned long long)k.kernels,
+		               (unsigned long long)want);
+	return CF_PASS;
+}
+
+static enum cf_verdict kernels_fusion(struct cf_ctx *c)
+{
+	static const int64_t s44[2] = { 4, 4 }, s816[2] = { 8, 16 },
+	                     s88[2] = { 8, 8 }, s165[2] = { 16, 5 },
+	                     s5[1] = { 5 };
+	static const int ax0 = 0, ax1 = 1;
+	tg_tensor *a = input(c, 2, s44, 1), *b = input(c, 2, s44, 2);
+	tg_tensor *x = input(c, 2, s816, 3), *img = input(c, 2, s88, 4);
+	tg_tensor *w = input(c, 2, s165, 5), *bias = input(c, 1, s5, 6);
+	tg_tensor *o[2];
+	enum cf_verdict v;
+
+	if (!a || !b || !x || !img || !w || !bias)
+		return cf_fail(c, "inputs on %s: %s", c->dev_name,
+		               tg_last_error());
+	o[0] = cf_keep(c, tg_sqrt(cf_keep(c, tg_exp(cf_keep(c, tg_mul(
+	       cf_keep(c, tg_add(a, b)), b))))));
+	if ((v = count(c, "sqrt(exp((a + b) * b))", o, 1, 1)))
+		return v;
+	o[0] = cf_keep(c, tg_sum(cf_keep(c, tg_mul(a, b)), NULL, 0, 0));
+	if ((v = count(c, "sum(a * b)", o, 1, 1)))
+		return v;
+	o[0] = cf_keep(c, tg_sum(x, &ax1, 1, 0));
+	o[1] = cf_keep(c, tg_max(x, &ax1, 1, 0));
+	if ((v = count(c, "sum and max of one input", o, 2, 2)))
+		return v;
+	o[0] = cf_keep(c, tg_relu(cf_keep(c, tg_add(cf_keep(c, tg_sum(img,
+	       &ax0, 1, 0)), cf_keep(c, tg_sum(img, &ax1, 1, 0))))));
+	if ((v = count(c, "relu(sum over 0 + sum over 1)", o, 1, 2)))
+		return v;
+	o[0] = cf_keep(c, tg_softmax(x, -1));
+	if ((v = count(c, "softmax", o, 1, 3)))
+		return v;
+	o[0] = cf_keep(c, tg_relu(cf_keep(c, tg_add(cf_keep(c, tg_matmul(x,
+	       w)), bias))));
+	if ((v = count(c, "relu(x @ w + bias)", o, 1, 1)))
+		return v;
+	o[0] = cf_keep(c, tg_argmax(x, -1, 0));
+	return count(c, "argmax over the last axis", o, 1, 3);
+}
+
 const struct cf_case cf_cases[] = {
 	{ "contract", "loads", contract_loads, 0 },
 	{ "contract", "descriptor", contract_descriptor, 0 },
@@ -754,5 +842,6 @@ const struct cf_case cf_cases[] = {
 	{ "ops", "int32", ops_int32, 1 },
 	{ "ops", "other-floats", ops_other_floats, 1 },
 	{ "ops", "cast", ops_cast, 1 },
+	{ "kernels", "fusion", kernels_fusion, 1 },
 };
 const size_t cf_ncases = sizeof cf_cases / sizeof *cf_cases;

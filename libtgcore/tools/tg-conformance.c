@@ -1,7 +1,7 @@
 /*
  * tg-conformance - does a backend plugin work?  Runs the plugin-contract
- * checks, an allocator and copy stress and the op checks
- * (conformance_cases.c) against one device of one plugin, each case in
+ * checks, an allocator and copy stress, the op checks and the kernel
+ * counts (conformance_cases.c) against one device of one plugin, each case in
  * a child process of its own (util/child.c): a case that crashes or
  * hangs is that case's failure, with the signal and the step, and the
  * run goes on.  The parent never loads the plugin.  Prints a report
@@ -42,9 +42,9 @@ static int usage(const char *argv0, int rc)
 	        "          [--tap FILE] [--junit FILE] [--timeout SECONDS] "
 	        "[--list]\n"
 	        "Checks a tgcore backend plugin: the plugin contract, memory "
-	        "and copies,\nand the ops against plain C in double "
-	        "precision.  Each case runs in a\nchild process.  Exits 1 "
-	        "when a case fails.\n", argv0);
+	        "and copies,\nthe ops against plain C in double precision "
+	        "and the kernel counts.  Each\ncase runs in a child process.  "
+	        "Exits 1 when a case fails.\n", argv0);
 	return rc;
 }
 

@@ -268,6 +268,26 @@ TG_API int tg_program_launch(tg_program *prog, const tg_launch_args *args,
                              double *elapsed_s);
 
 /* ------------------------------------------------------------------ */
+/* Counters (tinygrad's GlobalCounters)                                */
+/* ------------------------------------------------------------------ */
+
+/* What the library has run since start-up or the last
+ * tg_counters_reset(): kernels launched by realizes and JIT replays (a
+ * BEAM search's timing runs and tg_program_launch calls do not count),
+ * the operations and bytes those kernels were estimated to do, and the
+ * copies between buffers.  Counted across threads. */
+typedef struct tg_counters {
+	uint64_t kernels;
+	uint64_t copies;
+	double ops;        /* estimated arithmetic operations */
+	double mem_bytes;  /* estimated bytes the kernels moved */
+	double copy_bytes; /* bytes the copies moved */
+} tg_counters;
+
+TG_API void tg_counters_get(tg_counters *out);
+TG_API void tg_counters_reset(void);
+
+/* ------------------------------------------------------------------ */
 /* Plugin introspection (what tg-info prints)                          */
 /* ------------------------------------------------------------------ */
 
