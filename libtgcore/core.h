@@ -204,7 +204,9 @@ enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
 	X(BEAM_TIMEOUT_SEC, "BEAM_TIMEOUT_SEC", "BEAM_TIMEOUT_SEC",     \
 	  INT, 1, 86400, 60)                                            \
 	X(TC, "TC", "TC", INT, 0, 2, 1)                                 \
-	X(TC_OPT, "TC_OPT", "TC_OPT", INT, 0, 2, 0)
+	X(TC_OPT, "TC_OPT", "TC_OPT", INT, 0, 2, 0)                     \
+	X(RANDOM_OPTS, "RANDOM_OPTS", "TG_RANDOM_OPTS", INT, 0,         \
+	  2147483647, 0)
 
 enum tg_key {
 #define TG_KEY_ENUM_(id, ...) TG_KEY_##id,
@@ -260,6 +262,9 @@ typedef struct tg_settings {
 	                                  of the hand-coded opts and BEAM */
 	int tc_opt;                    /* TC_OPT: the hand-coded TC opt's
 	                                  amount (2 pads to fit) */
+	long random_opts;              /* RANDOM_OPTS: a seed; each kernel
+	                                  takes random legal opts drawn
+	                                  from it (0: off) */
 	long reduce_passes;            /* tests only, no key: iterations
 	                                  per reduce pass wherever a C
 	                                  kernel allows passes (0: the
@@ -347,6 +352,13 @@ int tg_registry_probe(tg_plugin_rec *rec);
 int tg_registry_device_type(const tg_plugin_rec *rec, int index);
 /* Unloads everything (after the devices are closed). */
 void tg_registry_unload(void);
+/* Whether an opened device gives its close entry: what a refused
+ * device (device.c) or a trial's (registry.c) can still be closed by. */
+static inline int tg_device_closable(const struct tg_device *d)
+{
+	return d && d->struct_size >= TG_STRUCT_SIZE(struct tg_device, close)
+	       && d->close;
+}
 /* Search path entries, in order. */
 size_t tg_registry_path_count(void);
 const char *tg_registry_path(size_t i, const char **origin);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tg-conformance: passes on the CPU plugin (and on OpenCL and Vulkan
 # where their runtimes have a device), writes TAP and JUnit, catches a
-# backend with a wrong result and one that crashes in launch (each
+# backend with a wrong result (in the op checks and in the random-opts
+# fuzz) and one that crashes in launch (each
 # case in its own child, the run going on), reports a hang, and
 # refuses bad arguments with a message.
 set -u
@@ -15,16 +16,16 @@ broken="$TG_TEST_PLUGINS/broken"
 
 "$conf" --plugin CPU --tap "$tmp/cpu.tap" --junit "$tmp/cpu.xml" \
 	>"$out" 2>&1 || fail "exit status $? on CPU"
-for area in contract memory ops kernels; do
+for area in contract memory ops kernels fuzz; do
 	grep -Eq "^$area +[1-9][0-9]* passed, 0 failed" "$out" || fail "CPU: $area line"
 done
-grep -q '^PASS: 18 cases, 0 failed$' "$out" || fail "CPU: summary"
-grep -q '^1\.\.18$' "$tmp/cpu.tap" || fail "TAP plan"
-[ "$(grep -c '^ok [0-9]* - ' "$tmp/cpu.tap")" = 18 ] || fail "TAP: 18 ok lines"
+grep -q '^PASS: 25 cases, 0 failed$' "$out" || fail "CPU: summary"
+grep -q '^1\.\.25$' "$tmp/cpu.tap" || fail "TAP plan"
+[ "$(grep -c '^ok [0-9]* - ' "$tmp/cpu.tap")" = 25 ] || fail "TAP: 25 ok lines"
 grep -q 'not ok' "$tmp/cpu.tap" && fail "TAP: a 'not ok' on CPU"
-grep -q '<testsuite name="tg-conformance CPU" tests="18" failures="0" skipped="0">' \
+grep -q '<testsuite name="tg-conformance CPU" tests="25" failures="0" skipped="0">' \
 	"$tmp/cpu.xml" || fail "JUnit testsuite line"
-[ "$(grep -c '<testcase ' "$tmp/cpu.xml")" = 18 ] || fail "JUnit: 18 testcases"
+[ "$(grep -c '<testcase ' "$tmp/cpu.xml")" = 25 ] || fail "JUnit: 25 testcases"
 
 # The device plugins, where the runtime has a device (as tg-info.sh).
 ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -33,8 +34,8 @@ TG_PLUGIN_PATH="$TG_PLUGIN_PATH:${TG_DEVICE_PLUGIN_PATH:-}" "$info" >"$tmp/info"
 for dev in OPENCL VULKAN; do
 	grep -q "^    $dev .*: loaded, [1-9]" "$tmp/info" || continue
 	TG_PLUGIN_PATH="$TG_PLUGIN_PATH:${TG_DEVICE_PLUGIN_PATH:-}" \
-		"$conf" --plugin $dev >"$out" 2>&1 || fail "exit status $? on $dev"
-	grep -q '^PASS: 18 cases, 0 failed$' "$out" || fail "$dev: summary"
+		"$conf" --plugin $dev --fuzz 4 >"$out" 2>&1 || fail "exit status $? on $dev"
+	grep -q '^PASS: 25 cases, 0 failed$' "$out" || fail "$dev: summary"
 	echo "tg-conformance passes on $dev"
 done
 
@@ -48,6 +49,9 @@ grep -q '^  FAIL ops/matmul: matmul (17, 33) @ (33, 29) on HOSTMEM: element [0-9
 	"$out" || fail "wrong result: ops/matmul"
 grep -q '<failure message="x + x of 1 float32 on HOSTMEM: element 0 of 1 is' \
 	"$tmp/wrong.xml" || fail "wrong result: JUnit failure"
+# the fuzz sees it too: fewer work-items skip other outputs than NOOPT's
+grep -Eq '^  FAIL fuzz/column-sums: column sums of 37x129 on HOSTMEM with RANDOM_OPTS=[0-9]+: element [0-9]+ of 129 is .*, NOOPT gives .* \(TG_RANDOM_OPTS=[0-9]+ DEBUG=2 prints the opts of each kernel\)$' \
+	"$out" || fail "wrong result: fuzz/column-sums"
 
 # ... and with a launch that dies: each case alone, the run goes on
 "$conf" --plugin "$broken/crashlaunch.la" --tap "$tmp/crash.tap" \
@@ -56,7 +60,7 @@ grep -q '^  FAIL memory/sizes: crashed in realize x + x of 1 float32 (SIGSEGV)$'
 	"$out" || fail "crash: memory/sizes"
 grep -q '^  FAIL ops/reduce: crashed in realize sum over axis 1 (SIGSEGV)$' \
 	"$out" || fail "crash: ops/reduce"
-grep -q '^FAIL: 18 cases, ' "$out" || fail "crash: the run did not go on"
+grep -q '^FAIL: 25 cases, ' "$out" || fail "crash: the run did not go on"
 grep -q '^not ok 6 - memory/sizes$' "$tmp/crash.tap" || fail "crash: TAP"
 
 # a plugin whose probe hangs: each case stops at --timeout
@@ -79,8 +83,12 @@ grep -q 'tg-conformance: --timeout 0: want seconds > 0' "$out" || fail "--timeou
 grep -q 'tg-conformance: --area nope: no such area' "$out" || fail "--area message"
 "$conf" --plugin /nonexistent/x.so >"$out" 2>&1; [ $? = 2 ] || fail "missing file status"
 grep -q 'tg-conformance: --plugin /nonexistent/x.so: no such file' "$out" || fail "missing file message"
+"$conf" --fuzz 0 >"$out" 2>&1; [ $? = 2 ] || fail "--fuzz 0 status"
+grep -q 'tg-conformance: --fuzz 0: want a number from 1 to ' "$out" || fail "--fuzz message"
+"$conf" --seed x >"$out" 2>&1; [ $? = 2 ] || fail "--seed x status"
+grep -q 'tg-conformance: --seed x: want a number from 1 to ' "$out" || fail "--seed message"
 "$conf" --tap >"$out" 2>&1; [ $? = 2 ] || fail "--tap without a value"
 grep -q 'tg-conformance: --tap: needs a value' "$out" || fail "--tap message"
-[ "$("$conf" --list | wc -l)" = 18 ] || fail "--list"
+[ "$("$conf" --list | wc -l)" = 25 ] || fail "--list"
 "$conf" --help >"$out" 2>&1 || fail "--help status"
 echo "PASS: tg-conformance"

@@ -252,11 +252,20 @@ START_TEST(accumulators)
 	ck_assert_int_eq(s->src[0]->src[2]->src[0]->arg.v.i, 0);
 	ck_assert_int_eq(s->src[1]->src[2]->src[0]->arg.v.i, 1);
 	ck_assert_ptr_ne(s->src[0]->src[2]->src[0], s->src[1]->src[2]->src[0]);
-	/* near miss: no loop, no accumulator: v0 + v1 + v2 + v3 */
+	/* no loop, no accumulator: a float sum from 0, as NOOPT's loop
+	 * adds, 0 + v0 + v1 + v2 + v3 */
 	u = tg_lower_reduces(ir, reduce(v, 4, 0, 4), NULL);
 	ck_assert_ptr_eq(u, tg_uop_alu(ir, TG_ADD, tg_uop_alu(ir, TG_ADD,
-	                 tg_uop_alu(ir, TG_ADD, v[0], v[1], NULL), v[2], NULL),
+	                 tg_uop_alu(ir, TG_ADD, tg_uop_alu(ir, TG_ADD,
+	                 fconst(0), v[0], NULL), v[1], NULL), v[2], NULL),
 	                 v[3], NULL));
+	/* ... and its products fuse at once, as fuse_phi fuses the loop's:
+	 * mulacc(v1, v1, mulacc(v0, v0, 0)), the same roundings */
+	for (int j = 0; j < 2; j++)
+		src[j] = tg_uop_alu(ir, TG_MUL, v[j], v[j], NULL);
+	u = tg_lower_reduces(ir, reduce(src, 2, 0, 2), NULL);
+	ck_assert_ptr_eq(u, tg_uop_alu(ir, TG_MULACC, v[1], v[1],
+	                 tg_uop_alu(ir, TG_MULACC, v[0], v[0], fconst(0))));
 }
 END_TEST
 

@@ -886,6 +886,56 @@ START_TEST(tc_settings)
 }
 END_TEST
 
+/* tg_codegen_random_opts: one seed draws one sequence, 1 to
+ * TG_RANDOM_OPTS_MAX long, each opt a move of the plan after the ones
+ * before it; seeds draw different sequences; RANDOM_OPTS is read from
+ * the environment and the key, and a seed out of range is refused. */
+START_TEST(random_opts)
+{
+	tg_uop *mm = kt_matmul(k, 24, 40, 32);
+	tg_opt a[TG_RANDOM_OPTS_MAX], b[TG_RANDOM_OPTS_MAX];
+	tg_opt moves[TG_MAX_ACTIONS];
+	char first[256], text[256];
+	size_t na, nb, nm;
+	int differ = 0;
+
+	for (uint64_t seed = 1; seed <= 24; seed++) {
+		ck_assert_int_eq(tg_codegen_random_opts(mm, kt_cpu_caps(),
+		                 kt_set(), seed, a, &na), TG_OK);
+		ck_assert_int_eq(tg_codegen_random_opts(mm, kt_cpu_caps(),
+		                 kt_set(), seed, b, &nb), TG_OK);
+		ck_assert_uint_eq(na, nb);
+		ck_assert(!memcmp(a, b, na * sizeof *a));
+		ck_assert(na >= 1 && na <= TG_RANDOM_OPTS_MAX);
+		for (size_t i = 0; i < na; i++) {
+			size_t m = 0;
+			ck_assert_int_eq(tg_codegen_actions(mm, kt_cpu_caps(),
+			                 kt_set(), a, i, moves, TG_MAX_ACTIONS,
+			                 &nm), TG_OK);
+			while (m < nm && memcmp(&moves[m], &a[i], sizeof *a))
+				m++;
+			ck_assert_msg(m < nm, "seed %llu: opt %zu is no move",
+			              (unsigned long long)seed, i);
+		}
+		tg_opts_format(a, na, text, sizeof text);
+		if (seed == 1)
+			memcpy(first, text, sizeof text);
+		differ |= strcmp(first, text) != 0;
+	}
+	ck_assert(differ);
+
+	setenv("TG_RANDOM_OPTS", "77", 1);
+	ck_assert_int_eq(kt_set()->random_opts, 77);
+	unsetenv("TG_RANDOM_OPTS");
+	ck_assert_int_eq(kt_set()->random_opts, 0);
+	ck_assert_int_eq(tg_config_set("RANDOM_OPTS", "-1"), TG_ECONFIG);
+	ck_assert_error("RANDOM_OPTS");
+	ck_assert_int_eq(tg_config_set("RANDOM_OPTS", "2147483648"),
+	                 TG_ECONFIG);
+	ck_assert_error("RANDOM_OPTS");
+}
+END_TEST
+
 /* The TC refusals, each with its message, the plan unchanged. */
 START_TEST(tc_refused)
 {
@@ -1087,6 +1137,7 @@ static Suite *suite(void)
 	tcase_add_test(t, pass_opt);
 	tcase_add_test(t, pass_actions);
 	tcase_add_test(t, tc_settings);
+	tcase_add_test(t, random_opts);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -299,6 +299,34 @@ START_TEST(noopt_keys_the_method_cache)
 }
 END_TEST
 
+/* RANDOM_OPTS keys the method cache too: each seed compiles its own
+ * kernel, a seed seen before compiles nothing, and every seed's result
+ * is NOOPT's (a matmul on the CPU adds in NOOPT's order unless a seed
+ * groups its reduce, which the C dialect has no work groups for). */
+START_TEST(random_opts_key_the_method_cache)
+{
+	float ref[256], got[256];
+	size_t before;
+
+	setenv("NOOPT", "1", 1);
+	matmul16(ref);
+	unsetenv("NOOPT");
+	for (int seed = 1; seed <= 6; seed++) {
+		char v[8];
+
+		snprintf(v, sizeof v, "%d", seed);
+		setenv("TG_RANDOM_OPTS", v, 1);
+		before = tg_method_cache_count();
+		matmul16(got);
+		ck_assert_uint_eq(tg_method_cache_count(), before + 1);
+		ck_assert_msg(!memcmp(ref, got, sizeof got), "seed %d", seed);
+		matmul16(got);
+		ck_assert_uint_eq(tg_method_cache_count(), before + 1);
+	}
+	unsetenv("TG_RANDOM_OPTS");
+}
+END_TEST
+
 static Suite *realize_suite(void)
 {
 	Suite *s = suite_create("realize");
@@ -314,6 +342,7 @@ static Suite *realize_suite(void)
 	tcase_add_test(t, large_sum_in_two_kernels);
 	tcase_add_test(t, same_ast_over_other_buffers);
 	tcase_add_test(t, noopt_keys_the_method_cache);
+	tcase_add_test(t, random_opts_key_the_method_cache);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -387,6 +387,39 @@ int tg_codegen_hand_opts(const tg_uop *sink,
 	return rc;
 }
 
+/* splitmix64: a small generator whose streams from nearby seeds are
+ * unrelated, so seed 1 and seed 2 draw different sequences. */
+static uint64_t draw(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+int tg_codegen_random_opts(const tg_uop *sink,
+                           const struct tg_renderer_caps *caps,
+                           const tg_settings *set, uint64_t seed,
+                           tg_opt *opts, size_t *n)
+{
+	tg_opt moves[TG_MAX_ACTIONS];
+	size_t len, nm;
+	int rc;
+
+	*n = 0;
+	len = 1 + (size_t)(draw(&seed) % TG_RANDOM_OPTS_MAX);
+	while (*n < len) {
+		if ((rc = tg_codegen_actions(sink, caps, set, opts, *n, moves,
+		                             TG_MAX_ACTIONS, &nm)))
+			return rc;
+		if (!nm)
+			break;
+		opts[(*n)++] = moves[draw(&seed) % nm];
+	}
+	return TG_OK;
+}
+
 int tg_codegen_actions(const tg_uop *sink,
                        const struct tg_renderer_caps *caps,
                        const tg_settings *set, const tg_opt *opts,

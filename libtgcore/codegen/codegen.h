@@ -243,6 +243,7 @@ int tg_kplan_hand_opt(struct tg_kplan *p, const tg_kernel *k);
  * CPU vector's, SWAP of a global axis with the innermost, and PASS
  * lengths of the outer reduce loop) that p
  * takes, in a fixed order, at most max into out.  The count. */
+#define TG_MAX_ACTIONS 512 /* room for every move of one plan */
 size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
 /* The launch block of a C kernel with opts (p->lblock): when the
  * inputs of a reduce kernel are too large to stay in the last-level
@@ -313,6 +314,19 @@ int tg_codegen_actions(const tg_uop *sink,
                        const struct tg_renderer_caps *caps,
                        const tg_settings *set, const tg_opt *opts,
                        size_t nopts, tg_opt *out, size_t max, size_t *n);
+/* Sequences of random opts are 1 to this many long. */
+#define TG_RANDOM_OPTS_MAX 5
+/* A random legal sequence of opts for `sink`, 1 to TG_RANDOM_OPTS_MAX
+ * long (shorter where the plan runs out of moves), each drawn
+ * uniformly from the moves (tg_kplan_actions) after the ones before it,
+ * from a generator seeded with `seed`: the same seed draws the same
+ * sequence.  Into opts (at least TG_RANDOM_OPTS_MAX), the count into
+ * *n.  A move is legal alone; the whole sequence may still exceed a
+ * device's limits, which tg_codegen_opts then refuses. */
+int tg_codegen_random_opts(const tg_uop *sink,
+                           const struct tg_renderer_caps *caps,
+                           const tg_settings *set, uint64_t seed,
+                           tg_opt *opts, size_t *n);
 /* The hand-coded opts of `sink` for these caps (what tg_codegen
  * applies), at most TG_MAX_OPTS into opts, the count into *n. */
 int tg_codegen_hand_opts(const tg_uop *sink,

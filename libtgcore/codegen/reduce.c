@@ -50,24 +50,6 @@ static tg_uop *new_acc(tg_rw *rw, const tg_uop *red, size_t k)
 	return tg_uop_new(rw->ir, TG_DEFINE_ACC, red->dtype, src, 1 + nr, &a);
 }
 
-/* REDUCE(v0..vk-1 | ranges) -> PHI(acc, ((acc op v0) op v1) ..);
- * without ranges, v0 op v1 op .. (no accumulator). */
-static tg_uop *reduce_acc(tg_rw *rw, tg_uop **cap)
-{
-	tg_uop *red = cap[0], *acc = NULL, *u;
-	size_t k = (size_t)red->arg.b, i = 0;
-
-	if (!k || k > red->nsrc || red->nsrc - k > TG_MAX_DIMS)
-		return NULL;
-	if (red->nsrc > k && !(acc = new_acc(rw, red, k)))
-		return NULL;
-	u = acc ? acc : red->src[i++];
-	for (; i < k; i++)
-		u = tg_uop_alu(rw->ir, (unsigned)red->arg.v.i, u, red->src[i],
-		               NULL);
-	return acc ? tg_uop2(rw->ir, TG_PHI, red->dtype, acc, u) : u;
-}
-
 /* The fused form of a float sum's chain from `v` down to `acc`: each
  * link ADD(prev, MUL(a, b)) becomes MULACC(a, b, prev).  NULL when
  * nothing fuses or the chain is not reduce_acc's. */
@@ -89,6 +71,43 @@ static tg_uop *fuse_chain(tg_ir *ir, tg_uop *v, tg_uop *acc, int depth)
 	return v->op == TG_ADD ? tg_uop_alu(ir, TG_ADD, t, v->src[1], NULL)
 	                       : tg_uop_alu(ir, TG_MULACC, v->src[0],
 	                                    v->src[1], t);
+}
+
+/* Whether a reduce's sum fuses its products (float32 and float64). */
+static int fused_sum(const tg_uop *red)
+{
+	unsigned s = tg_type_scalar(red->dtype);
+
+	return red->arg.v.i == TG_ADD && (s == TG_FLOAT32 || s == TG_FLOAT64);
+}
+
+/* REDUCE(v0..vk-1 | ranges) -> PHI(acc, ((acc op v0) op v1) ..);
+ * without ranges (a reduce unrolled whole), v0 op v1 op .. with no
+ * accumulator, except that a float sum starts from 0 and fuses its
+ * products at once, as fuse_phi fuses NOOPT's loop: (0 + a0*b0) + a1*b1
+ * -> mulacc(a1, b1, mulacc(a0, b0, 0)), the same roundings (and the
+ * same +0 for a sum of -0 products). */
+static tg_uop *reduce_acc(tg_rw *rw, tg_uop **cap)
+{
+	tg_uop *red = cap[0], *acc = NULL, *zero = NULL, *u, *f;
+	size_t k = (size_t)red->arg.b, i = 0;
+
+	if (!k || k > red->nsrc || red->nsrc - k > TG_MAX_DIMS)
+		return NULL;
+	if (red->nsrc > k && !(acc = new_acc(rw, red, k)))
+		return NULL;
+	if (!acc && fused_sum(red) &&
+	    !(zero = tg_uop_const(rw->ir, red->dtype, reduce_init(red))))
+		return NULL;
+	u = acc ? acc : zero ? zero : red->src[i++];
+	for (; i < k; i++)
+		u = tg_uop_alu(rw->ir, (unsigned)red->arg.v.i, u, red->src[i],
+		               NULL);
+	if (acc)
+		return tg_uop2(rw->ir, TG_PHI, red->dtype, acc, u);
+	if (zero && (f = fuse_chain(rw->ir, u, zero, 0)))
+		return f;
+	return tg_ir_status(rw->ir) ? NULL : u;
 }
 
 /* PHI(acc, ((acc + a*b) + c*d)) -> PHI(acc, mulacc(c, d, mulacc(a, b,

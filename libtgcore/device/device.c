@@ -93,8 +93,7 @@ static const char *check_tables(const struct tg_device *d)
 {
 	size_t i;
 
-	if (d->struct_size < TG_STRUCT_SIZE(struct tg_device, close) ||
-	    !d->close)
+	if (!tg_device_closable(d))
 		return "close";
 	if (!d->info || !d->info->name)
 		return "info";
@@ -190,8 +189,7 @@ int tg_devices_open(tg_plugin_rec *rec, int index, struct tg_dev **out)
 	if (rc < 0 || !impl)
 		return rc < 0 ? rc : TG_EPLUGIN;
 	if ((bad = check_tables(impl))) {
-		if (impl->struct_size >= TG_STRUCT_SIZE(struct tg_device, close)
-		    && impl->close)
+		if (tg_device_closable(impl))
 			impl->close(impl);
 		if (!strcmp(bad, PARTIAL_GRAPH))
 			return tg_error(TG_EPLUGIN, "the device gives some of "

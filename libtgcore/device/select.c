@@ -224,13 +224,8 @@ static int better(const struct candidate *a, const struct candidate *b)
  * shadowed or disabled, with the registry's message. */
 static void add_unloaded(tg_strbuf *why, const tg_plugin_rec *r)
 {
-	static const char *const state[] = {
-		"loaded", "refused", "shadowed", "disabled"
-	};
-	unsigned s = (unsigned)r->state;
-
 	tg_strbuf_addf(why, "\n  %s: %s: %s", r->file,
-	               s < 4 ? state[s] : "not loaded",
+	               tg_plugin_state_name(r->state),
 	               r->message ? r->message : "(no reason given)");
 }
 

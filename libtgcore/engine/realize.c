@@ -22,7 +22,7 @@
 typedef struct method {
 	const tg_uop *ast;  /* the SINK, in the kernel context */
 	tg_dev *dev;
-	uint32_t opts;      /* the settings that change the kernel
+	uint64_t opts;      /* the settings that change the kernel
 	                       (opts_key) */
 	tg_program *prog;
 	tg_ksrc ks;
@@ -70,19 +70,25 @@ size_t tg_method_cache_count(void)
 	return n;
 }
 
-/* NOOPT wins over BEAM. */
+/* NOOPT wins over RANDOM_OPTS, which wins over BEAM. */
+static long random_of(const tg_settings *set)
+{
+	return set->noopt ? 0 : set->random_opts;
+}
+
 static int beam_of(const tg_settings *set)
 {
-	return set->noopt ? 0 : set->beam;
+	return set->noopt || set->random_opts ? 0 : set->beam;
 }
 
 /* The settings that change a kernel's opts, as one number: NOOPT, the
- * BEAM width (0..64), whether TC is on (TC=2 makes what TC=1 does)
- * and TC_OPT (0..2). */
-static uint32_t opts_key(const tg_settings *set)
+ * BEAM width (0..64), whether TC is on (TC=2 makes what TC=1 does),
+ * TC_OPT (0..2) and the RANDOM_OPTS seed (31 bits). */
+static uint64_t opts_key(const tg_settings *set)
 {
-	return (uint32_t)set->noopt | (uint32_t)beam_of(set) << 1 |
-	       (uint32_t)(set->tc != 0) << 8 | (uint32_t)set->tc_opt << 10;
+	return (uint64_t)set->noopt | (uint64_t)beam_of(set) << 1 |
+	       (uint64_t)(set->tc != 0) << 8 | (uint64_t)set->tc_opt << 10 |
+	       (uint64_t)random_of(set) << 32;
 }
 
 /* The AST's structural hash (interned: it names one node) mixed with
@@ -120,8 +126,36 @@ static void debug_compiled(const tg_ksrc *ks, int debug)
 		fprintf(stderr, "%s\n", ks->src);
 }
 
-/* The kernel's source: BEAM's opts (searched or cached) when BEAM is
- * on and the kernel takes no variables, else the hand-coded ones. */
+/* RANDOM_OPTS: a random legal sequence drawn from the seed and the
+ * kernel's text (so one seed draws the same opts for the same kernel
+ * in every run).  Where the whole sequence exceeds the device's
+ * limits, it is cut from the end until the device takes it. */
+static int render_random(tg_dev *dev, const tg_uop *ast,
+                         const tg_settings *set, tg_ksrc *ks)
+{
+	const struct tg_renderer_caps *caps = tg_dev_caps(dev);
+	tg_opt opts[TG_RANDOM_OPTS_MAX];
+	char *text = tg_ast_format(ast);
+	uint64_t seed;
+	size_t n;
+	int rc;
+
+	if (!text)
+		return tg_error_oom("random opts");
+	seed = tg_hash_str(text) ^ (uint64_t)set->random_opts << 20;
+	free(text);
+	if ((rc = tg_codegen_random_opts(ast, caps, set, seed, opts, &n)))
+		return rc;
+	while ((rc = tg_codegen_opts(ast, caps, set, opts, n, ks)) &&
+	       (rc == TG_EINVAL || rc == TG_EUNSUPPORTED) && n > 0)
+		n--;
+	return rc;
+}
+
+/* The kernel's source: random opts under RANDOM_OPTS, BEAM's opts
+ * (searched or cached) when BEAM is on, else the hand-coded ones.
+ * Kernels that take variables keep the hand-coded opts under both:
+ * the move set is BEAM's, made for kernels of fixed shape. */
 static int render(tg_dev *dev, const tg_sched_item *it,
                   const tg_settings *set, tg_ksrc *ks)
 {
@@ -129,6 +163,8 @@ static int render(tg_dev *dev, const tg_sched_item *it,
 	size_t n = 0;
 	int rc;
 
+	if (random_of(set) && !it->nvars)
+		return render_random(dev, it->ast, set, ks);
 	if (!beam_of(set) || it->nvars)
 		return tg_codegen(it->ast, tg_dev_caps(dev), set, ks);
 	if ((rc = tg_beam_opts(dev, it->ast, it->bufs, it->nbufs, set, opts,

@@ -49,7 +49,6 @@
 
 #include "engine/engine.h"
 
-#define MAX_MOVES 512    /* moves of one plan */
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */
 #define EARLY_STOP 3     /* a candidate slower than this many times the
@@ -583,7 +582,7 @@ static int cmp_time(const void *a, const void *b)
  * by each of its moves. */
 static int expand(search *s, cand *beam, size_t nbeam)
 {
-	static const size_t max = MAX_MOVES;
+	static const size_t max = TG_MAX_ACTIONS;
 	tg_opt *moves = malloc(max * sizeof *moves);
 	size_t cap = nbeam * max;
 	int rc = TG_OK;

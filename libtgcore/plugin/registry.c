@@ -354,10 +354,8 @@ static int trial_body(void *arg, int stage_fd)
 		         r.desc->name, i);
 		tg_child_stage(stage_fd, stage);
 		dev = NULL;
-		if (r.desc->open(&r.host, i, &dev) == 0 && dev &&
-		    dev->struct_size >= TG_STRUCT_SIZE(struct tg_device,
-		                                       close) &&
-		    dev->close) {
+		if (r.desc->open(&r.host, i, &dev) == 0 &&
+		    tg_device_closable(dev)) {
 			snprintf(stage, sizeof stage, "close %s:%d",
 			         r.desc->name, i);
 			tg_child_stage(stage_fd, stage);
@@ -479,6 +477,20 @@ static int scan_entry(const struct path_entry *e)
 		return add_candidate(e->path, NULL, 1, e->origin,
 		                     "no such file or directory");
 	return 0;
+}
+
+/* Public (tg.h); here, below select.c, which names states too. */
+const char *tg_plugin_state_name(tg_plugin_state state)
+{
+	static const char *const names[] = {
+		[TG_PLUGIN_LOADED] = "loaded",
+		[TG_PLUGIN_REFUSED] = "refused",
+		[TG_PLUGIN_SHADOWED] = "shadowed",
+		[TG_PLUGIN_DISABLED] = "disabled",
+	};
+
+	return (unsigned)state < TG_ARRAY_LEN(names) ? names[state]
+	                                             : "unknown";
 }
 
 int tg_registry_scan(void)

@@ -23,6 +23,8 @@ struct cf_ctx {
 	const char *plugin;   /* a file, or a plugin name */
 	const char *device;   /* as given, or NULL for the plugin's first */
 	char dev_name[64];    /* resolved by cf_setup */
+	long fuzz, seed;      /* random-opts sequences per program, from
+	                         RANDOM_OPTS=seed on (--fuzz, --seed) */
 	tg_dev *dev;
 	tg_dev_info info;
 	int stage_fd;         /* tg_child_stage: where a crash happened */
@@ -32,7 +34,7 @@ struct cf_ctx {
 };
 
 struct cf_case {
-	const char *area;     /* "contract", "memory", "ops" */
+	const char *area;     /* "contract", "memory", "ops", ... */
 	const char *name;
 	/* Runs in a child process of its own; CF_FAIL after cf_fail. */
 	enum cf_verdict (*run)(struct cf_ctx *c);

@@ -1,7 +1,7 @@
 /*
  * tg-conformance - does a backend plugin work?  Runs the plugin-contract
- * checks, an allocator and copy stress, the op checks and the kernel
- * counts (conformance_cases.c) against one device of one plugin, each case in
+ * checks, an allocator and copy stress, the op checks, the kernel
+ * counts and a random-opts fuzz (conformance_cases.c) against one device of one plugin, each case in
  * a child process of its own (util/child.c): a case that crashes or
  * hangs is that case's failure, with the signal and the step, and the
  * run goes on.  The parent never loads the plugin.  Prints a report
@@ -24,6 +24,7 @@
 struct options {
 	const char *plugin, *device, *tap, *junit, *area;
 	double timeout_s;
+	long fuzz, seed;  /* random-opts sequences per program, first seed */
 	int list;
 };
 
@@ -40,11 +41,12 @@ static int usage(const char *argv0, int rc)
 	        "usage: %s [--plugin FILE|NAME] [--device NAME[:N]] "
 	        "[--area AREA]\n"
 	        "          [--tap FILE] [--junit FILE] [--timeout SECONDS] "
-	        "[--list]\n"
+	        "[--fuzz N] [--seed S] [--list]\n"
 	        "Checks a tgcore backend plugin: the plugin contract, memory "
-	        "and copies,\nthe ops against plain C in double precision "
-	        "and the kernel counts.  Each\ncase runs in a child process.  "
-	        "Exits 1 when a case fails.\n", argv0);
+	        "and copies,\nthe ops against plain C in double precision, "
+	        "the kernel counts and kernels\nwith random opts against "
+	        "NOOPT.  Each case runs in a child process.  Exits 1\nwhen "
+	        "a case fails.\n", argv0);
 	return rc;
 }
 
@@ -57,6 +59,8 @@ static int parse(int argc, char **argv, struct options *o)
 			: !strcmp(a, "--tap") ? &o->tap
 			: !strcmp(a, "--junit") ? &o->junit
 			: !strcmp(a, "--area") ? &o->area : NULL;
+		long *num = !strcmp(a, "--fuzz") ? &o->fuzz
+			: !strcmp(a, "--seed") ? &o->seed : NULL;
 		char *end;
 
 		if (!strcmp(a, "--help"))
@@ -65,7 +69,8 @@ static int parse(int argc, char **argv, struct options *o)
 			o->list = 1;
 			continue;
 		}
-		if (!v || (!slot && strcmp(a, "--timeout"))) {
+
+		if (!v || (!slot && !num && strcmp(a, "--timeout"))) {
 			fprintf(stderr, "tg-conformance: %s: %s\n", a,
 			        v ? "unknown option" : "needs a value");
 			return usage(argv[0], 2), 2;
@@ -73,13 +78,21 @@ static int parse(int argc, char **argv, struct options *o)
 		i++;
 		if (slot) {
 			*slot = v;
-			continue;
-		}
-		o->timeout_s = strtod(v, &end);
-		if (*end || !(o->timeout_s > 0)) {
-			fprintf(stderr, "tg-conformance: --timeout %s: want "
-			        "seconds > 0\n", v);
-			return 2;
+		} else if (num) {
+			*num = strtol(v, &end, 10);
+			if (*end || *num < 1 || *num > INT_MAX / 2) {
+				fprintf(stderr, "tg-conformance: %s %s: want a "
+				        "number from 1 to %d\n", a, v,
+				        INT_MAX / 2);
+				return 2;
+			}
+		} else {
+			o->timeout_s = strtod(v, &end);
+			if (*end || !(o->timeout_s > 0)) {
+				fprintf(stderr, "tg-conformance: --timeout %s: "
+				        "want seconds > 0\n", v);
+				return 2;
+			}
 		}
 	}
 	return 0;
@@ -132,25 +145,19 @@ static int job_body(void *arg, int stage_fd)
 	return (int)v;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void run_case(const struct options *o, struct cf_shared *sh,
                      const struct cf_case *k, struct result *r)
 {
 	struct job j = { .k = k };
 	struct tg_child_result res;
 	char what[512];
-	double t0 = now_s();
+	double t0 = tg_now_s();
 
 	memset(sh->message, 0, sizeof sh->message);
 	j.ctx.plugin = o->plugin;
 	j.ctx.device = o->device;
+	j.ctx.fuzz = o->fuzz;
+	j.ctx.seed = o->seed;
 	j.ctx.out = sh;
 	fflush(NULL);
 	r->c = k;
@@ -163,7 +170,7 @@ static void run_case(const struct options *o, struct cf_shared *sh,
 		r->v = CF_FAIL;
 		r->message = strdup(what);
 	}
-	r->seconds = now_s() - t0;
+	r->seconds = tg_now_s() - t0;
 }
 
 /* ----------------------------------------------------------- reporting */
@@ -277,7 +284,7 @@ static int write_junit(const char *file, const struct result *rs, size_t n,
 
 int main(int argc, char **argv)
 {
-	struct options o = { .timeout_s = 120 };
+	struct options o = { .timeout_s = 120, .fuzz = 8, .seed = 1 };
 	struct cf_shared *sh;
 	struct result *rs;
 	size_t i, n = 0;

@@ -17,10 +17,6 @@
 
 #include <tg/plugin.h>
 
-static const char *const state_names[] = {
-	"loaded", "refused", "shadowed", "disabled",
-};
-
 static void print_config(void)
 {
 	const char *debug = tg_config_get("DEBUG");
@@ -106,7 +102,7 @@ static void print_plugin(size_t i)
 	}
 	printf("  %s\n", pi.file);
 	if (pi.state != 0 || !pi.name) {
-		printf("    %s: %s\n", state_names[pi.state], pi.message);
+		printf("    %s: %s\n", tg_plugin_state_name(pi.state), pi.message);
 		return;
 	}
 	printf("    %s %s (%s), ABI %d.%d: loaded, ", pi.name,

@@ -47,18 +47,21 @@ const char *tg_signal_name(int sig, char *buf, size_t n)
 	return buf;
 }
 
-static void write_all(int fd, const char *s, size_t n)
+int tg_write_all(int fd, const void *buf, size_t n)
 {
+	const char *p = buf;
+
 	while (n > 0) {
-		ssize_t w = write(fd, s, n);
+		ssize_t w = write(fd, p, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return;
-		s += w;
+			return w < 0 ? errno : EIO;
+		p += w;
 		n -= (size_t)w;
 	}
+	return 0;
 }
 
 void tg_child_stage(int stage_fd, const char *stage)
@@ -71,7 +74,7 @@ void tg_child_stage(int stage_fd, const char *stage)
 	line[0] = 'S';
 	memcpy(line + 1, stage, n);
 	line[n + 1] = '\n';
-	write_all(stage_fd, line, n + 2);
+	(void)tg_write_all(stage_fd, line, n + 2);
 }
 
 static void child(int fd, tg_child_fn fn, void *arg)
@@ -98,11 +101,11 @@ static void child(int fd, tg_child_fn fn, void *arg)
 	line[2] = (char)('0' + v / 10 % 10);
 	line[3] = (char)('0' + v % 10);
 	line[4] = '\n';
-	write_all(fd, line, 5);
+	(void)tg_write_all(fd, line, 5);
 	_exit(0);
 }
 
-static double now_s(void)
+double tg_now_s(void)
 {
 	struct timespec ts;
 
@@ -139,7 +142,7 @@ static int read_child(int fd, double deadline, struct reader *rd,
 	char buf[256];
 
 	for (;;) {
-		double left = deadline - now_s();
+		double left = deadline - tg_now_s();
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 		int r;
@@ -168,7 +171,7 @@ static int read_child(int fd, double deadline, struct reader *rd,
 	}
 }
 
-static int reap(pid_t pid, int *status)
+int tg_reap(pid_t pid, int *status)
 {
 	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR)
@@ -188,7 +191,7 @@ static int failed(struct tg_child_result *res, enum tg_child_end end,
 /* The verdict on a child that closed the pipe without returning. */
 static int died(pid_t pid, struct tg_child_result *res)
 {
-	int st = 0, err = reap(pid, &st);
+	int st = 0, err = tg_reap(pid, &st);
 
 	if (err)
 		return failed(res, TG_CHILD_LOST, "waitpid", err);
@@ -206,10 +209,10 @@ static int watch(pid_t pid, int fd, double timeout_s,
                  struct tg_child_result *res)
 {
 	struct reader rd = { .len = 0 };
-	int r = read_child(fd, now_s() + timeout_s, &rd, res), err = errno;
+	int r = read_child(fd, tg_now_s() + timeout_s, &rd, res), err = errno;
 
 	if (r == 1) {
-		reap(pid, NULL);
+		tg_reap(pid, NULL);
 		res->end = TG_CHILD_RETURNED;
 		res->value = rd.value;
 		return 0;
@@ -217,7 +220,7 @@ static int watch(pid_t pid, int fd, double timeout_s,
 	if (r == 0)
 		return died(pid, res);
 	kill(pid, SIGKILL);
-	reap(pid, NULL);
+	tg_reap(pid, NULL);
 	if (r == -2) {
 		res->end = TG_CHILD_TIMEOUT;
 		return -1;

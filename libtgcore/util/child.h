@@ -7,6 +7,7 @@
 #define TG_UTIL_CHILD_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* How the child ended. */
 enum tg_child_end {
@@ -51,5 +52,16 @@ void tg_child_describe(const struct tg_child_result *res, double timeout_s,
  * "signal N" (in buf).  Not strsignal: that is not thread-safe, and its
  * text follows the locale. */
 const char *tg_signal_name(int sig, char *buf, size_t n);
+
+/* The small pieces every user of a child process needs (the CPU and
+ * Vulkan plugins' compilers through plugins/common/tool.c too). */
+/* Monotonic seconds. */
+double tg_now_s(void);
+/* Waits for child pid to end (waitpid, again after EINTR), its wait
+ * status into *status (may be NULL).  0, or the errno of the failure. */
+int tg_reap(pid_t pid, int *status);
+/* Writes all n bytes (again after EINTR and short writes).  0, or an
+ * errno value (EIO when the descriptor takes nothing). */
+int tg_write_all(int fd, const void *buf, size_t n);
 
 #endif

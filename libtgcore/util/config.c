@@ -637,6 +637,7 @@ int tg_settings_read(tg_settings *out)
 		.beam_timeout = (int)key_int(TG_KEY_BEAM_TIMEOUT_SEC),
 		.tc = (int)key_int(TG_KEY_TC),
 		.tc_opt = (int)key_int(TG_KEY_TC_OPT),
+		.random_opts = key_int(TG_KEY_RANDOM_OPTS),
 	};
 	pthread_mutex_unlock(&cfg_lock);
 	return rc;

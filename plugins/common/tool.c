@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "text.h"
 #include "tool.h"
 
@@ -94,22 +95,6 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-int tool_write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	ssize_t k;
-
-	while (n > 0) {
-		k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? errno : EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 /* 0, or an errno value (EIO when the file is shorter than n). */
 static int read_all(int fd, void *buf, size_t n)
@@ -279,21 +264,7 @@ static void drain(struct child *c, struct output *o)
 		close_fd(&c->out);
 }
 
-double tool_now_s(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-int tool_reap(pid_t pid, int *status)
-{
-	while (waitpid(pid, status, 0) < 0)
-		if (errno != EINTR)
-			return errno;
-	return 0;
-}
 
 /* Milliseconds left before the child's deadline (-1: none), 0 once it
  * passed. */
@@ -303,7 +274,7 @@ static int wait_ms(const struct child *c)
 
 	if (c->deadline <= 0)
 		return -1;
-	left = c->deadline - tool_now_s();
+	left = c->deadline - tg_now_s();
 	return left <= 0 ? 0 : left > 1e6 ? 1000000000 : (int)(left * 1e3) + 1;
 }
 
@@ -351,11 +322,11 @@ static int run(char *const argv[], const char *input, double timeout_s,
 
 	if (err != 0)
 		return err;
-	c.deadline = timeout_s > 0 ? tool_now_s() + timeout_s : 0;
+	c.deadline = timeout_s > 0 ? tg_now_s() + timeout_s : 0;
 	err = pump(&c, input, o);
 	if (err == ETIMEDOUT)  /* a grandchild may outlive the leader */
 		kill(-c.pid, SIGKILL);
-	werr = tool_reap(c.pid, status);
+	werr = tg_reap(c.pid, status);
 	return err != 0 ? err : werr;
 }
 

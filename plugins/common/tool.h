@@ -69,16 +69,9 @@ int tool_compile(struct tool *t, const char *const tail[],
                  const char *out_name, const char *src, void **blob,
                  size_t *len, char **log);
 
-/* Monotonic seconds. */
-double tool_now_s(void);
-/* Waits for child pid to end (waitpid, again after EINTR), its wait
- * status into *status (may be NULL).  0, or the errno of the failure. */
-int tool_reap(pid_t pid, int *status);
 /* A malloc'd formatted string (the caller frees it), or NULL when out
  * of memory. */
 char *tool_printf(const char *fmt, ...) TG_PRINTF(1, 2);
-/* 0, or an errno value (EIO for a short write). */
-int tool_write_all(int fd, const void *buf, size_t n);
 /* "<dir>/tg-<who>-XXXXXX" for scratch directory i (see
  * TOOL_SCRATCH_DIRS), a template for mkdtemp or mkostemp; -1 when that
  * directory is unset or the path too long. */

@@ -23,6 +23,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cpu.h"
 #include "tool.h"
 
@@ -210,7 +211,7 @@ static void *load_memfd(struct cpu_cc *cc, const void *blob, size_t len,
 		return NULL;
 	}
 	proc_path(cc, fd, path, sizeof(path));
-	if ((err = tool_write_all(fd, blob, len)) != 0)
+	if ((err = tg_write_all(fd, blob, len)) != 0)
 		snprintf(why, n, "writing the memfd: %s", strerror(err));
 	else if (name_taken(path))
 		snprintf(why, n, "%s is taken", path);
@@ -237,7 +238,7 @@ static void *load_file(const struct tg_host *host, int i, const void *blob,
 		         strerror(errno));
 		return NULL;
 	}
-	if ((err = tool_write_all(fd, blob, len)) != 0)
+	if ((err = tg_write_all(fd, blob, len)) != 0)
 		snprintf(why, n, "writing %s: %s", path, strerror(err));
 	else
 		dl = try_dlopen(path, why, n);

@@ -21,6 +21,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cpu.h"
 #include "tool.h"
 
@@ -244,10 +245,10 @@ static int cpu_launch(struct tg_device *dev, void *prog,
 
 	if ((ret = job_of(ctx, "cpu launch", prog, args, &job)))
 		return ret;
-	start = args->wait ? tool_now_s() : 0.0;
+	start = args->wait ? tg_now_s() : 0.0;
 	cpu_pool_run(ctx->pool, &job);
 	if (args->wait)
-		args->elapsed_s = tool_now_s() - start;
+		args->elapsed_s = tg_now_s() - start;
 	return 0;
 }
 
@@ -257,13 +258,13 @@ static int cpu_trial_run(struct tg_device *dev, void *prog,
 {
 	struct cpu_ctx *ctx = dev->ctx;
 	struct cpu_job job;
-	double start = tool_now_s();
+	double start = tg_now_s();
 	int ret;
 
 	if ((ret = job_of(ctx, "cpu trial", prog, args, &job)) ||
 	    (ret = cpu_trial(ctx->host, &job, timeout_s)))
 		return ret;
-	args->elapsed_s = tool_now_s() - start;
+	args->elapsed_s = tg_now_s() - start;
 	return 0;
 }
 

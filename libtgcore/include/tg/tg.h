@@ -315,6 +315,9 @@ typedef struct tg_plugin_info {
 TG_API size_t tg_plugin_count(void);
 /* Fills `info` for file `i`; strings are borrowed until tg_shutdown(). */
 TG_API int tg_plugin_get(size_t i, tg_plugin_info *info);
+/* "loaded", "refused", "shadowed" or "disabled"; "unknown" for a value
+ * outside the enum.  Static. */
+TG_API const char *tg_plugin_state_name(tg_plugin_state state);
 
 /* Search path entries in order, with where each came from ("TG_PLUGIN_PATH",
  * "config", "default").  Borrowed until tg_shutdown(). */
