@@ -320,6 +320,16 @@ const char *tg_cache_dir(void);
 /* Forgets the cache directory (tg_shutdown). */
 void tg_host_reset(void);
 
+/* -------------------------------------------------------- render/kview.c */
+
+/* A kernel for a plugin's own renderer (tg_kview_new, render.h).  The
+ * host table's kernel_info and kernel_op: fill what out's struct_size
+ * covers.  0, or TG_EINVAL with a message. */
+struct tg_kview;
+int tg_kview_info(const struct tg_kview *v, struct tg_kernel_info *out);
+int tg_kview_op(const struct tg_kview *v, size_t i,
+                struct tg_kernel_op *out);
+
 /* ------------------------------------------------------ plugin/registry.c */
 
 /* One plugin file found by the search, loaded or not. */
@@ -450,6 +460,12 @@ void tg_select_reset(void);
 /* "plugin\ncompiler identity\n": what a cache of compiled or tuned
  * kernels keys on besides the kernel.  New string, NULL on OOM. */
 char *tg_dev_compile_key(struct tg_dev *dev);
+/* A kernel codegen left for the device's own renderer (ks->view, a
+ * TG_DIALECT_CUSTOM device): runs renderer->render and puts its text
+ * in ks->src.  0 at once when ks->src is there already.  Errors name
+ * the kernel and the device, after the plugin's message. */
+struct tg_ksrc;
+int tg_dev_render(struct tg_dev *dev, struct tg_ksrc *ks);
 
 /* Checks a launch (geometry against the device's limits, buffers on
  * the program's device, allocating them) and fills *out for the

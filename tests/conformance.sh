@@ -39,6 +39,39 @@ for dev in OPENCL VULKAN; do
 	echo "tg-conformance passes on $dev"
 done
 
+# examples/vendor-plugin, with the core's C and with its own renderer
+# (TG_DIALECT_CUSTOM: the kernel view, its assembler and its VM).  Its
+# memory is malloc's: under ASan, the 16 TiB allocation must return
+# NULL as it does without, not abort.
+ASAN_OPTIONS="allocator_may_return_null=1:$ASAN_OPTIONS"
+for r in c vm; do
+	TG_HOSTMEM_RENDERER=$r "$conf" --plugin "$TG_TEST_PLUGINS/vendor/hostmem.la" \
+		--fuzz 4 >"$out" 2>&1 || fail "exit status $? on HOSTMEM, renderer $r"
+	grep -q '^PASS: 25 cases, 0 failed$' "$out" || fail "HOSTMEM $r: summary"
+	grep -q '^dtype float16 skipped: HOSTMEM does not compute it' "$out" ||
+		fail "HOSTMEM $r: float16 skipped"
+done
+echo "tg-conformance passes on examples/vendor-plugin, renderers c and vm"
+TG_HOSTMEM_RENDERER=bogus "$conf" --plugin "$TG_TEST_PLUGINS/vendor/hostmem.la" \
+	--area contract >"$out" 2>&1 && fail "exit 0 with renderer = bogus"
+grep -q 'FAIL contract/device-info: .*hostmem open: renderer = bogus: want c (the core renders C for cc) or vm (the plugin renders for its machine)' \
+	"$out" || fail "renderer = bogus message"
+
+# ... with a renderer of its own that fails, returns no text, or is
+# missing (refused at open)
+"$conf" --plugin "$broken/renderfail.la" --area memory >"$out" 2>&1 &&
+	fail "exit 0 with a failing renderer"
+grep -q '^  FAIL memory/sizes: x + x of 1 float32 on HOSTMEM: .*render: kernel E_1 on HOSTMEM (the plugin.s renderer): hostmem vm: this build renders nothing (HM_FAULT=3)$' \
+	"$out" || fail "renderfail message"
+"$conf" --plugin "$broken/rendernull.la" --area memory >"$out" 2>&1 &&
+	fail "exit 0 with a renderer that returns nothing"
+grep -q '^  FAIL memory/sizes: .*render: kernel E_1 on HOSTMEM (the plugin.s renderer): the renderer returned no text$' \
+	"$out" || fail "rendernull message"
+"$conf" --plugin "$broken/norender.la" --area contract >"$out" 2>&1 &&
+	fail "exit 0 without renderer.render"
+grep -q 'FAIL contract/device-info: .*could not open device 0: the device has no valid renderer.render (its dialect is TG_DIALECT_CUSTOM) entry; refusing it' \
+	"$out" || fail "norender message"
+
 # examples/vendor-plugin with a launch that skips its last work-item
 "$conf" --plugin "$broken/wrongresult.la" --junit "$tmp/wrong.xml" \
 	>"$out" 2>&1 && fail "exit 0 with a wrong result"

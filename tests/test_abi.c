@@ -20,7 +20,8 @@ static const struct field {
 	F(tg_host, struct_size), F(tg_host, abi_major), F(tg_host, abi_minor),
 	F(tg_host, log), F(tg_host, set_error), F(tg_host, alloc),
 	F(tg_host, free), F(tg_host, config_get), F(tg_host, cache_dir),
-	F(tg_host, debug), F(tg_host, core_private), S(tg_host),
+	F(tg_host, debug), F(tg_host, core_private), F(tg_host, kernel_info),
+	F(tg_host, kernel_op), S(tg_host),
 
 	F(tg_allocator_iface, struct_size), F(tg_allocator_iface, alloc),
 	F(tg_allocator_iface, free), F(tg_allocator_iface, copy_in),
@@ -38,7 +39,21 @@ static const struct field {
 	F(tg_renderer_caps, shared_max), F(tg_renderer_caps, dtype_mask),
 	F(tg_renderer_caps, needs_transcendental_fallback),
 	F(tg_renderer_caps, tensor_cores), F(tg_renderer_caps, tc),
-	F(tg_renderer_caps, buffer_align), S(tg_renderer_caps),
+	F(tg_renderer_caps, buffer_align), F(tg_renderer_caps, render),
+	S(tg_renderer_caps),
+
+	F(tg_kernel_info, struct_size), F(tg_kernel_info, name),
+	F(tg_kernel_info, nops), F(tg_kernel_info, nbufs),
+	F(tg_kernel_info, outs), F(tg_kernel_info, nvars),
+	F(tg_kernel_info, vars), F(tg_kernel_info, global),
+	F(tg_kernel_info, local), S(tg_kernel_info),
+
+	F(tg_kernel_op, struct_size), F(tg_kernel_op, op),
+	F(tg_kernel_op, dtype), F(tg_kernel_op, lanes), F(tg_kernel_op, space),
+	F(tg_kernel_op, nsrc), F(tg_kernel_op, src), F(tg_kernel_op, i),
+	F(tg_kernel_op, u), F(tg_kernel_op, f), F(tg_kernel_op, a),
+	F(tg_kernel_op, b), F(tg_kernel_op, name), F(tg_kernel_op, vmin),
+	F(tg_kernel_op, vmax), S(tg_kernel_op),
 
 	F(tg_tc_split, kind), F(tg_tc_split, dim), F(tg_tc_split, amt),
 	S(tg_tc_split),
@@ -111,6 +126,38 @@ START_TEST(layout_matches_the_committed_table)
 }
 END_TEST
 
+/* The kernel view's op codes and type numbers are ABI: a plugin's
+ * renderer switches on them (tg/plugin.h promises they never change). */
+START_TEST(kernel_op_codes_are_pinned)
+{
+	static const int codes[] = {
+		TG_KOP_DEFINE_GLOBAL, TG_KOP_DEFINE_VAR, TG_KOP_DEFINE_LOCAL,
+		TG_KOP_DEFINE_ACC, TG_KOP_CONST, TG_KOP_SPECIAL, TG_KOP_RANGE,
+		TG_KOP_ENDRANGE, TG_KOP_PHI, TG_KOP_LOAD, TG_KOP_STORE,
+		TG_KOP_CAST, TG_KOP_BITCAST, TG_KOP_VECTORIZE, TG_KOP_GEP,
+		TG_KOP_BARRIER, TG_KOP_WMMA,
+	};
+	static const int alu[] = {
+		TG_KOP_EXP2, TG_KOP_LOG2, TG_KOP_SIN, TG_KOP_SQRT, TG_KOP_NEG,
+		TG_KOP_RECIP, TG_KOP_ADD, TG_KOP_MUL, TG_KOP_IDIV, TG_KOP_MAX,
+		TG_KOP_MOD, TG_KOP_CMPLT, TG_KOP_CMPNE, TG_KOP_XOR,
+		TG_KOP_SHL, TG_KOP_SHR, TG_KOP_OR, TG_KOP_AND,
+		TG_KOP_THREEFRY, TG_KOP_WHERE, TG_KOP_MULACC,
+	};
+
+	for (size_t i = 0; i < TG_ARRAY_LEN(codes); i++)
+		ck_assert_int_eq(codes[i], 1 + (int)i);
+	for (size_t i = 0; i < TG_ARRAY_LEN(alu); i++)
+		ck_assert_int_eq(alu[i], 32 + (int)i);
+	ck_assert_int_eq(TG_KTYPE_INDEX, 32);
+	ck_assert_int_eq(TG_KTYPE_VOID, 33);
+	ck_assert_int_eq(TG_KSPACE_GLOBAL, 1);
+	ck_assert_int_eq(TG_KSPACE_LOCAL, 2);
+	ck_assert_int_eq(TG_KOP_MAX_SRC, 65);
+	ck_assert_int_eq(TG_DIALECT_CUSTOM, 4);
+}
+END_TEST
+
 START_TEST(struct_size_macros_cover_whole_structs)
 {
 	/* every struct's struct_size as producers fill it covers up to and
@@ -145,6 +192,7 @@ int main(int argc, char **argv)
 	}
 	tcase_add_test(tc, layout_matches_the_committed_table);
 	tcase_add_test(tc, struct_size_macros_cover_whole_structs);
+	tcase_add_test(tc, kernel_op_codes_are_pinned);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

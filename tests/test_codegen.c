@@ -432,10 +432,96 @@ START_TEST(unsupported_dtype_is_an_error)
 	ck_assert_ptr_null(ks.src);
 	tg_ksrc_free(&ks);
 	caps = *kt_cpu_caps();
-	caps.dialect = TG_DIALECT_CUSTOM;  /* reserved: no renderer */
+	caps.dialect = 9;  /* no such dialect */
 	ck_assert_int_eq(tg_codegen(s, &caps, kt_set(), &ks), TG_EUNSUPPORTED);
-	ck_assert_error("codegen: kernel E_15: no renderer for dialect 4");
+	ck_assert_error("codegen: kernel E_15: no renderer for dialect 9");
 	tg_ksrc_free(NULL);
+}
+END_TEST
+
+/* TG_DIALECT_CUSTOM: codegen leaves the linear kernel in the public
+ * form (ks.view) for the plugin's renderer instead of source: the
+ * kernel's facts, each op with its ABI code, types, sources as earlier
+ * positions and its argument; a struct sized smaller gets what fits;
+ * an index past the end and a NULL out are refused with a message. */
+START_TEST(custom_dialect_gives_a_kernel_view)
+{
+	struct tg_renderer_caps caps = *kt_cpu_caps();
+	tg_uop *s = kt_matmul(k, 3, 5, 4);
+	struct tg_kernel_info info = { .struct_size = sizeof info };
+	struct tg_kernel_op op = { .struct_size = sizeof op }, small;
+	int globals = 0, ranges = 0, ends = 0, stores = 0, phis = 0;
+	tg_ksrc ks;
+
+	caps.dialect = TG_DIALECT_CUSTOM;
+	caps.max_upcast = 1;
+	setenv("NOOPT", "1", 1);
+	ck_assert_msg(tg_codegen(s, &caps, kt_set(), &ks) == TG_OK, "%s",
+	              tg_last_error());
+	unsetenv("NOOPT");
+	ck_assert_ptr_null(ks.src);
+	ck_assert_ptr_nonnull(ks.view);
+	ck_assert_int_eq(tg_kview_info(ks.view, &info), TG_OK);
+	ck_assert_str_eq(info.name, "r_3_5_4");
+	ck_assert_uint_eq(info.nbufs, 3);
+	ck_assert_uint_eq(info.outs, 1);
+	ck_assert_uint_eq(info.nvars, 0);
+	ck_assert_uint_eq(info.global[0] * info.global[1] * info.global[2], 15);
+	for (size_t i = 0; i < info.nops; i++) {
+		ck_assert_int_eq(tg_kview_op(ks.view, i, &op), TG_OK);
+		for (size_t j = 0; j < op.nsrc; j++)
+			if (op.op != TG_KOP_DEFINE_ACC || j == 0)
+				ck_assert_uint_lt(op.src[j], i);
+		switch (op.op) {
+		case TG_KOP_DEFINE_GLOBAL:
+			ck_assert_int_eq(op.space, TG_KSPACE_GLOBAL);
+			ck_assert_int_eq(op.dtype, TG_FLOAT32);
+			ck_assert_int_eq(op.a, op.i == 0);  /* written */
+			globals++;
+			break;
+		case TG_KOP_RANGE:
+			ck_assert_int_eq(op.dtype, TG_KTYPE_INDEX);
+			ck_assert_int_eq(op.a, 1);  /* the reduce loop */
+			ranges++;
+			break;
+		case TG_KOP_ENDRANGE: ends++; break;
+		case TG_KOP_STORE:
+			ck_assert_int_eq(op.dtype, TG_KTYPE_VOID);
+			stores++;
+			break;
+		case TG_KOP_PHI: phis++; break;
+		case TG_KOP_SPECIAL:
+			ck_assert_ptr_nonnull(op.name);
+			ck_assert(!strncmp(op.name, "gidx", 4));
+			ck_assert_int_gt(op.a, 0);
+			ck_assert_int_eq(op.vmin, 0);
+			ck_assert_int_eq(op.vmax, op.a - 1);
+			break;
+		default:
+			ck_assert_int_ge(op.op, TG_KOP_DEFINE_GLOBAL);
+			ck_assert_int_le(op.op, TG_KOP_MULACC);
+			ck_assert_int_eq(op.lanes, 1);  /* max_upcast 1 */
+		}
+	}
+	ck_assert_int_eq(globals, 3);
+	ck_assert_int_eq(ranges, 1);
+	ck_assert_int_eq(ends, 1);
+	ck_assert_int_eq(stores, 1);
+	ck_assert_int_eq(phis, 1);
+	/* an older plugin's smaller struct: only what fits */
+	memset(&small, 0x5a, sizeof small);
+	small.struct_size = offsetof(struct tg_kernel_op, nsrc);
+	ck_assert_int_eq(tg_kview_op(ks.view, 0, &small), TG_OK);
+	ck_assert_int_ne(small.op, 0x5a5a5a5a);
+	ck_assert_uint_eq(small.nsrc, 0x5a5a5a5a5a5a5a5aull);
+	ck_assert_int_eq(tg_kview_op(ks.view, info.nops, &op), TG_EINVAL);
+	ck_assert_error("kernel_op: op ");
+	ck_assert_error(" of a kernel of ");
+	ck_assert_int_eq(tg_kview_op(ks.view, 0, NULL), TG_EINVAL);
+	ck_assert_error("kernel_op: out is NULL");
+	ck_assert_int_eq(tg_kview_info(NULL, &info), TG_EINVAL);
+	ck_assert_error("kernel_info: the kernel is NULL");
+	tg_ksrc_free(&ks);
 }
 END_TEST
 
@@ -458,6 +544,7 @@ static Suite *suite(void)
 	tcase_add_test(t, two_stores_share_a_reduce);
 	tcase_add_test(t, four_dims);
 	tcase_add_test(t, unsupported_dtype_is_an_error);
+	tcase_add_test(t, custom_dialect_gives_a_kernel_view);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -14,6 +14,11 @@
  *    resulting shared object back as the blob;
  *  - the runtime writes the blob to a file, dlopens it, unlinks the file
  *    and calls the kernel once over all work-items [0, total).
+ * With `[hostmem] renderer = vm` (TG_HOSTMEM_RENDERER=vm) it renders
+ * kernels itself instead (TG_DIALECT_CUSTOM, hmvm.c): the core hands it
+ * the linearized kernel, it writes its own assembly, assembles that into
+ * its own binary and interprets it, as a vendor with its own instruction
+ * set would.
  * It is deliberately single-threaded and simple; a real backend would
  * queue work and overlap it with the caller.
  */
@@ -35,7 +40,19 @@
 
 #include <tg/plugin.h>
 
+#include "hmvm.h"
+
 extern char **environ; /* for posix_spawnp; POSIX declares no header */
+
+/* tgcore's own tests build this file with HM_FAULT set to show that
+ * tg-conformance and the core catch a broken backend: 1 skips the last
+ * work-item of every launch (a wrong result), 2 dies of SIGSEGV in
+ * launch; with the VM always on, 3 fails every render with a message, 4
+ * returns no text, and 5 leaves renderer->render NULL.  A vendor's
+ * build leaves it 0. */
+#ifndef HM_FAULT
+#define HM_FAULT 0
+#endif
 
 /* Kernel buffers are at least this aligned, for vector loads. */
 #define HM_ALIGN 64
@@ -49,13 +66,15 @@ struct hm_device {
 	struct tg_device dev;
 	const struct tg_host *host;
 	const char *cc;       /* compiler command ([hostmem] cc=, default cc) */
+	int vm;               /* [hostmem] renderer = vm: hmvm.c's machine */
 	char identity[256];   /* compile cache key part, see hm_identity */
 };
 
-/* A loaded kernel. */
+/* A loaded kernel: a shared object's function, or a VM program. */
 struct hm_program {
 	void *handle; /* from dlopen */
 	hm_kernel_fn fn;
+	void *vm;     /* from hmvm_load */
 };
 
 /* A scratch directory holding one compile's files. */
@@ -292,9 +311,11 @@ static int hm_compile(struct tg_device *dev, const char *src, void **blob,
 {
 	struct hm_device *hm = hm_of(dev);
 	struct hm_scratch s;
-	int rc = hm_scratch_make(hm->host, &s);
+	int rc;
 
-	if (rc < 0)
+	if (hm->vm)
+		return hmvm_compile(hm->host, src, blob, blob_len);
+	if ((rc = hm_scratch_make(hm->host, &s)) < 0)
 		return rc;
 	rc = hm_compile_in(hm, &s, src, blob, blob_len, log);
 	hm_scratch_remove(&s);
@@ -336,12 +357,21 @@ static int hm_load(struct tg_device *dev, const char *name, const void *blob,
                    size_t blob_len, void **prog)
 {
 	const struct tg_host *host = hm_of(dev)->host;
-	struct hm_program *p = malloc(sizeof(*p));
+	struct hm_program *p = calloc(1, sizeof(*p));
 	void *sym;
+	int rc;
 
 	if (p == NULL)
 		return host->set_error(host, TG_ENOMEM, "hostmem load: %zu "
 		                       "bytes", sizeof(*p));
+	if (hm_of(dev)->vm) {
+		if ((rc = hmvm_load(host, blob, blob_len, &p->vm)) < 0) {
+			free(p);
+			return rc;
+		}
+		*prog = p;
+		return 0;
+	}
 	p->handle = hm_dlopen_blob(host, blob, blob_len);
 	if (p->handle == NULL)
 		goto out_free;
@@ -370,13 +400,6 @@ static double hm_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* tgcore's own tests build this file with HM_FAULT set to show that
- * tg-conformance catches a broken backend: 1 skips the last work-item
- * of every launch (a wrong result), 2 dies of SIGSEGV in launch.  A
- * vendor's build leaves it 0. */
-#ifndef HM_FAULT
-#define HM_FAULT 0
-#endif
 
 /* Runs every work-item in one call, on the calling thread, so the work
  * is finished on return and `wait` only adds the timing. */
@@ -386,8 +409,14 @@ static int hm_launch(struct tg_device *dev, void *prog,
 	struct hm_program *p = prog;
 	size_t total = args->global[0] * args->global[1] * args->global[2];
 	double start = hm_now();
+	int rc;
 
-	(void)dev;
+	if (p->vm) {
+		rc = hmvm_run(hm_of(dev)->host, p->vm, args);
+		if (args->wait)
+			args->elapsed_s = hm_now() - start;
+		return rc;
+	}
 	if (HM_FAULT == 1 && total > 0)
 		total--;
 	if (HM_FAULT == 2)
@@ -408,8 +437,10 @@ static void hm_program_free(struct tg_device *dev, void *prog)
 {
 	struct hm_program *p = prog;
 
-	(void)dev;
-	dlclose(p->handle);
+	if (p->vm)
+		hmvm_free(hm_of(dev)->host, p->vm);
+	else
+		dlclose(p->handle);
 	free(p);
 }
 
@@ -459,6 +490,32 @@ static const struct tg_renderer_caps hm_renderer = {
 	.tensor_cores = 0,
 };
 
+/* The machine's renderer (TG_DIALECT_CUSTOM, ABI 0.8). */
+static int hm_render(struct tg_device *dev, const struct tg_kernel_view *k,
+                     char **src)
+{
+	const struct tg_host *host = hm_of(dev)->host;
+
+	if (HM_FAULT == 3)
+		return host->set_error(host, TG_EUNSUPPORTED, "hostmem vm: "
+		                       "this build renders nothing "
+		                       "(HM_FAULT=3)");
+	if (HM_FAULT == 4)
+		return 0;  /* and no text */
+	return hmvm_render(host, k, src);
+}
+
+static const struct tg_renderer_caps hm_renderer_vm = {
+	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, render),
+	.dialect = TG_DIALECT_CUSTOM,
+	.max_upcast = 1,  /* scalar registers: no vectors in the kernel */
+	.global_max = { SIZE_MAX, SIZE_MAX, SIZE_MAX },
+	.local_max = { 1, 1, 1 },
+	.local_max_total = 1,
+	.dtype_mask = HMVM_DTYPES,
+	.render = HM_FAULT == 5 ? NULL : hm_render,
+};
+
 static const struct tg_runtime_iface hm_runtime = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_runtime_iface, program_free),
 	.load = hm_load,
@@ -494,25 +551,42 @@ static int hm_open(const struct tg_host *host, int index,
 {
 	struct hm_device *hm;
 	const char *cc = host->config_get(host, "cc");
+	const char *renderer = host->config_get(host, "renderer");
+	int vm = HM_FAULT >= 3 || (renderer != NULL && !strcmp(renderer, "vm"));
 
 	if (index != 0)
 		return host->set_error(host, TG_ENODEV,
 			"hostmem open: no device %d (1 device)", index);
+	if (renderer != NULL && !vm && strcmp(renderer, "c") != 0)
+		return host->set_error(host, TG_ECONFIG, "hostmem open: "
+			"renderer = %s: want c (the core renders C for cc) or "
+			"vm (the plugin renders for its machine)", renderer);
+	/* a core before 0.8 cannot hand the plugin its kernels */
+	if (vm && (host->abi_minor < 8 ||
+	           !TG_HAS(host, struct tg_host, kernel_op)))
+		return host->set_error(host, TG_EUNSUPPORTED, "hostmem open: "
+			"renderer = vm needs tgcore's plugin ABI 0.8 (this "
+			"core has 0.%d)", host->abi_minor);
 	hm = calloc(1, sizeof(*hm));
 	if (hm == NULL)
 		return host->set_error(host, TG_ENOMEM, "hostmem open: %zu "
 		                       "bytes", sizeof(*hm));
 	hm->host = host;
 	hm->cc = cc != NULL && cc[0] != '\0' ? cc : "cc";
-	snprintf(hm->identity, sizeof(hm->identity),
-	         "hostmem 1.0: %s -O1 -shared -fPIC", hm->cc);
+	hm->vm = vm;
+	if (vm)
+		snprintf(hm->identity, sizeof(hm->identity),
+		         "hostmem 1.0: vm 1");
+	else
+		snprintf(hm->identity, sizeof(hm->identity),
+		         "hostmem 1.0: %s -O1 -shared -fPIC", hm->cc);
 	hm->dev = (struct tg_device){
 		.struct_size = TG_STRUCT_SIZE(struct tg_device, close),
 		.ctx = hm,
 		.info = &hm_info,
 		.allocator = &hm_allocator,
 		.compiler = &hm_compiler,
-		.renderer = &hm_renderer,
+		.renderer = vm ? &hm_renderer_vm : &hm_renderer,
 		.runtime = &hm_runtime,
 		.close = hm_close,
 	};

@@ -27,6 +27,7 @@ void tg_ksrc_free(tg_ksrc *ks)
 	free(ks->opts);
 	free(ks->ast_text);
 	free(ks->linear_text);
+	tg_kview_free(ks->view);
 	memset(ks, 0, sizeof *ks);
 }
 
@@ -295,7 +296,8 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 		goto done;
 	}
 	rc = TG_EUNSUPPORTED;
-	if (!tg_cdialect_get(caps->dialect)) {
+	if (caps->dialect != TG_DIALECT_CUSTOM &&
+	    !tg_cdialect_get(caps->dialect)) {
 		tg_error(rc, "codegen: kernel %s: no renderer for dialect %d",
 		         plan.name, caps->dialect);
 		goto done;
@@ -330,6 +332,12 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 	out->linear_text = linear_text(lin, nlin);
 	if (!out->name || !out->opts || !out->ast_text || !out->linear_text) {
 		rc = tg_error_oom("codegen");
+		goto done;
+	}
+	if (caps->dialect == TG_DIALECT_CUSTOM) {
+		/* the plugin renders it: tg_dev_render */
+		if (!(out->view = tg_kview_new(lin, nlin, out)))
+			rc = tg_error_prefix("codegen: kernel %s", plan.name);
 		goto done;
 	}
 	if (!(out->src = tg_render_blocked(caps, plan.name, out->global,

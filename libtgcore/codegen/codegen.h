@@ -287,6 +287,9 @@ typedef struct tg_ksrc {
 	char *opts;        /* the applied opts, "UPCAST(0,4) UNROLL(0,4)" */
 	char *ast_text;    /* tg_ast_format of the input */
 	char *linear_text; /* one line per linearized uop (DEBUG=5) */
+	struct tg_kview *view; /* TG_DIALECT_CUSTOM: the kernel for the
+	                          plugin's renderer, src NULL until it ran
+	                          (tg_dev_render) */
 } tg_ksrc;
 
 /* Optimizes (hand-coded defaults unless set->noopt), lowers,
@@ -307,6 +310,7 @@ int tg_codegen_opts(const tg_uop *sink, const struct tg_renderer_caps *caps,
                     const tg_settings *set, const tg_opt *opts,
                     size_t nopts, tg_ksrc *out);
 void tg_ksrc_free(tg_ksrc *ks);
+void tg_kview_free(struct tg_kview *v);
 /* The moves (tg_kplan_actions) of `sink` for a device with these caps
  * after `opts`: at most max into out, the count in *n.  Errors: an opt
  * the plan refuses, a malformed AST, OOM. */

@@ -105,6 +105,13 @@ static const char *check_tables(const struct tg_device *d)
 	if (TG_HAS(d->renderer, struct tg_renderer_caps, buffer_align) &&
 	    (d->renderer->buffer_align & (d->renderer->buffer_align - 1)))
 		return "renderer.buffer_align (not 0 or a power of 2)";
+	if (d->renderer->dialect == TG_DIALECT_CUSTOM &&
+	    !(TG_HAS(d->renderer, struct tg_renderer_caps, render) &&
+	      d->renderer->render))
+		return "renderer.render (its dialect is TG_DIALECT_CUSTOM)";
+	if (d->renderer->dialect < TG_DIALECT_C ||
+	    d->renderer->dialect > TG_DIALECT_CUSTOM)
+		return "renderer.dialect (not an enum tg_dialect)";
 	for (i = 0; i < TG_ARRAY_LEN(required); i++) {
 		const struct required *r = &required[i];
 		const char *tab = *(const char *const *)((const char *)d +

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "codegen/codegen.h"
 
 struct tg_program {
 	struct tg_dev *dev;
@@ -16,6 +17,38 @@ struct tg_program {
 	char *name;
 	double ops, mem_bytes; /* per launch, for the counters */
 };
+
+int tg_dev_render(tg_dev *dev, tg_ksrc *ks)
+{
+	char *src = NULL;
+	int rc;
+
+	if (!dev || !ks)
+		return tg_error(TG_EINVAL, "render: %s is NULL",
+		                dev ? "kernel" : "device");
+	if (ks->src)
+		return TG_OK;
+	if (!ks->view || !dev->caps.render)
+		return tg_error(TG_EINVAL, "render: kernel %s on %s: nothing "
+		                "to render", ks->name ? ks->name : "?",
+		                dev->name);
+	tg_clear_error();
+	rc = dev->caps.render(dev->impl,
+	                      (const struct tg_kernel_view *)ks->view, &src);
+	if (rc >= 0 && !src)
+		rc = tg_error(TG_EPLUGIN, "the renderer returned no text");
+	if (rc < 0) {
+		free(src);
+		if (!tg_last_error()[0])
+			tg_error(rc, "failed without a reason");
+		return tg_error_prefix("render: kernel %s on %s (the plugin's "
+		                       "renderer)", ks->name, dev->name);
+	}
+	ks->src = src;  /* host->alloc is malloc */
+	tg_kview_free(ks->view);
+	ks->view = NULL;
+	return TG_OK;
+}
 
 void tg_program_set_cost(tg_program *p, double ops, double mem_bytes)
 {

@@ -187,6 +187,8 @@ static method *method_build(tg_dev *dev, const tg_sched_item *it,
 	}
 	*m = (method){ .ast = ast, .dev = dev, .opts = opts_key(set) };
 	rc = render(dev, it, set, &m->ks);
+	if (!rc)  /* a device with a renderer of its own */
+		rc = tg_dev_render(dev, &m->ks);
 	if (rc && set->debug >= 3) {  /* what failed */
 		char *text = tg_ast_format(ast);
 		fprintf(stderr, "%s\n", text ? text : "");

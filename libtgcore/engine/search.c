@@ -250,6 +250,8 @@ static void build(search *s, cand *c)
 	c->t = INFINITY;
 	c->rc = tg_codegen_opts(s->ast, s->caps, &s->set, c->opts, c->nopts,
 	                        &c->ks);
+	if (!c->rc)
+		c->rc = tg_dev_render(s->dev, &c->ks);
 	if (!c->rc && !(c->prog = tg_program_new(s->dev, c->ks.name,
 	                                         c->ks.src)))
 		c->rc = tg_last_status();

@@ -132,10 +132,27 @@ void tg_host_reset(void)
 	pthread_mutex_unlock(&host_lock);
 }
 
+/* The kernel a TG_DIALECT_CUSTOM renderer reads (render/kview.c). */
+static int host_kernel_info(const struct tg_host *host,
+                            const struct tg_kernel_view *k,
+                            struct tg_kernel_info *out)
+{
+	(void)host;
+	return tg_kview_info((const struct tg_kview *)k, out);
+}
+
+static int host_kernel_op(const struct tg_host *host,
+                          const struct tg_kernel_view *k, size_t i,
+                          struct tg_kernel_op *out)
+{
+	(void)host;
+	return tg_kview_op((const struct tg_kview *)k, i, out);
+}
+
 void tg_host_init(struct tg_host *host, tg_plugin_rec *rec)
 {
 	*host = (struct tg_host){
-		.struct_size = TG_STRUCT_SIZE(struct tg_host, core_private),
+		.struct_size = TG_STRUCT_SIZE(struct tg_host, kernel_op),
 		.abi_major = TG_PLUGIN_ABI_MAJOR,
 		.abi_minor = TG_PLUGIN_ABI_MINOR,
 		.log = host_log,
@@ -146,5 +163,7 @@ void tg_host_init(struct tg_host *host, tg_plugin_rec *rec)
 		.cache_dir = tg_cache_dir(),
 		.debug = tg_debug_level(),
 		.core_private = rec,
+		.kernel_info = host_kernel_info,
+		.kernel_op = host_kernel_op,
 	};
 }

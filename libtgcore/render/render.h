@@ -14,6 +14,18 @@
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 
+/* ------------------------------------------------------ render/kview.c */
+
+/* The linear program in the public form a plugin's renderer reads
+ * (TG_DIALECT_CUSTOM), with the kernel's facts from ks (name, launch
+ * geometry, buffers, variables).  It copies what it shows, so it
+ * outlives lin's context.  NULL with an error (an op with no public
+ * code, too many sources, OOM). */
+struct tg_kview *tg_kview_new(tg_uop *const *lin, size_t n,
+                              const tg_ksrc *ks);
+/* (tg_kview_info and tg_kview_op, which the host table calls, are in
+ * core.h.) */
+
 /* ---------------------------------------------------- render/render_c.c */
 
 /* Source of the linear program as kernel `name` in caps' dialect (C,

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 7
+#define TG_PLUGIN_ABI_MINOR 8
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -53,6 +53,9 @@ extern "C" {
 	((ptr)->struct_size >= TG_STRUCT_SIZE(type, field))
 
 struct tg_device;
+struct tg_kernel_view;
+struct tg_kernel_info;
+struct tg_kernel_op;
 
 /* Message levels for host->log; shown when DEBUG >= level. */
 enum tg_log_level {
@@ -102,6 +105,17 @@ struct tg_host {
 	int debug;
 	/* The core's private data; plugins must not touch it.  Since 0.1. */
 	void *core_private;
+	/* Reading a kernel handed to renderer->render (TG_DIALECT_CUSTOM):
+	 * its facts, and its ops one at a time, each into a struct the
+	 * caller sized (struct_size set; the core fills the fields that
+	 * fit and zeroes nothing beyond).  0, or TG_EINVAL for an index
+	 * past the end or a NULL argument.  Since 0.8. */
+	int (*kernel_info)(const struct tg_host *host,
+	                   const struct tg_kernel_view *k,
+	                   struct tg_kernel_info *out);
+	int (*kernel_op)(const struct tg_host *host,
+	                 const struct tg_kernel_view *k, size_t i,
+	                 struct tg_kernel_op *out);
 };
 
 /* ------------------------------------------------------------------ */
@@ -130,7 +144,146 @@ enum tg_dialect {
 	TG_DIALECT_OPENCL = 1, /* OpenCL C */
 	TG_DIALECT_CUDA = 2,   /* CUDA C (NVRTC) */
 	TG_DIALECT_GLSL = 3,   /* GLSL compute, for SPIR-V */
-	TG_DIALECT_CUSTOM = 4  /* the plugin renders (reserved) */
+	/* The plugin renders: renderer->render gets the linearized kernel
+	 * (below) and returns the text its compiler takes.  Since 0.8. */
+	TG_DIALECT_CUSTOM = 4
+};
+
+/* ------------------------------------------------------------------ */
+/* The linearized kernel, for a plugin's own renderer (since 0.8)       */
+/* ------------------------------------------------------------------ */
+
+/* A kernel is a list of ops in execution order, as the core's own
+ * renderers get it.  Each op computes one value (or none: STORE,
+ * ENDRANGE, BARRIER) from ops before it, named by their position in the
+ * list (src[]).  The codes are stable: a value never changes meaning,
+ * and new ops get new values.
+ *
+ * Types: `dtype` is an enum tg_dtype, TG_KTYPE_INDEX (signed 64-bit
+ * index arithmetic) or TG_KTYPE_VOID; `lanes` is 1 for a scalar, n for
+ * an n-vector (only where renderer->max_upcast >= 2); `space` is
+ * TG_KSPACE_GLOBAL or _LOCAL for a buffer pointer, else 0.
+ *
+ * Arguments (the fields i, u, f, a, b, name), by op:
+ *  DEFINE_GLOBAL  i: the buffer number (bufs[i] at launch; outputs
+ *                 first); a: 1 when the kernel writes it.  dtype: the
+ *                 element type, space GLOBAL.
+ *  DEFINE_VAR     name: the variable (vals[j] at launch, j its position
+ *                 in tg_kernel_info.vars); a, b: its inclusive bounds.
+ *  DEFINE_LOCAL   name; a: elements (work-group memory, space LOCAL).
+ *  CONST          the value: f for floats, u for uint64, i otherwise
+ *                 (bool 0/1).  A vector CONST is i/u/f in every lane.
+ *  SPECIAL        name: "gidx0".."gidx2" (the work-item's position in
+ *                 the global range, axis 0 fastest as in TG_DIALECT_C),
+ *                 "lidx0".."lidx2" (in its work-group); a: the extent.
+ *  RANGE          src (start, end): a loop over [start, end); i: the
+ *                 loop's number; a: 1 for a reduce loop.
+ *  ENDRANGE       src (range): the end of the innermost open loop.
+ *  DEFINE_ACC     src (init, ranges...): an accumulator set to init
+ *                 each time execution reaches it; i: its number.  Its
+ *                 ranges are loops that open after it.
+ *  PHI            src (acc, value): stores value into the accumulator;
+ *                 reading the PHI or the DEFINE_ACC reads its current
+ *                 value (after the loops: the total).
+ *  LOAD           src (buf, index) or (buf, index, gate, alt): the
+ *                 element at index (elements, not bytes); with a gate,
+ *                 alt when the gate is false (memory is not read).
+ *                 A vector LOAD reads lanes consecutive elements.
+ *  STORE          src (buf, index, value) or (.., gate): writes when
+ *                 the gate (if any) is true.
+ *  CAST, BITCAST  src (x): convert, or reinterpret the bits (same size).
+ *                 A cast to bool is x != 0; float to int truncates.
+ *  VECTORIZE      src (lanes...): a vector of scalars.
+ *  GEP            src (vector); i: the lane taken.
+ *  BARRIER        src (stores): work-group barrier.
+ *  ALU ops        src (operands), all of the op's type except: CMPLT
+ *                 and CMPNE give bool; WHERE is (bool, x, y).  IDIV
+ *                 and MOD truncate toward zero (C); integer ADD, MUL,
+ *                 NEG and SHL wrap; NEG of a bool is logical not;
+ *                 MAX of floats propagates a NaN in its first operand;
+ *                 MULACC (a, b, c) is a*b + c rounded once (fma);
+ *                 THREEFRY (x, key) is Threefry-2x32 on uint64.
+ * Every value rounds to its type: a float32 op's result is a float32. */
+enum tg_kop {
+	TG_KOP_DEFINE_GLOBAL = 1,
+	TG_KOP_DEFINE_VAR = 2,
+	TG_KOP_DEFINE_LOCAL = 3,
+	TG_KOP_DEFINE_ACC = 4,
+	TG_KOP_CONST = 5,
+	TG_KOP_SPECIAL = 6,
+	TG_KOP_RANGE = 7,
+	TG_KOP_ENDRANGE = 8,
+	TG_KOP_PHI = 9,
+	TG_KOP_LOAD = 10,
+	TG_KOP_STORE = 11,
+	TG_KOP_CAST = 12,
+	TG_KOP_BITCAST = 13,
+	TG_KOP_VECTORIZE = 14,
+	TG_KOP_GEP = 15,
+	TG_KOP_BARRIER = 16,
+	TG_KOP_WMMA = 17,    /* tensor cores: only with renderer->tc */
+	/* ALU */
+	TG_KOP_EXP2 = 32,
+	TG_KOP_LOG2 = 33,
+	TG_KOP_SIN = 34,
+	TG_KOP_SQRT = 35,
+	TG_KOP_NEG = 36,
+	TG_KOP_RECIP = 37,
+	TG_KOP_ADD = 38,
+	TG_KOP_MUL = 39,
+	TG_KOP_IDIV = 40,
+	TG_KOP_MAX = 41,
+	TG_KOP_MOD = 42,
+	TG_KOP_CMPLT = 43,
+	TG_KOP_CMPNE = 44,
+	TG_KOP_XOR = 45,
+	TG_KOP_SHL = 46,
+	TG_KOP_SHR = 47,
+	TG_KOP_OR = 48,
+	TG_KOP_AND = 49,
+	TG_KOP_THREEFRY = 50,
+	TG_KOP_WHERE = 51,
+	TG_KOP_MULACC = 52
+};
+
+#define TG_KTYPE_INDEX 32  /* dtype of index arithmetic: int64 */
+#define TG_KTYPE_VOID 33   /* dtype of ops with no value */
+enum tg_kspace { TG_KSPACE_NONE = 0, TG_KSPACE_GLOBAL = 1,
+                 TG_KSPACE_LOCAL = 2 };
+/* Most sources of one op: a VECTORIZE of 64 lanes, a DEFINE_ACC of its
+ * init and its loops (the core refuses a kernel with more). */
+#define TG_KOP_MAX_SRC 65
+
+/* The kernel as a whole.  Strings are borrowed for the render call. */
+struct tg_kernel_info {
+	size_t struct_size;
+	const char *name;      /* "r_4_5": the function name to use. 0.8 */
+	size_t nops;           /* ops in the list.  Since 0.8. */
+	size_t nbufs;          /* buffers (bufs[] at launch).  Since 0.8. */
+	uint64_t outs;         /* bit i: buffer i is written.  Since 0.8. */
+	size_t nvars;          /* variables (vals[] at launch).  Since 0.8. */
+	const char *const *vars; /* their names, in vals[] order.  0.8. */
+	size_t global[3];      /* the launch's global size.  Since 0.8. */
+	size_t local[3];       /* its work-group size.  Since 0.8. */
+};
+
+/* One op.  Strings are borrowed for the render call. */
+struct tg_kernel_op {
+	size_t struct_size;
+	int op;                /* enum tg_kop.  Since 0.8. */
+	int dtype;             /* enum tg_dtype or TG_KTYPE_*.  Since 0.8. */
+	int lanes;             /* 1, or the vector width.  Since 0.8. */
+	int space;             /* enum tg_kspace.  Since 0.8. */
+	size_t nsrc;           /* Since 0.8. */
+	uint32_t src[TG_KOP_MAX_SRC]; /* positions of ops.  Since 0.8. */
+	int64_t i;             /* see above.  Since 0.8. */
+	uint64_t u;            /* Since 0.8. */
+	double f;              /* Since 0.8. */
+	int64_t a, b;          /* Since 0.8. */
+	const char *name;      /* or NULL.  Since 0.8. */
+	int64_t vmin, vmax;    /* inclusive bounds of an integer value
+	                          (exact for index math; the type's range
+	                          when unknown).  Since 0.8. */
 };
 
 /* Memory: opaque handles (`void *`) the plugin interprets.  The core keeps
@@ -242,6 +395,17 @@ struct tg_renderer_caps {
 	                       load whose index is proven a multiple of its
 	                       width may then be rendered aligned (OpenCL
 	                       does; C keeps memcpy).  Since 0.5. */
+	/* The plugin's renderer, for dialect TG_DIALECT_CUSTOM (required
+	 * then, ignored otherwise): writes kernel `k` (read it with
+	 * host->kernel_info and host->kernel_op) as the NUL-terminated text
+	 * its compiler->compile takes, into *src (host->alloc'd).  That
+	 * text may be source or a serialized binary: compile turns it into
+	 * the blob that runtime->load loads, and the compile cache keys it.
+	 * Several threads may render at once.  Errors: a negative status
+	 * with set_error naming the op it cannot render (the core then
+	 * reports the kernel).  Since 0.8. */
+	int (*render)(struct tg_device *dev, const struct tg_kernel_view *k,
+	              char **src);
 };
 
 /* Arguments of one launch.  Created by the core; a plugin reads fields
@@ -426,10 +590,12 @@ typedef const struct tg_plugin *(*tg_plugin_entry_fn)(
 	_Static_assert(sizeof(type) - TG_STRUCT_SIZE(type, last) <          \
 	               _Alignof(type), #type " must end with " #last)
 #endif
-TG_ASSERT_LAST(struct tg_host, core_private);
+TG_ASSERT_LAST(struct tg_host, kernel_op);
 TG_ASSERT_LAST(struct tg_allocator_iface, mem_info);
 TG_ASSERT_LAST(struct tg_compiler_iface, compile);
-TG_ASSERT_LAST(struct tg_renderer_caps, buffer_align);
+TG_ASSERT_LAST(struct tg_renderer_caps, render);
+TG_ASSERT_LAST(struct tg_kernel_info, local);
+TG_ASSERT_LAST(struct tg_kernel_op, vmax);
 TG_ASSERT_LAST(struct tg_tensor_core, splits);
 TG_ASSERT_LAST(struct tg_launch, elapsed_s);
 TG_ASSERT_LAST(struct tg_runtime_iface, trial);
