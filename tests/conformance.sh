@@ -71,6 +71,10 @@ grep -q '^  FAIL memory/sizes: .*render: kernel E_1 on HOSTMEM (the plugin.s ren
 	fail "exit 0 without renderer.render"
 grep -q 'FAIL contract/device-info: .*could not open device 0: the device has no valid renderer.render (its dialect is TG_DIALECT_CUSTOM) entry; refusing it' \
 	"$out" || fail "norender message"
+"$conf" --plugin "$broken/nodialect.la" --area contract >"$out" 2>&1 &&
+	fail "exit 0 with dialect 9"
+grep -q 'FAIL contract/device-info: .*could not open device 0: the device has no valid renderer.dialect (not an enum tg_dialect) entry; refusing it' \
+	"$out" || fail "nodialect message"
 
 # examples/vendor-plugin with a launch that skips its last work-item
 "$conf" --plugin "$broken/wrongresult.la" --junit "$tmp/wrong.xml" \

@@ -48,8 +48,8 @@ extern char **environ; /* for posix_spawnp; POSIX declares no header */
  * tg-conformance and the core catch a broken backend: 1 skips the last
  * work-item of every launch (a wrong result), 2 dies of SIGSEGV in
  * launch; with the VM always on, 3 fails every render with a message, 4
- * returns no text, and 5 leaves renderer->render NULL.  A vendor's
- * build leaves it 0. */
+ * returns no text, 5 leaves renderer->render NULL, and 6 gives a dialect
+ * that is not one.  A vendor's build leaves it 0. */
 #ifndef HM_FAULT
 #define HM_FAULT 0
 #endif
@@ -507,7 +507,7 @@ static int hm_render(struct tg_device *dev, const struct tg_kernel_view *k,
 
 static const struct tg_renderer_caps hm_renderer_vm = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_renderer_caps, render),
-	.dialect = TG_DIALECT_CUSTOM,
+	.dialect = HM_FAULT == 6 ? 9 : TG_DIALECT_CUSTOM,
 	.max_upcast = 1,  /* scalar registers: no vectors in the kernel */
 	.global_max = { SIZE_MAX, SIZE_MAX, SIZE_MAX },
 	.local_max = { 1, 1, 1 },
