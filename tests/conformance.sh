@@ -57,24 +57,20 @@ TG_HOSTMEM_RENDERER=bogus "$conf" --plugin "$TG_TEST_PLUGINS/vendor/hostmem.la" 
 grep -q 'FAIL contract/device-info: .*hostmem open: renderer = bogus: want c (the core renders C for cc) or vm (the plugin renders for its machine)' \
 	"$out" || fail "renderer = bogus message"
 
-# ... with a renderer of its own that fails, returns no text, or is
-# missing (refused at open)
-"$conf" --plugin "$broken/renderfail.la" --area memory >"$out" 2>&1 &&
-	fail "exit 0 with a failing renderer"
-grep -q '^  FAIL memory/sizes: x + x of 1 float32 on HOSTMEM: .*render: kernel E_1 on HOSTMEM (the plugin.s renderer): hostmem vm: this build renders nothing (HM_FAULT=3)$' \
-	"$out" || fail "renderfail message"
-"$conf" --plugin "$broken/rendernull.la" --area memory >"$out" 2>&1 &&
-	fail "exit 0 with a renderer that returns nothing"
-grep -q '^  FAIL memory/sizes: .*render: kernel E_1 on HOSTMEM (the plugin.s renderer): the renderer returned no text$' \
-	"$out" || fail "rendernull message"
-"$conf" --plugin "$broken/norender.la" --area contract >"$out" 2>&1 &&
-	fail "exit 0 without renderer.render"
-grep -q 'FAIL contract/device-info: .*could not open device 0: the device has no valid renderer.render (its dialect is TG_DIALECT_CUSTOM) entry; refusing it' \
-	"$out" || fail "norender message"
-"$conf" --plugin "$broken/nodialect.la" --area contract >"$out" 2>&1 &&
-	fail "exit 0 with dialect 9"
-grep -q 'FAIL contract/device-info: .*could not open device 0: the device has no valid renderer.dialect (not an enum tg_dialect) entry; refusing it' \
-	"$out" || fail "nodialect message"
+# ... with a renderer of its own that fails, returns no text, is
+# missing or has a dialect that is not one (the last two refused at
+# open): expect_broken NAME AREA PATTERN, where the run must fail with PATTERN
+expect_broken() {
+	"$conf" --plugin "$broken/$1.la" --area "$2" >"$out" 2>&1 &&
+		fail "$1: exit 0"
+	grep -q "$3" "$out" || fail "$1: message"
+}
+rend='render: kernel E_1 on HOSTMEM (the plugin.s renderer)'
+open0='FAIL contract/device-info: .*could not open device 0: the device has no valid'
+expect_broken renderfail memory "^  FAIL memory/sizes: x + x of 1 float32 on HOSTMEM: .*$rend: hostmem vm: this build renders nothing (HM_FAULT=3)\$"
+expect_broken rendernull memory "^  FAIL memory/sizes: .*$rend: the renderer returned no text\$"
+expect_broken norender contract "$open0 renderer.render (its dialect is TG_DIALECT_CUSTOM) entry; refusing it"
+expect_broken nodialect contract "$open0 renderer.dialect (not an enum tg_dialect) entry; refusing it"
 
 # examples/vendor-plugin with a launch that skips its last work-item
 "$conf" --plugin "$broken/wrongresult.la" --junit "$tmp/wrong.xml" \
