@@ -546,6 +546,14 @@ static tg_tensor *f_repeat(tg_tensor *const *x, int v)
 	return tg_repeat(x[0], 3, r);
 }
 
+static tg_tensor *f_repeat_interleave(tg_tensor *const *x, int v)
+{
+	static const int ax1 = 1;
+
+	/* v: along axis 1, else flattened */
+	return tg_repeat_interleave(x[0], 3, v ? &ax1 : NULL);
+}
+
 static tg_tensor *f_split(tg_tensor *const *x, int v)
 {
 	tg_tensor *p[4];
@@ -855,6 +863,10 @@ static const gcase CASES[] = {
 	   IN(G_UNIF, -2, 2, 2, 2, 3), IN(G_UNIF, -2, 2, 2, 2, 3),
 	   IN(G_UNIF, -2, 2, 2, 2, 3)),
 	C1("repeat (2,1,2)", f_repeat, 0, IN(G_UNIF, -2, 2, 2, 2, 3)),
+	C1("repeat_interleave 3 axis 1", f_repeat_interleave, 1,
+	   IN(G_UNIF, -2, 2, 2, 2, 3)),
+	C1("repeat_interleave 3 flat", f_repeat_interleave, 0,
+	   IN(G_UNIF, -2, 2, 2, 2, 3)),
 	C1("split pieces", f_split, 0, IN(G_UNIF, -2, 2, 2, 3, 5)),
 	C1("chunk pieces", f_chunk, 0, IN(G_UNIF, -2, 2, 2, 6, 2)),
 	C1("split_sizes pieces", f_split_sizes, 0,

@@ -1584,6 +1584,62 @@ START_TEST(repeat_tiles)
 }
 END_TEST
 
+/* ---- repeat_interleave ---- */
+
+/* Each element repeats times in a row along the axis (or along the
+ * flattened input): out index i reads input index i / repeats on that
+ * axis, on contiguous and permuted inputs. */
+START_TEST(repeat_interleave_rows)
+{
+	static const struct { int has_axis, axis; int64_t rep; } C[] = {
+		{ 1, 0, 2 }, { 1, 1, 3 }, { 1, -1, 1 }, { 1, -2, 0 },
+		{ 0, 0, 2 }, { 0, 0, 3 },
+	};
+	int64_t s[2] = { 2, 3 };
+	double in[6], want[64];
+	int kind;
+
+	ncases = 0;
+	for (kind = 0; kind < 2; kind++)
+		for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
+			int a = C[c].axis < 0 ? C[c].axis + 2 : C[c].axis;
+			int64_t os[2] = { s[0], s[1] }, idx[2], k, q;
+			size_t nd = 2;
+			char desc[48];
+			tg_tensor *y;
+
+			if (C[c].has_axis) {
+				os[a] *= C[c].rep;
+			} else {
+				nd = 1;
+				os[0] = 6 * C[c].rep;
+			}
+			snprintf(desc, sizeof desc, "case %zu kind %d", c, kind);
+			tg_scope_begin();
+			y = tg_repeat_interleave(mk_in(TG_FLOAT32, 2, s,
+			                               kind ? PERMUTED : CONTIG,
+			                               5, ANY, in), C[c].rep,
+			                         C[c].has_axis ? &C[c].axis
+			                                       : NULL);
+			check_meta("repeat_interleave", desc, y, TG_FLOAT32, nd,
+			           os);
+			k = ot_numel(nd, os);
+			for (q = 0; q < k; q++) {
+				if (nd == 1) {
+					want[q] = in[q / C[c].rep];
+					continue;
+				}
+				unravel(q, 2, os, idx);
+				idx[a] /= C[c].rep;
+				want[q] = in[ravel(2, s, idx)];
+			}
+			check_t("repeat_interleave", desc, y, want, 0);
+			tg_scope_end();
+		}
+	fprintf(stderr, "repeat_interleave cases: %d\n", ncases);
+}
+END_TEST
+
 /* ---- split, split_sizes, chunk ---- */
 
 /* Checks the pieces of x (values in, shape s) along a, of sizes sz. */
@@ -2021,6 +2077,12 @@ START_TEST(movement_errors_name_the_op)
 	ck_assert_ptr_null(tg_repeat(x, 2, (int64_t[]){ 1, -1 }));
 	ck_assert_error("repeat: negative repeat -1 for axis 1");
 	count_case();
+	ck_assert_ptr_null(tg_repeat_interleave(x, -2, NULL));
+	ck_assert_error("repeat_interleave: negative repeats -2");
+	count_case();
+	ck_assert_ptr_null(tg_repeat_interleave(x, 2, &(int){ 2 }));
+	ck_assert_error("repeat_interleave: axis 2");
+	count_case();
 	for (i = 0; i < TG_MAX_DIMS; i++)
 		big[i] = 1;
 	f = tg_reshape(tg_tensor_scalar(NULL, TG_FLOAT32, 1), TG_MAX_DIMS, big);
@@ -2057,6 +2119,7 @@ static Suite *ops_reduce_suite(void)
 	tcase_add_test(t, gather_matches_torch);
 	tcase_add_test(t, cat_and_stack);
 	tcase_add_test(t, repeat_tiles);
+	tcase_add_test(t, repeat_interleave_rows);
 	tcase_add_test(t, split_and_chunk);
 	tcase_add_test(t, split_pieces_belong_to_the_scope);
 	tcase_add_test(t, triu_tril_one_hot);

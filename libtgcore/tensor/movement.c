@@ -246,6 +246,48 @@ tg_tensor *tg_repeat(const tg_tensor *t, size_t n, const int64_t *reps)
 	return r;
 }
 
+/* tinygrad's repeat_interleave: a size-1 axis after `axis`, expanded
+ * to `repeats` and merged back into it. */
+tg_tensor *tg_repeat_interleave(const tg_tensor *t, int64_t repeats,
+                                const int *axis)
+{
+	int64_t s[TG_MAX_DIMS], big[TG_MAX_DIMS];
+	tg_tensor *x, *r;
+	size_t n = 0;
+	int a = 0;
+
+	if (!t)
+		return NULL;
+	if (repeats < 0)
+		return tg_t_fail(TG_EINVAL, "repeat_interleave", "negative "
+		                 "repeats %lld", (long long)repeats);
+	if (axis && (a = tg_t_axis("repeat_interleave", *axis, t->ndim)) < 0)
+		return NULL;
+	if ((!axis && t->ndim != 1) || t->ndim == 0) {  /* flattened */
+		tg_scope_begin();
+		r = tg_keep(tg_repeat_interleave(tg_flatten(t, 0, -1), repeats,
+		                                 &(int){ 0 }));
+		tg_scope_end();
+		return r;
+	}
+	if (t->ndim == TG_MAX_DIMS)
+		return tg_t_fail(TG_EINVAL, "repeat_interleave", "%d dims "
+		                 "already", TG_MAX_DIMS);
+	for (int i = 0; i < (int)t->ndim; i++) {
+		s[n] = big[n] = t->shape[i];
+		n++;
+		if (i == a) {
+			s[n] = 1;
+			big[n++] = repeats;
+		}
+	}
+	tg_scope_begin();
+	x = tg_expand(tg_reshape(t, n, s), n, big);
+	r = tg_keep(tg_flatten(x, a, a + 1));
+	tg_scope_end();
+	return r;
+}
+
 /* Every tensor of ts has a's rank, device and sizes except on axis;
  * -1 with a message naming op otherwise. */
 static int check_cat(const char *op, const tg_tensor *const *ts, size_t n,

@@ -607,6 +607,11 @@ TG_API tg_tensor *tg_stack(const tg_tensor *const *ts, size_t n, int axis);
 /* Tiles t reps[i] times along axis i (torch.repeat). */
 TG_API tg_tensor *tg_repeat(const tg_tensor *t, size_t n,
                             const int64_t *reps);
+/* Each element `repeats` times in a row along *axis (negative counts
+ * from the end), or along t flattened when axis is NULL (tinygrad's
+ * repeat_interleave: [a, b] -> [a, a, b, b]).  repeats >= 0. */
+TG_API tg_tensor *tg_repeat_interleave(const tg_tensor *t, int64_t repeats,
+                                       const int *axis);
 /* Pieces of `size` along axis (the last may be smaller) into out[]
  * (room for *n on entry; the count on return).  New references. */
 TG_API int tg_split(const tg_tensor *t, int64_t size, int axis,
