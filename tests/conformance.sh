@@ -41,9 +41,11 @@ done
 
 # examples/vendor-plugin, with the core's C and with its own renderer
 # (TG_DIALECT_CUSTOM: the kernel view, its assembler and its VM).  Its
-# memory is malloc's: under ASan, the 16 TiB allocation must return
-# NULL as it does without, not abort.
+# memory is malloc's: under ASan and TSan, the 16 TiB allocation must
+# return NULL as it does without, not abort.
 ASAN_OPTIONS="allocator_may_return_null=1:$ASAN_OPTIONS"
+TSAN_OPTIONS="allocator_may_return_null=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+export TSAN_OPTIONS
 for r in c vm; do
 	TG_HOSTMEM_RENDERER=$r "$conf" --plugin "$TG_TEST_PLUGINS/vendor/hostmem.la" \
 		--fuzz 4 >"$out" 2>&1 || fail "exit status $? on HOSTMEM, renderer $r"
