@@ -635,6 +635,35 @@ static tg_tensor *f_conv_transpose2d(tg_tensor *const *x, int v)
 	return tg_conv_transpose2d(x[0], x[1], x[2], &CONV[v]);
 }
 
+/* 1-D (stride 2, padding (1,0), output padding 1) and 3-D (padding
+ * 1 on D, dilation 2 on W) */
+static const tg_conv_opts CONVND[] = {
+	{ .stride = { 2 }, .padding = { 1, 0 }, .output_padding = { 1 } },
+	{ .dilation = { 1, 1, 2 }, .padding = { 1, 1 } },
+};
+
+static tg_tensor *f_conv(tg_tensor *const *x, int v)
+{
+	tg_conv_opts o = CONVND[v];
+
+	memset(o.output_padding, 0, sizeof o.output_padding);
+	return tg_conv(x[0], x[1], x[2], &o);
+}
+
+static tg_tensor *f_conv_transpose(tg_tensor *const *x, int v)
+{
+	return tg_conv_transpose(x[0], x[1], x[2], &CONVND[v]);
+}
+
+static tg_tensor *f_einsum(tg_tensor *const *x, int v)
+{
+	static const char *const f[] = { "ij,jk->ki", "bii->bi", "...i,i->",
+	                                 "ij,ij,j->i" };
+	static const size_t n[] = { 2, 1, 2, 3 };
+
+	return tg_einsum(f[v], n[v], x);
+}
+
 static tg_tensor *f_avg_pool2d(tg_tensor *const *x, int v)
 {
 	static const int64_t k2[2] = { 2, 2 }, k3[2] = { 3, 3 };
@@ -908,6 +937,26 @@ static const gcase CASES[] = {
 	C3("conv_transpose2d groups 2", f_conv_transpose2d, 5,
 	   IN(G_UNIF, -1, 1, 4, 1, 2, 3, 3), IN(G_UNIF, -1, 1, 4, 2, 1, 2, 2),
 	   IN(G_UNIF, -1, 1, 1, 2)),
+	C3("conv 1-D stride 2 padding (1,0)", f_conv, 0,
+	   IN(G_UNIF, -1, 1, 3, 2, 2, 7), IN(G_UNIF, -1, 1, 3, 3, 2, 3),
+	   IN(G_UNIF, -1, 1, 1, 3)),
+	C3("conv 3-D padding 1 on D dilation 2 on W", f_conv, 1,
+	   IN(G_UNIF, -1, 1, 5, 1, 2, 2, 3, 5), IN(G_UNIF, -1, 1, 5, 2, 2, 2, 2, 2),
+	   IN(G_UNIF, -1, 1, 1, 2)),
+	C3("conv_transpose 1-D stride 2 output_padding 1", f_conv_transpose, 0,
+	   IN(G_UNIF, -1, 1, 3, 2, 2, 4), IN(G_UNIF, -1, 1, 3, 2, 3, 3),
+	   IN(G_UNIF, -1, 1, 1, 3)),
+	C3("conv_transpose 3-D", f_conv_transpose, 1,
+	   IN(G_UNIF, -1, 1, 5, 1, 2, 2, 2, 3), IN(G_UNIF, -1, 1, 5, 2, 1, 2, 2, 2),
+	   IN(G_UNIF, -1, 1, 1, 1)),
+	C2("einsum ij,jk->ki", f_einsum, 0, U34(-2, 2),
+	   IN(G_UNIF, -1, 1, 2, 4, 2)),
+	C1("einsum bii->bi (diagonal)", f_einsum, 1,
+	   IN(G_UNIF, -2, 2, 3, 2, 3, 3)),
+	C2("einsum ...i,i-> (ellipsis summed)", f_einsum, 2, U234(-2, 2),
+	   IN(G_UNIF, -1, 1, 1, 4)),
+	C3("einsum ij,ij,j->i (size-1 broadcast)", f_einsum, 3,
+	   IN(G_UNIF, -1, 1, 2, 3, 1), U34(-1, 1), IN(G_UNIF, -1, 1, 1, 4)),
 	C1("avg_pool2d 2x2", f_avg_pool2d, 0,
 	   IN(G_UNIF, -2, 2, 4, 1, 2, 4, 4)),
 	C1("avg_pool2d 3x3 stride 1 padding 1 count_include_pad",

@@ -441,11 +441,56 @@ START_TEST(conv_transpose2d_values_and_shapes)
 }
 END_TEST
 
+/* ConvTranspose1d from its definition (scatter-add): x[ci][i] *
+ * w[ci][co][k] lands on output i*2 - 1 + k; L = (4-1)*2 - 2 + 2 + 1 + 1
+ * = 8 with output_padding 1. */
+START_TEST(conv_transpose1d_values_and_shapes)
+{
+	tg_conv_opts o = { .stride = { 2 }, .padding = { 1, 1 },
+	                   .output_padding = { 1 } };
+	tg_nn_conv_transpose1d m;
+	float x[16], w[18], b[3];
+	double want[48];
+	int64_t n, ci, co, i, k;
+	tg_tensor *y;
+
+	ck_assert_int_eq(tg_nn_conv_transpose1d_init(&m, NULL, 2, 3, 3, &o, 1),
+	                 0);
+	expect_shape(m.weight, 3, (int64_t[]){ 2, 3, 3 });
+	expect_bound(m.weight, 1 / sqrt(9.0));
+	expect_bound(m.bias, 1 / sqrt(9.0));
+	ck_assert_int_eq(m.opts.dilation[0], 1);
+	set(m.weight, 1, w);
+	set(m.bias, 2, b);
+	for (i = 0; i < 48; i++)
+		want[i] = b[i / 8 % 3];
+	y = tg_nn_conv_transpose1d_forward(&m, filled(3, (int64_t[]){ 2, 2, 4 },
+	                                              3, x));
+	for (n = 0; n < 2; n++)
+		for (ci = 0; ci < 2; ci++)
+			for (i = 0; i < 4; i++)
+				for (co = 0; co < 3; co++)
+					for (k = 0; k < 3; k++) {
+						int64_t at = i * 2 - 1 + k;
+
+						if (at >= 0 && at < 8)
+							want[(n * 3 + co) * 8 + at] +=
+								(double)x[(n * 2 + ci) * 4 + i] *
+								w[(ci * 3 + co) * 3 + k];
+					}
+	expect_shape(y, 3, (int64_t[]){ 2, 3, 8 });
+	expect_values(y, want, 48);
+	tg_nn_conv_transpose1d_free(&m);
+	ck_assert_ptr_null(m.weight);
+}
+END_TEST
+
 START_TEST(conv_gradients_have_parameter_shapes)
 {
 	tg_nn_conv2d c2;
 	tg_nn_conv1d c1;
 	tg_nn_conv_transpose2d ct;
+	tg_nn_conv_transpose1d ct1;
 	tg_conv_opts o = { 0 };
 	int64_t k[2] = { 3, 3 };
 	tg_tensor *x;
@@ -467,6 +512,13 @@ START_TEST(conv_gradients_have_parameter_shapes)
 	x = filled(4, (int64_t[]){ 1, 2, 3, 3 }, 1, NULL);
 	expect_grads(tg_nn_conv_transpose2d_forward(&ct, x), ct.weight,
 	             ct.bias);
+	ck_assert_int_eq(tg_nn_conv_transpose1d_init(&ct1, NULL, 2, 4, 2, &o,
+	                                             1), 0);
+	want_grad(ct1.weight, ct1.bias);
+	x = filled(3, (int64_t[]){ 2, 2, 5 }, 1, NULL);
+	expect_grads(tg_nn_conv_transpose1d_forward(&ct1, x), ct1.weight,
+	             ct1.bias);
+	tg_nn_conv_transpose1d_free(&ct1);
 	tg_nn_conv2d_free(&c2);
 	tg_nn_conv1d_free(&c1);
 	tg_nn_conv_transpose2d_free(&ct);
@@ -717,6 +769,62 @@ START_TEST(layernorm_values_over_two_axes)
 }
 END_TEST
 
+/* LayerNorm2d: each pixel of (N,C,H,W) normalized over its C values,
+ * then scaled and shifted per channel. */
+START_TEST(layernorm2d_normalizes_each_pixel_over_channels)
+{
+	tg_nn_layernorm m;
+	float x[48], w[3], b[3];
+	double want[48];
+	int64_t s[4] = { 2, 3, 2, 4 }, n, c, p;
+
+	ck_assert_int_eq(tg_nn_layernorm_init(&m, NULL, 1, (int64_t[]){ 3 },
+	                                      1e-5, 1), 0);
+	set(m.weight, 1, w);
+	set(m.bias, 2, b);
+	filled(4, s, 3, x);
+	for (n = 0; n < 2; n++)
+		for (p = 0; p < 8; p++) {
+			double mu = 0, v = 0;
+
+			for (c = 0; c < 3; c++)
+				mu += x[(n * 3 + c) * 8 + p] / 3.0;
+			for (c = 0; c < 3; c++) {
+				double d = x[(n * 3 + c) * 8 + p] - mu;
+
+				v += d * d / 3.0;
+			}
+			for (c = 0; c < 3; c++)
+				want[(n * 3 + c) * 8 + p] =
+					(x[(n * 3 + c) * 8 + p] - mu) /
+					sqrt(v + 1e-5) * w[c] + b[c];
+		}
+	expect_values(tg_nn_layernorm2d_forward(&m, filled(4, s, 3, NULL)),
+	              want, 48);
+	want_grad(m.weight, m.bias);
+	expect_grads(tg_nn_layernorm2d_forward(&m, filled(4, s, 3, NULL)),
+	             m.weight, m.bias);
+	ck_assert_ptr_null(tg_nn_layernorm2d_forward(
+		&m, filled(4, (int64_t[]){ 2, 4, 2, 3 }, 0, NULL)));
+	ck_assert_error("layernorm2d: input (2,4,2,3) must be (N,C,H,W) with C "
+	                "the layer's 3 channels (a normalized shape of 1 dim, "
+	                "has 1)");
+	ck_assert_ptr_null(tg_nn_layernorm2d_forward(
+		&m, filled(3, (int64_t[]){ 2, 3, 2 }, 0, NULL)));
+	ck_assert_error("layernorm2d: input (2,3,2) must be (N,C,H,W)");
+	tg_nn_layernorm_free(&m);
+	ck_assert_int_eq(tg_nn_layernorm_init(&m, NULL, 2, (int64_t[]){ 3, 2 },
+	                                      1e-5, 0), 0);
+	ck_assert_ptr_null(tg_nn_layernorm2d_forward(&m, filled(4, s, 3,
+	                                                        NULL)));
+	ck_assert_error("(a normalized shape of 1 dim, has 2)");
+	tg_nn_layernorm_free(&m);
+	ck_assert_ptr_null(tg_nn_layernorm2d_forward(&m, filled(4, s, 3,
+	                                                        NULL)));
+	ck_assert_error("layernorm2d: no layer or not initialized");
+}
+END_TEST
+
 START_TEST(rmsnorm_values)
 {
 	tg_nn_rmsnorm m;
@@ -842,6 +950,7 @@ START_TEST(params_use_tinygrads_names)
 	tg_nn_linear fc, nb;
 	tg_nn_batchnorm b;
 	tg_nn_conv2d c;
+	tg_nn_conv_transpose1d ct;
 	size_t i;
 
 	ck_assert_ptr_nonnull(s);
@@ -863,6 +972,12 @@ START_TEST(params_use_tinygrads_names)
 	ck_assert_str_eq(tg_state_name(s, 8), "weight");
 	ck_assert_str_eq(tg_state_name(s, 9), "bias");
 	ck_assert_ptr_eq(tg_state_get(s, "bn.running_var"), b.running_var);
+	ck_assert_int_eq(tg_nn_conv_transpose1d_init(&ct, NULL, 2, 2, 3, NULL,
+	                                             0), 0);
+	ck_assert_int_eq(tg_nn_conv_transpose1d_params(&ct, s, "up"), 0);
+	ck_assert_uint_eq(tg_state_count(s), 11);
+	ck_assert_str_eq(tg_state_name(s, 10), "up.weight");
+	tg_nn_conv_transpose1d_free(&ct);
 	/* a second listing under the same names is refused */
 	ck_assert_int_lt(tg_nn_linear_params(&fc, s, "fc1"), 0);
 	ck_assert_int_lt(tg_nn_linear_params(NULL, s, "x"), 0);
@@ -884,6 +999,7 @@ START_TEST(init_errors_name_the_layer_and_values)
 	tg_nn_linear l;
 	tg_nn_conv2d c;
 	tg_nn_conv1d c1;
+	tg_nn_conv_transpose1d ct1;
 	tg_nn_batchnorm bn;
 	tg_nn_groupnorm gn;
 	tg_nn_layernorm ln;
@@ -905,6 +1021,20 @@ START_TEST(init_errors_name_the_layer_and_values)
 	ck_assert_int_eq(tg_nn_conv1d_init(&c1, NULL, 2, 2, 3, 1, -1, 1, 1, 1),
 	                 TG_EINVAL);
 	ck_assert_error("conv1d: padding -1 is negative");
+	ck_assert_int_eq(tg_nn_conv1d_init(&c1, NULL, 2, 2, 0, 1, 0, 1, 1, 1),
+	                 TG_EINVAL);
+	ck_assert_error("conv1d: 2 in and 2 out channels, kernel (0,) (all "
+	                "must be positive)");
+	ck_assert_int_eq(tg_nn_conv_transpose1d_init(&ct1, NULL, 3, 2, 2,
+	                                             &(tg_conv_opts){
+	                                                     .groups = 2 }, 1),
+	                 TG_EINVAL);
+	ck_assert_error("conv_transpose1d: 2 groups don't divide 3 in and 2 "
+	                "out channels");
+	ck_assert_ptr_null(ct1.weight);
+	ck_assert_int_eq(tg_nn_conv_transpose1d_init(NULL, NULL, 3, 2, 2, NULL,
+	                                             1), TG_EINVAL);
+	ck_assert_error("conv_transpose1d: no layer (NULL)");
 	ck_assert_int_eq(tg_nn_batchnorm_init(&bn, NULL, 0, 1e-5, 0.1, 1, 1),
 	                 TG_EINVAL);
 	ck_assert_error("batchnorm: 0 features");
@@ -932,6 +1062,7 @@ START_TEST(forward_errors_name_the_layer_and_values)
 	tg_nn_conv2d c;
 	tg_nn_conv1d c1;
 	tg_nn_conv_transpose2d ct;
+	tg_nn_conv_transpose1d ct1;
 	tg_nn_batchnorm bn;
 	tg_nn_groupnorm gn;
 	tg_nn_layernorm ln;
@@ -976,6 +1107,14 @@ START_TEST(forward_errors_name_the_layer_and_values)
 	ck_assert_ptr_null(tg_nn_conv_transpose2d_forward(&ct, x4));
 	ck_assert_error("conv_transpose2d: input (8,3,5,5) has 3 channels, the "
 	                "layer 2");
+	ck_assert_int_eq(tg_nn_conv_transpose1d_init(&ct1, NULL, 3, 2, 2, NULL,
+	                                             1), 0);
+	ck_assert_ptr_null(tg_nn_conv_transpose1d_forward(&ct1, x4));
+	ck_assert_error("conv_transpose1d: input (8,3,5,5) must be (N,C,L)");
+	ck_assert_ptr_null(tg_nn_conv_transpose1d_forward(
+		&ct1, filled(3, (int64_t[]){ 2, 2, 4 }, 0, NULL)));
+	ck_assert_error("conv_transpose1d: input (2,2,4) has 2 channels, the "
+	                "layer 3");
 	ck_assert_int_eq(tg_nn_groupnorm_init(&gn, NULL, 2, 4, 1e-5, 1), 0);
 	ck_assert_ptr_null(tg_nn_groupnorm_forward(&gn, x3));
 	ck_assert_error("groupnorm: input (2,3,5) has 3 channels, the layer 4");
@@ -1007,6 +1146,7 @@ START_TEST(forward_errors_name_the_layer_and_values)
 	tg_nn_batchnorm_free(&bn);
 	tg_nn_conv2d_free(&c);
 	tg_nn_conv1d_free(&c1);
+	tg_nn_conv_transpose1d_free(&ct1);
 	tg_nn_conv_transpose2d_free(&ct);
 	tg_nn_groupnorm_free(&gn);
 	tg_nn_instancenorm_free(&in);
@@ -1031,6 +1171,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, conv2d_default_opts_and_init_bounds);
 	tcase_add_test(tc, conv1d_values_and_shapes);
 	tcase_add_test(tc, conv_transpose2d_values_and_shapes);
+	tcase_add_test(tc, conv_transpose1d_values_and_shapes);
 	tcase_add_test(tc, conv_gradients_have_parameter_shapes);
 	tcase_add_test(tc, batchnorm_train_then_eval);
 	tcase_add_test(tc, batchnorm_2d_input_untracked_and_plain);
@@ -1038,6 +1179,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, functional_batchnorm_and_layernorm);
 	tcase_add_test(tc, groupnorm_and_instancenorm_values);
 	tcase_add_test(tc, layernorm_values_over_two_axes);
+	tcase_add_test(tc, layernorm2d_normalizes_each_pixel_over_channels);
 	tcase_add_test(tc, rmsnorm_values);
 	tcase_add_test(tc, embedding_rows_bounds_and_gradient);
 	tcase_add_test(tc, dropout_train_and_eval);

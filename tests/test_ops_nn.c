@@ -3,7 +3,8 @@
  * against plain-C double references written from the PyTorch/numpy
  * definitions as naive loops: matmul (2-D, vectors, batched with
  * broadcasting, transposed operands, float32/float16/int32/int8 and
- * mixed dtypes), dot, linear, conv2d, conv_transpose2d, max/avg pools
+ * mixed dtypes), dot, linear, conv2d, conv_transpose2d, conv and
+ * conv_transpose with 1 to 3 spatial axes, einsum, max/avg pools
  * and scaled_dot_product_attention; and the error messages.
  */
 #include "config.h"
@@ -441,9 +442,9 @@ static void run_conv(const struct cvcase *c)
 					want[((n * c->cout + oc) * oh + oy) * ow + ox] = acc;
 				}
 	memset(&o, 0, sizeof o);
-	memcpy(o.stride, c->s, sizeof o.stride);
-	memcpy(o.dilation, c->d, sizeof o.dilation);
-	memcpy(o.padding, c->p, sizeof o.padding);
+	memcpy(o.stride, c->s, sizeof c->s);
+	memcpy(o.dilation, c->d, sizeof c->d);
+	memcpy(o.padding, c->p, sizeof c->p);
 	o.groups = c->g == 1 && (c->n & 1) ? 0 : c->g; /* 0 is 1 too */
 	r = tg_conv2d(tx, tw, tb, &o);
 	{
@@ -541,10 +542,10 @@ static void run_convt(const struct cvcase *c)
 		for (i = 0; i < ot_numel(4, os); i++)
 			want[i] += bv[(i / (oh * ow)) % c->cout];
 	memset(&o, 0, sizeof o);
-	memcpy(o.stride, c->s, sizeof o.stride);
-	memcpy(o.dilation, c->d, sizeof o.dilation);
-	memcpy(o.padding, c->p, sizeof o.padding);
-	memcpy(o.output_padding, c->op, sizeof o.output_padding);
+	memcpy(o.stride, c->s, sizeof c->s);
+	memcpy(o.dilation, c->d, sizeof c->d);
+	memcpy(o.padding, c->p, sizeof c->p);
+	memcpy(o.output_padding, c->op, sizeof c->op);
 	o.groups = c->g;
 	r = tg_conv_transpose2d(tx, tw, tb, &o);
 	snprintf(name, sizeof name, "conv_transpose2d %s", c->name);
@@ -581,6 +582,316 @@ START_TEST(conv_transpose2d_matches_reference)
 	for (i = 0; i < sizeof CONVT / sizeof CONVT[0]; i++)
 		run_convt(&CONVT[i]);
 	fprintf(stderr, "conv_transpose2d cases: %d\n", ncases);
+}
+END_TEST
+
+/* ---- convolutions with 1 to 3 spatial axes ---- */
+
+struct ndcase {
+	const char *name;
+	size_t nd;
+	int64_t n, cin, cout, g;
+	int64_t sz[3], k[3], s[3], d[3], p[6], op[3];
+	int bias;
+};
+
+/* Advances the multi-index i over the sizes e[0..nd); 0 at the end. */
+static int odo(size_t nd, int64_t *i, const int64_t *e)
+{
+	size_t j = nd;
+
+	while (j--) {
+		if (++i[j] < e[j])
+			return 1;
+		i[j] = 0;
+	}
+	return 0;
+}
+
+/* Row-major offset of the multi-index i in sizes e. */
+static int64_t off(size_t nd, const int64_t *i, const int64_t *e)
+{
+	int64_t o = 0;
+	size_t j;
+
+	for (j = 0; j < nd; j++)
+		o = o * e[j] + i[j];
+	return o;
+}
+
+/* The pairs (input position, output position) of the definition of
+ * both: position q of the output reads input pos[j] = q[j]*s - pb +
+ * k[j]*d; the transposed one writes there (scatter-add). */
+static void run_nd(const struct ndcase *c, int transpose)
+{
+	size_t nd = c->nd, j;
+	int64_t s[3], d[3], o[3], xs[5], ws[5], os[5], bsz[1] = { c->cout };
+	int64_t cing = c->cin / c->g, coutg = c->cout / c->g, sp = 1, osp = 1;
+	int64_t n, ci, co, q[3], kk[3], cpos[3], ksp = 1;
+	double *x, *w, *bv = NULL, *want;
+	tg_conv_opts opt;
+	tg_tensor *tx, *tw, *tb = NULL, *r;
+	char name[160];
+
+	for (j = 0; j < nd; j++) {
+		int64_t span;
+
+		s[j] = c->s[j] ? c->s[j] : 1;
+		d[j] = c->d[j] ? c->d[j] : 1;
+		span = d[j] * (c->k[j] - 1);
+		o[j] = transpose ? (c->sz[j] - 1) * s[j] -
+		                   (c->p[2 * j] + c->p[2 * j + 1]) + span +
+		                   c->op[j] + 1
+		                 : (c->sz[j] + c->p[2 * j] + c->p[2 * j + 1] -
+		                    span - 1) / s[j] + 1;
+		sp *= c->sz[j], osp *= o[j], ksp *= c->k[j];
+	}
+	xs[0] = c->n, xs[1] = c->cin;
+	ws[0] = transpose ? c->cin : c->cout;
+	ws[1] = transpose ? coutg : cing;
+	os[0] = c->n, os[1] = c->cout;
+	for (j = 0; j < nd; j++)
+		xs[2 + j] = c->sz[j], ws[2 + j] = c->k[j], os[2 + j] = o[j];
+	tg_scope_begin();
+	tx = mk(TG_FLOAT32, nd + 2, xs, 20, 0, &x);
+	tw = mk(TG_FLOAT32, nd + 2, ws, 21, 0, &w);
+	if (c->bias)
+		tb = mk(TG_FLOAT32, 1, bsz, 22, 0, &bv);
+	want = dalloc(c->n * c->cout * osp);
+	/* the "small" side (conv: output, transposed: input) position q,
+	 * the kernel position kk, the "large" side position cpos */
+	for (n = 0; n < c->n; n++)
+		for (co = 0; co < (transpose ? c->cin : c->cout); co++) {
+			int64_t g = transpose ? co / cing : co / coutg;
+			int64_t nin = transpose ? coutg : cing;
+
+			memset(q, 0, sizeof q);
+			do {
+				memset(kk, 0, sizeof kk);
+				do {
+					int in = 1;
+
+					for (j = 0; j < nd; j++) {
+						cpos[j] = q[j] * s[j] - c->p[2 * j] +
+						          kk[j] * d[j];
+						in &= cpos[j] >= 0 &&
+						      cpos[j] < (transpose ? o[j] : c->sz[j]);
+					}
+					if (!in)
+						continue;
+					for (ci = 0; ci < nin; ci++) {
+						int64_t other = g * nin + ci;
+						double wv = w[(co * nin + ci) * ksp +
+						              off(nd, kk, c->k)];
+
+						if (transpose)
+							want[(n * c->cout + other) * osp +
+							     off(nd, cpos, o)] +=
+								x[(n * c->cin + co) * sp +
+								  off(nd, q, c->sz)] * wv;
+						else
+							want[(n * c->cout + co) * osp +
+							     off(nd, q, o)] +=
+								x[(n * c->cin + other) * sp +
+								  off(nd, cpos, c->sz)] * wv;
+					}
+				} while (odo(nd, kk, c->k));
+			} while (odo(nd, q, transpose ? c->sz : o));
+		}
+	if (bv)
+		for (n = 0; n < c->n * c->cout * osp; n++)
+			want[n] += bv[(n / osp) % c->cout];
+	memset(&opt, 0, sizeof opt);
+	memcpy(opt.stride, c->s, sizeof c->s);
+	memcpy(opt.dilation, c->d, sizeof c->d);
+	memcpy(opt.padding, c->p, sizeof c->p);
+	memcpy(opt.output_padding, c->op, sizeof c->op);
+	opt.groups = c->g;
+	r = transpose ? tg_conv_transpose(tx, tw, tb, &opt)
+	              : tg_conv(tx, tw, tb, &opt);
+	snprintf(name, sizeof name, "%s %zu-D %s",
+	         transpose ? "conv_transpose" : "conv", nd, c->name);
+	check_res(name, r, TG_FLOAT32, nd + 2, os, want);
+	free(x), free(w), free(bv), free(want);
+	tg_scope_end();
+}
+
+static const struct ndcase CONVND[] = {
+	{ "k3", 1, 2, 3, 4, 1, { 9 }, { 3 }, { 0 }, { 0 }, { 0 }, { 0 }, 0 },
+	{ "k3 pad(1,1) bias", 1, 2, 3, 2, 1, { 8 }, { 3 }, { 0 }, { 0 }, { 1, 1 }, { 0 }, 1 },
+	{ "k2 s2", 1, 1, 2, 3, 1, { 9 }, { 2 }, { 2 }, { 0 }, { 0 }, { 0 }, 0 },
+	{ "k3 s2 d2 pad(2,0)", 1, 2, 2, 2, 1, { 11 }, { 3 }, { 2 }, { 2 }, { 2, 0 }, { 0 }, 1 },
+	{ "k3 groups2 s2 pad(1,1) outpad1", 1, 2, 4, 6, 2, { 7 }, { 3 }, { 2 }, { 0 }, { 1, 1 }, { 1 }, 1 },
+	{ "k1", 1, 1, 3, 2, 1, { 5 }, { 1 }, { 0 }, { 0 }, { 0 }, { 0 }, 1 },
+	{ "2x3x3", 3, 2, 2, 3, 1, { 4, 5, 5 }, { 2, 3, 3 }, { 0 }, { 0 }, { 0 }, { 0 }, 0 },
+	{ "3x3x3 pad1 bias", 3, 1, 2, 2, 1, { 4, 4, 5 }, { 3, 3, 3 }, { 0 }, { 0 }, { 1, 1, 1, 1, 1, 1 }, { 0 }, 1 },
+	{ "2x2x2 s(2,1,2)", 3, 1, 3, 2, 1, { 5, 4, 6 }, { 2, 2, 2 }, { 2, 1, 2 }, { 0 }, { 0 }, { 0 }, 0 },
+	{ "2x2x3 d(1,2,1) pad(0,1,1,0,1,1)", 3, 2, 2, 2, 1, { 3, 6, 5 }, { 2, 2, 3 }, { 0 }, { 1, 2, 1 }, { 0, 1, 1, 0, 1, 1 }, { 0 }, 1 },
+	{ "1x2x2 groups2 s2 outpad(0,1,1)", 3, 1, 4, 2, 2, { 2, 3, 3 }, { 1, 2, 2 }, { 1, 2, 2 }, { 0 }, { 0 }, { 0, 1, 1 }, 0 },
+	{ "2x2 as 2-D", 2, 2, 2, 3, 1, { 4, 5 }, { 2, 2 }, { 1, 2 }, { 0 }, { 1, 0, 0, 1 }, { 0 }, 1 },
+};
+
+START_TEST(conv_nd_matches_reference)
+{
+	size_t i;
+
+	ncases = 0;
+	for (i = 0; i < sizeof CONVND / sizeof CONVND[0]; i++) {
+		/* output_padding belongs to the transposed one only */
+		if (!CONVND[i].op[0] && !CONVND[i].op[1] && !CONVND[i].op[2])
+			run_nd(&CONVND[i], 0);
+		run_nd(&CONVND[i], 1);
+	}
+	fprintf(stderr, "conv N-D cases: %d\n", ncases);
+}
+END_TEST
+
+/* ---- einsum ---- */
+
+/* A case: the formula, the operands' shapes, and the same contraction
+ * spelled out for the reference with one letter per axis (ellipses
+ * named, the implicit output written). */
+struct eicase {
+	const char *formula;
+	size_t n, nd[3];
+	int64_t s[3][4];
+	const char *ref[3], *refout;
+	tg_dtype dt;
+};
+
+/* The sum over every assignment of the labels of the product of the
+ * operands' elements, added at the output's labels; an axis of size 1
+ * is read at 0 whatever its label's value (broadcast). */
+static double *einsum_ref(const struct eicase *c, double **x, int64_t *os,
+                          size_t *on)
+{
+	int64_t size[128] = { 0 }, val[128] = { 0 }, i;
+	char labels[64];
+	size_t nl = 0, k, j;
+	double *want;
+
+	for (k = 0; k < c->n; k++)
+		for (j = 0; j < c->nd[k]; j++) {
+			int l = c->ref[k][j];
+
+			if (!size[l])
+				labels[nl++] = (char)l;
+			if (c->s[k][j] > size[l])
+				size[l] = c->s[k][j];
+		}
+	*on = strlen(c->refout);
+	for (j = 0; j < *on; j++)
+		os[j] = size[(int)c->refout[j]];
+	want = dalloc(ot_numel(*on, os));
+	for (;;) {
+		double p = 1;
+		int64_t at = 0;
+
+		for (k = 0; k < c->n; k++) {
+			int64_t o = 0;
+
+			for (j = 0; j < c->nd[k]; j++)
+				o = o * c->s[k][j] +
+				    (c->s[k][j] == 1 ? 0 : val[(int)c->ref[k][j]]);
+			p *= x[k][o];
+		}
+		for (j = 0; j < *on; j++)
+			at = at * os[j] + val[(int)c->refout[j]];
+		want[at] += p;
+		for (i = (int64_t)nl - 1; i >= 0; i--) {
+			if (++val[(int)labels[i]] < size[(int)labels[i]])
+				break;
+			val[(int)labels[i]] = 0;
+		}
+		if (i < 0)
+			break;
+	}
+	return want;
+}
+
+#define F TG_FLOAT32
+static const struct eicase EINSUM[] = {
+	{ "ij,jk->ik", 2, { 2, 2 }, { { 3, 4 }, { 4, 5 } }, { "ij", "jk" }, "ik", F },
+	{ "ij,jk->ik", 2, { 2, 2 }, { { 3, 4 }, { 4, 5 } }, { "ij", "jk" }, "ik", TG_INT32 },
+	{ "ij,jk", 2, { 2, 2 }, { { 3, 4 }, { 4, 2 } }, { "ij", "jk" }, "ik", F },
+	{ "ij->ji", 1, { 2 }, { { 3, 4 } }, { "ij" }, "ji", F },
+	{ "ji", 1, { 2 }, { { 3, 4 } }, { "ji" }, "ij", F },
+	{ "ij->", 1, { 2 }, { { 3, 4 } }, { "ij" }, "", F },
+	{ "ij->j", 1, { 2 }, { { 3, 4 } }, { "ij" }, "j", F },
+	{ "ii->i", 1, { 2 }, { { 4, 4 } }, { "ii" }, "i", F },
+	{ "ii", 1, { 2 }, { { 4, 4 } }, { "ii" }, "", F },
+	{ "bii->bi", 1, { 3 }, { { 2, 3, 3 } }, { "bii" }, "bi", F },
+	{ "iji->j", 1, { 3 }, { { 3, 2, 3 } }, { "iji" }, "j", F },
+	{ "iii->i", 1, { 3 }, { { 3, 3, 3 } }, { "iii" }, "i", F },
+	{ "i,i->", 2, { 1, 1 }, { { 5 }, { 5 } }, { "i", "i" }, "", F },
+	{ "i,j->ij", 2, { 1, 1 }, { { 3 }, { 4 } }, { "i", "j" }, "ij", F },
+	{ "bij,bjk->bik", 2, { 3, 3 }, { { 2, 3, 4 }, { 2, 4, 3 } }, { "bij", "bjk" }, "bik", F },
+	{ "ij,jk,kl->il", 3, { 2, 2, 2 }, { { 2, 3 }, { 3, 4 }, { 4, 2 } }, { "ij", "jk", "kl" }, "il", F },
+	{ "Ab,bC->CA", 2, { 2, 2 }, { { 2, 3 }, { 3, 4 } }, { "Ab", "bC" }, "CA", F },
+	{ " i j , j k -> k i ", 2, { 2, 2 }, { { 2, 3 }, { 3, 2 } }, { "ij", "jk" }, "ki", F },
+	{ "ij,ij->ij", 2, { 2, 2 }, { { 3, 1 }, { 3, 4 } }, { "ij", "ij" }, "ij", F },
+	{ "...ij,...jk->...ik", 2, { 3, 2 }, { { 2, 3, 4 }, { 4, 5 } }, { "bij", "jk" }, "bik", F },
+	{ "...ij,jk", 2, { 4, 2 }, { { 2, 1, 3, 4 }, { 4, 2 } }, { "abij", "jk" }, "abik", F },
+	{ "...i,...i->...", 2, { 3, 2 }, { { 2, 3, 4 }, { 1, 4 } }, { "abi", "bi" }, "ab", F },
+	{ "i...->i", 1, { 3 }, { { 3, 2, 2 } }, { "iab" }, "i", F },
+	{ "i...j->j...i", 1, { 4 }, { { 2, 3, 1, 4 } }, { "iabj" }, "jabi", F },
+	{ "...->...", 1, { 2 }, { { 2, 3 } }, { "ab" }, "ab", F },
+	{ "ij...,jk...->ik", 2, { 3, 3 }, { { 2, 3, 2 }, { 3, 2, 2 } }, { "ija", "jka" }, "ik", F },
+};
+#undef F
+
+START_TEST(einsum_matches_reference)
+{
+	size_t i, k, on;
+
+	ncases = 0;
+	for (i = 0; i < sizeof EINSUM / sizeof EINSUM[0]; i++) {
+		const struct eicase *c = &EINSUM[i];
+		tg_tensor *xs[3];
+		double *x[3], *want;
+		int64_t os[8];
+		char name[160];
+
+		tg_scope_begin();
+		for (k = 0; k < c->n; k++)
+			xs[k] = mk(c->dt, c->nd[k], c->s[k], 30 + (int)k, 0, &x[k]);
+		want = einsum_ref(c, x, os, &on);
+		snprintf(name, sizeof name, "einsum \"%s\"", c->formula);
+		check_res(name, tg_einsum(c->formula, c->n, xs), c->dt, on, os,
+		          want);
+		for (k = 0; k < c->n; k++)
+			free(x[k]);
+		free(want);
+		tg_scope_end();
+	}
+	fprintf(stderr, "einsum cases: %d\n", ncases);
+}
+END_TEST
+
+/* A contraction is one kernel; one that sums nothing is a view. */
+START_TEST(einsum_kernel_counts)
+{
+	tg_tensor *a, *b, *r;
+	tg_counters c;
+	double *x, *y;
+
+	tg_scope_begin();
+	a = mk(TG_FLOAT32, 2, (int64_t[]){ 3, 4 }, 1, 0, &x);
+	b = mk(TG_FLOAT32, 2, (int64_t[]){ 4, 5 }, 2, 0, &y);
+	ck_assert_int_eq(tg_realize(a), 0);
+	ck_assert_int_eq(tg_realize(b), 0);
+	tg_counters_reset();
+	r = tg_einsum("ij,jk->ik", 2, (tg_tensor *[]){ a, b });
+	ck_assert_int_eq(tg_realize(r), 0);
+	tg_counters_get(&c);
+	ck_assert_uint_eq(c.kernels, 1);
+	tg_counters_reset();
+	r = tg_einsum("ij->ji", 1, &a);
+	ck_assert_int_eq(tg_realize(r), 0);
+	tg_counters_get(&c);
+	ck_assert_uint_eq(c.kernels, 0);
+	free(x), free(y);
+	tg_scope_end();
 }
 END_TEST
 
@@ -665,9 +976,9 @@ static void run_pool(const struct plcase *c, int kind, tg_dtype dt)
 				want[(l * oh + oy) * ow + ox] = acc;
 			}
 	memset(&o, 0, sizeof o);
-	memcpy(o.stride, c->s, sizeof o.stride);
-	memcpy(o.dilation, c->d, sizeof o.dilation);
-	memcpy(o.padding, c->p, sizeof o.padding);
+	memcpy(o.stride, c->s, sizeof c->s);
+	memcpy(o.dilation, c->d, sizeof c->d);
+	memcpy(o.padding, c->p, sizeof c->p);
 	r = kind ? tg_avg_pool2d(tx, c->k, &o, kind == 1)
 	         : tg_max_pool2d(tx, c->k, &o);
 	snprintf(name, sizeof name, "%s %s", kind == 0 ? "max_pool2d" :
@@ -920,6 +1231,63 @@ START_TEST(errors_name_the_op_and_shapes)
 	ERR(tg_conv_transpose2d(x4, w4, NULL, NULL), "conv_transpose2d: input "
 	    "(1,4,3,3) does not match weight (3,2,3,3)");
 
+	/* N-D: the weight's dims past (out, in) are the spatial axes */
+	ERR(tg_conv(b234, zt(3, (int64_t[]){ 2, 2, 3 }), NULL, NULL),
+	    "conv: input (2,3,4) does not match weight (2,2,3) with 1 groups "
+	    "(3 vs 2 channels)");
+	ERR(tg_conv(x4, zt(3, (int64_t[]){ 2, 4, 3 }), NULL, NULL), "conv: "
+	    "input (1,4,3,3) and weight (2,4,3) must both be (N,C,...) with 1 "
+	    "to 3 spatial axes");
+	ERR(tg_conv(m34, m34, NULL, NULL), "conv: input (3,4) and weight "
+	    "(3,4) must both be (N,C,...) with 1 to 3 spatial axes");
+	ERR(tg_conv(zt(6, (int64_t[]){ 1, 1, 2, 2, 2, 2 }),
+	            zt(6, (int64_t[]){ 1, 1, 1, 1, 1, 1 }), NULL, NULL),
+	    "with 1 to 3 spatial axes");
+	ERR(tg_conv(b234, zt(3, (int64_t[]){ 2, 3, 5 }), NULL, NULL),
+	    "conv: pool: kernel 5 (stride 1, dilation 1) does not fit axis 2 "
+	    "of (2,3,4)");
+	ERR(tg_conv(b234, zt(3, (int64_t[]){ 2, 3, 2 }), NULL,
+	            &(tg_conv_opts){ .stride = { -1 } }),
+	    "conv: stride -1, dilation 1 and groups 1 must be positive");
+	ERR(tg_conv_transpose(b234, zt(3, (int64_t[]){ 2, 3, 2 }), NULL, NULL),
+	    "conv_transpose: input (2,3,4) does not match weight (2,3,2) with 1 "
+	    "groups (3 vs 2 channels)");
+	ERR(tg_conv_transpose(b234, zt(4, (int64_t[]){ 3, 3, 2, 2 }), NULL,
+	                      NULL), "conv_transpose: input (2,3,4) and weight "
+	    "(3,3,2,2) must both be");
+	ERR(tg_conv_transpose2d(b234, zt(3, (int64_t[]){ 3, 3, 2 }), NULL,
+	                        NULL), "conv_transpose2d: input (2,3,4) and "
+	    "weight (3,3,2) must be 4-D");
+
+	/* einsum */
+	ERR(tg_einsum("ij,jk->ik", 1, &m34), "einsum: \"ij,jk->ik\": 2 "
+	    "terms for 1 operands");
+	ERR(tg_einsum("ij->ii", 1, &m34), "einsum: \"ij->ii\": label 'i' "
+	    "twice in the output");
+	ERR(tg_einsum("ij->k", 1, &m34), "einsum: \"ij->k\": output label "
+	    "'k' is in no operand");
+	ERR(tg_einsum("i1->i", 1, &m34), "einsum: \"i1->i\": '1' is not a "
+	    "letter, \"...\", ',' or \"->\"");
+	ERR(tg_einsum("i..j", 1, &m34), "'.' is not a letter");
+	ERR(tg_einsum("ij->i->j", 1, &m34), "einsum: \"ij->i->j\": a second "
+	    "\"->\" or a ',' in the output");
+	ERR(tg_einsum("ij,jk->ik", 2, (tg_tensor *[]){ m34, m56 }), "einsum: "
+	    "\"ij,jk->ik\": label 'j' is 5 in operand 1 (5,6) and 4 "
+	    "elsewhere");
+	ERR(tg_einsum("ijk", 1, &m34), "einsum: \"ijk\": operand 0 (3,4) has "
+	    "2 dims for a term of 3 labels");
+	ERR(tg_einsum("...ijk", 1, &m34), "operand 0 (3,4) has 2 dims for a "
+	    "term of 3 labels and \"...\"");
+	ERR(tg_einsum("ii", 1, (tg_tensor *[]){ zt(2, (int64_t[]){ 3, 1 }) }),
+	    "einsum: \"ii\": label 'i' repeats in operand (3,1) with sizes 3 "
+	    "and 1");
+	ERR(tg_einsum("...i,...i", 2, (tg_tensor *[]){ b234, zt(3,
+	            (int64_t[]){ 3, 3, 4 }) }), "einsum: \"...i,...i\": the "
+	    "\"...\" dims of operand 1 (3,3,4) don't broadcast with the others");
+	ERR(tg_einsum(NULL, 1, &m34), "einsum: formula NULL with 1 operands");
+	ERR(tg_einsum("", 0, NULL), "einsum: formula given with 0 operands "
+	    "(1 to 32)");
+
 	/* pools */
 	ERR(tg_max_pool2d(v5, k2, NULL), "max_pool2d: input (5,) needs 2 dims");
 	ERR(tg_avg_pool2d(v5, k2, NULL, 1), "avg_pool2d: input (5,) needs 2 "
@@ -938,6 +1306,9 @@ START_TEST(errors_name_the_op_and_shapes)
 	ck_assert_ptr_null(tg_linear(m34, NULL, NULL));
 	ck_assert_ptr_null(tg_conv2d(NULL, w3, NULL, NULL));
 	ck_assert_ptr_null(tg_conv_transpose2d(x4, NULL, NULL, NULL));
+	ck_assert_ptr_null(tg_conv(NULL, w3, NULL, NULL));
+	ck_assert_ptr_null(tg_einsum("ij,jk", 2, (tg_tensor *[]){ m34, NULL }));
+	ck_assert_ptr_null(tg_conv_transpose(x4, NULL, NULL, NULL));
 	ck_assert_ptr_null(tg_max_pool2d(NULL, k2, NULL));
 	ck_assert_ptr_null(tg_avg_pool2d(NULL, k2, NULL, 0));
 	ck_assert_ptr_null(tg_scaled_dot_product_attention(m34, NULL, m34,
@@ -958,6 +1329,9 @@ static Suite *ops_nn_suite(void)
 	tcase_add_test(t, linear_matches_reference);
 	tcase_add_test(t, conv2d_matches_reference);
 	tcase_add_test(t, conv_transpose2d_matches_reference);
+	tcase_add_test(t, conv_nd_matches_reference);
+	tcase_add_test(t, einsum_matches_reference);
+	tcase_add_test(t, einsum_kernel_counts);
 	tcase_add_test(t, pools_match_reference);
 	tcase_add_test(t, pools_without_opts);
 	tcase_add_test(t, sdpa_matches_reference);

@@ -1,6 +1,6 @@
 /*
- * nn/conv.c - tinygrad's convolution layers: Conv1d, Conv2d and
- * ConvTranspose2d.  The weight's init is the kaiming_uniform(a =
+ * nn/conv.c - tinygrad's convolution layers: Conv1d, Conv2d,
+ * ConvTranspose1d and ConvTranspose2d.  The weight's init is the kaiming_uniform(a =
  * sqrt(5)) of PyTorch (and of older tinygrad), whose bound
  * 1/sqrt(fan_in) counts the input channels of one group.
  */
@@ -39,19 +39,35 @@ static int conv_params(tg_dev *dev, size_t ndim, const int64_t *shape,
 	return failed();
 }
 
-/* Checks channel counts, kernel and options of a convolution layer and
- * fills *o with the options, zeros replaced by their defaults. */
+/* "(3,3)" of a kernel size, for messages. */
+static const char *ksize(size_t nd, const int64_t *k, char *buf, size_t n)
+{
+	size_t i, len = 0;
+
+	buf[len++] = '(';
+	for (i = 0; i < nd && len < n - 24; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%lld",
+		                        i ? "," : "", (long long)(k ? k[i] : 0));
+	snprintf(buf + len, n - len, nd == 1 ? ",)" : ")");
+	return buf;
+}
+
+/* Checks channel counts, the nd sizes of the kernel and the options of
+ * a convolution layer and fills *o with the options, zeros replaced by
+ * their defaults. */
 static int conv_check(const char *layer, int64_t cin, int64_t cout,
-                      const int64_t k[2], const tg_conv_opts *opts,
+                      size_t nd, const int64_t *k, const tg_conv_opts *opts,
                       tg_conv_opts *o)
 {
-	int i;
+	char b[128];
+	int kbad = !k;
+	size_t i;
 
 	memset(o, 0, sizeof *o);
 	if (opts)
 		*o = *opts;
 	o->groups = o->groups ? o->groups : 1;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < TG_CONV_MAX_DIMS; i++) {
 		o->stride[i] = o->stride[i] ? o->stride[i] : 1;
 		o->dilation[i] = o->dilation[i] ? o->dilation[i] : 1;
 		if (o->stride[i] < 0 || o->dilation[i] < 0)
@@ -60,13 +76,13 @@ static int conv_check(const char *layer, int64_t cin, int64_t cout,
 			                (long long)o->stride[i],
 			                (long long)o->dilation[i]);
 	}
-	if (cin <= 0 || cout <= 0 || !k || k[0] <= 0 || k[1] <= 0)
+	for (i = 0; k && i < nd; i++)
+		kbad |= k[i] <= 0;
+	if (cin <= 0 || cout <= 0 || kbad)
 		return tg_error(TG_EINVAL, "%s: %lld in and %lld out "
-		                "channels, kernel (%lld,%lld) (all must be "
-		                "positive)", layer, (long long)cin,
-		                (long long)cout,
-		                (long long)(k ? k[0] : 0),
-		                (long long)(k ? k[1] : 0));
+		                "channels, kernel %s (all must be positive)",
+		                layer, (long long)cin, (long long)cout,
+		                ksize(nd, k, b, sizeof b));
 	if (o->groups < 0 || cin % o->groups || cout % o->groups)
 		return tg_error(TG_EINVAL, "%s: %lld groups don't divide %lld "
 		                "in and %lld out channels", layer,
@@ -85,7 +101,8 @@ int tg_nn_conv2d_init(tg_nn_conv2d *m, tg_dev *dev, int64_t cin,
 	if (!m)
 		return bad("conv2d", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
-	if ((st = conv_check("conv2d", cin, cout, kernel, opts, &m->opts)))
+	if ((st = conv_check("conv2d", cin, cout, 2, kernel, opts,
+	                      &m->opts)))
 		return st;
 	st = conv_params(dev, 4, (int64_t[]){ cout, cin / m->opts.groups,
 	                                      kernel[0], kernel[1] },
@@ -125,22 +142,20 @@ void tg_nn_conv2d_free(tg_nn_conv2d *m)
 }
 
 /* Conv1d keeps PyTorch's 3-D weight (cout, cin/groups, k), so its
- * state dict names and shapes match a PyTorch or tinygrad model; the
- * 1-D options are the W half of a conv2d's. */
+ * state dict names and shapes match a PyTorch or tinygrad model. */
 int tg_nn_conv1d_init(tg_nn_conv1d *m, tg_dev *dev, int64_t cin,
                       int64_t cout, int64_t k, int64_t stride,
                       int64_t padding, int64_t dilation, int64_t groups,
                       int bias)
 {
-	tg_conv_opts in = { .stride = { 1, stride },
-	                    .dilation = { 1, dilation }, .groups = groups }, o;
+	tg_conv_opts in = { .stride = { stride }, .dilation = { dilation },
+	                    .groups = groups }, o;
 	int st;
 
 	if (!m)
 		return bad("conv1d", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
-	if ((st = conv_check("conv1d", cin, cout, (int64_t[]){ 1, k }, &in,
-	                     &o)))
+	if ((st = conv_check("conv1d", cin, cout, 1, &k, &in, &o)))
 		return st;
 	if (padding < 0)
 		return tg_error(TG_EINVAL, "conv1d: padding %lld is negative",
@@ -149,19 +164,15 @@ int tg_nn_conv1d_init(tg_nn_conv1d *m, tg_dev *dev, int64_t cin,
 	                 &m->weight, bias ? &m->bias : NULL);
 	if (st)
 		return st;
-	m->stride = o.stride[1];
+	m->stride = o.stride[0];
 	m->padding = padding;
-	m->dilation = o.dilation[1];
+	m->dilation = o.dilation[0];
 	m->groups = o.groups;
 	return 0;
 }
 
-/* As a conv2d over (N, C, 1, L) with a (cout, cin/g, 1, k) kernel. */
 tg_tensor *tg_nn_conv1d_forward(const tg_nn_conv1d *m, const tg_tensor *x)
 {
-	tg_conv_opts o;
-	const int64_t *ws;
-	tg_tensor *r;
 	char b[160];
 
 	if (!x)
@@ -173,19 +184,11 @@ tg_tensor *tg_nn_conv1d_forward(const tg_nn_conv1d *m, const tg_tensor *x)
 	if (x->ndim != 3)
 		return tg_t_fail(TG_EINVAL, "conv1d", "input %s must be "
 		                 "(N,C,L)", SHAPE(x, b));
-	ws = m->weight->shape;
-	o = (tg_conv_opts){ .stride = { 1, m->stride },
-	                    .dilation = { 1, m->dilation },
-	                    .padding = { 0, 0, m->padding, m->padding },
-	                    .groups = m->groups };
-	tg_scope_begin();
-	r = tg_conv2d(tg_unsqueeze(x, 2),
-	              tg_reshape(m->weight, 4, (int64_t[]){ ws[0], ws[1], 1,
-	                                                    ws[2] }),
-	              m->bias, &o);
-	r = tg_keep(tg_squeeze(r, 2));
-	tg_scope_end();
-	return r;
+	return tg_conv(x, m->weight, m->bias,
+	               &(tg_conv_opts){ .stride = { m->stride },
+	                                .dilation = { m->dilation },
+	                                .padding = { m->padding, m->padding },
+	                                .groups = m->groups });
 }
 
 void tg_nn_conv1d_free(tg_nn_conv1d *m)
@@ -197,8 +200,41 @@ void tg_nn_conv1d_free(tg_nn_conv1d *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* ConvTranspose2d: weight (cin, cout/groups, kh, kw), so fan_in (and
- * the bound) counts cout/groups * kh * kw as in PyTorch. */
+/* ConvTranspose1d/2d: weight (cin, cout/groups, k...), so fan_in (and
+ * the bound) counts cout/groups * k... as in PyTorch. */
+static int convt_init(const char *layer, tg_dev *dev, int64_t cin,
+                      int64_t cout, size_t nd, const int64_t *k,
+                      const tg_conv_opts *opts, int bias, tg_tensor **w,
+                      tg_tensor **b, tg_conv_opts *o)
+{
+	int64_t shape[2 + TG_CONV_MAX_DIMS];
+	int st;
+
+	if ((st = conv_check(layer, cin, cout, nd, k, opts, o)))
+		return st;
+	shape[0] = cin;
+	shape[1] = cout / o->groups;
+	memcpy(shape + 2, k, nd * sizeof *k);
+	return conv_params(dev, nd + 2, shape, cout, w, bias ? b : NULL);
+}
+
+/* The input's checks name the layer's channel count;
+ * tg_conv_transpose checks the rest (output size, bias). */
+static tg_tensor *convt_forward(const char *layer, const tg_tensor *w,
+                                const tg_tensor *bias,
+                                const tg_conv_opts *o, const tg_tensor *x,
+                                const char *form)
+{
+	char b[160];
+
+	if (check_input(layer, x, w->ndim, 1, w->shape[0], "channels"))
+		return NULL;
+	if (x->ndim != w->ndim)
+		return tg_t_fail(TG_EINVAL, layer, "input %s must be %s",
+		                 SHAPE(x, b), form);
+	return tg_conv_transpose(x, w, bias, o);
+}
+
 int tg_nn_conv_transpose2d_init(tg_nn_conv_transpose2d *m, tg_dev *dev,
                                 int64_t cin, int64_t cout,
                                 const int64_t kernel[2],
@@ -209,12 +245,8 @@ int tg_nn_conv_transpose2d_init(tg_nn_conv_transpose2d *m, tg_dev *dev,
 	if (!m)
 		return bad("conv_transpose2d", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
-	if ((st = conv_check("conv_transpose2d", cin, cout, kernel, opts,
-	                     &m->opts)))
-		return st;
-	st = conv_params(dev, 4, (int64_t[]){ cin, cout / m->opts.groups,
-	                                      kernel[0], kernel[1] },
-	                 cout, &m->weight, bias ? &m->bias : NULL);
+	st = convt_init("conv_transpose2d", dev, cin, cout, 2, kernel, opts,
+	                bias, &m->weight, &m->bias, &m->opts);
 	if (st)
 		memset(m, 0, sizeof *m);
 	return st;
@@ -223,21 +255,51 @@ int tg_nn_conv_transpose2d_init(tg_nn_conv_transpose2d *m, tg_dev *dev,
 tg_tensor *tg_nn_conv_transpose2d_forward(const tg_nn_conv_transpose2d *m,
                                           const tg_tensor *x)
 {
-	char b[160];
-
 	if (!x)
 		return NULL;
-	if (usable("conv_transpose2d", m, m ? m->weight : NULL) ||
-	    check_input("conv_transpose2d", x, 4, 1, m->weight->shape[0],
-	                "channels"))
+	if (usable("conv_transpose2d", m, m ? m->weight : NULL))
 		return NULL;
-	if (x->ndim != 4)
-		return tg_t_fail(TG_EINVAL, "conv_transpose2d", "input %s must "
-		                 "be (N,C,H,W)", SHAPE(x, b));
-	return tg_conv_transpose2d(x, m->weight, m->bias, &m->opts);
+	return convt_forward("conv_transpose2d", m->weight, m->bias,
+	                     &m->opts, x, "(N,C,H,W)");
 }
 
 void tg_nn_conv_transpose2d_free(tg_nn_conv_transpose2d *m)
+{
+	if (!m)
+		return;
+	drop(&m->weight);
+	drop(&m->bias);
+	memset(m, 0, sizeof *m);
+}
+
+int tg_nn_conv_transpose1d_init(tg_nn_conv_transpose1d *m, tg_dev *dev,
+                                int64_t cin, int64_t cout, int64_t k,
+                                const tg_conv_opts *opts, int bias)
+{
+	int st;
+
+	if (!m)
+		return bad("conv_transpose1d", "no layer (NULL)");
+	memset(m, 0, sizeof *m);
+	st = convt_init("conv_transpose1d", dev, cin, cout, 1, &k, opts, bias,
+	                &m->weight, &m->bias, &m->opts);
+	if (st)
+		memset(m, 0, sizeof *m);
+	return st;
+}
+
+tg_tensor *tg_nn_conv_transpose1d_forward(const tg_nn_conv_transpose1d *m,
+                                          const tg_tensor *x)
+{
+	if (!x)
+		return NULL;
+	if (usable("conv_transpose1d", m, m ? m->weight : NULL))
+		return NULL;
+	return convt_forward("conv_transpose1d", m->weight, m->bias,
+	                     &m->opts, x, "(N,C,L)");
+}
+
+void tg_nn_conv_transpose1d_free(tg_nn_conv_transpose1d *m)
 {
 	if (!m)
 		return;

@@ -432,6 +432,31 @@ tg_tensor *tg_nn_layernorm_forward(const tg_nn_layernorm *m,
 	return r;
 }
 
+/* tinygrad's LayerNorm2d: (N,C,H,W) -> (N,H,W,C), LayerNorm over C,
+ * and back. */
+tg_tensor *tg_nn_layernorm2d_forward(const tg_nn_layernorm *m,
+                                     const tg_tensor *x)
+{
+	char b1[160];
+	tg_tensor *r;
+
+	if (!x)
+		return NULL;
+	if (!m || !m->ndim)
+		return tg_t_fail(TG_EINVAL, "layernorm2d", "no layer or not "
+		                 "initialized");
+	if (m->ndim != 1 || x->ndim != 4 || x->shape[1] != m->shape[0])
+		return tg_t_fail(TG_EINVAL, "layernorm2d", "input %s must be "
+		                 "(N,C,H,W) with C the layer's %lld channels "
+		                 "(a normalized shape of 1 dim, has %zu)",
+		                 SHAPE(x, b1), (long long)m->shape[0], m->ndim);
+	tg_scope_begin();
+	r = tg_nn_layernorm_forward(m, tg_permute(x, 4, (int[]){ 0, 2, 3, 1 }));
+	r = tg_keep(tg_permute(r, 4, (int[]){ 0, 3, 1, 2 }));
+	tg_scope_end();
+	return r;
+}
+
 void tg_nn_layernorm_free(tg_nn_layernorm *m)
 {
 	if (!m)

@@ -58,6 +58,7 @@ static int add_wb(const char *layer, const void *m, tg_tensor *w,
 WB_PARAMS(linear)
 WB_PARAMS(conv2d)
 WB_PARAMS(conv1d)
+WB_PARAMS(conv_transpose1d)
 WB_PARAMS(conv_transpose2d)
 WB_PARAMS(groupnorm)
 WB_PARAMS(instancenorm)

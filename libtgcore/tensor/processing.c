@@ -228,7 +228,7 @@ static tg_conv_opts conv_defaults(const tg_conv_opts *o)
 	memset(&r, 0, sizeof r);
 	if (o)
 		r = *o;
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < TG_CONV_MAX_DIMS; i++) {
 		r.stride[i] = r.stride[i] ? r.stride[i] : 1;
 		r.dilation[i] = r.dilation[i] ? r.dilation[i] : 1;
 	}
@@ -236,29 +236,48 @@ static tg_conv_opts conv_defaults(const tg_conv_opts *o)
 	return r;
 }
 
-/* Pads H by (top, bottom), W by (left, right); negative crops. */
-static tg_tensor *pad_hw(const tg_tensor *x, const int64_t *p, double value)
+/* Pads the last nd axes by p's (before, after) pairs; negative crops. */
+static tg_tensor *pad_tail(const tg_tensor *x, size_t nd, const int64_t *p,
+                           double value)
 {
 	int64_t pairs[2 * TG_MAX_DIMS] = { 0 };
 	size_t n = x->ndim;
 
-	memcpy(pairs + 2 * (n - 2), p, 4 * sizeof *p);
+	memcpy(pairs + 2 * (n - nd), p, 2 * nd * sizeof *p);
 	return tg_pad(x, n, pairs, value);
+}
+
+/* The number of spatial axes of a convolution: the weight's dims past
+ * (out, in), 1 to TG_CONV_MAX_DIMS; `want` 0 takes any. */
+static int conv_dims(const char *op, const tg_tensor *x, const tg_tensor *w,
+                     size_t want)
+{
+	char b1[160], b2[160];
+	size_t nd = w->ndim - 2;
+
+	if (want && (x->ndim != want + 2 || w->ndim != want + 2)) {
+		tg_t_fail(TG_EINVAL, op, "input %s and weight %s must be %zu-D",
+		          SHAPE(x, b1), SHAPE(w, b2), want + 2);
+		return -1;
+	}
+	if (w->ndim < 3 || w->ndim > TG_CONV_MAX_DIMS + 2 ||
+	    x->ndim != w->ndim) {
+		tg_t_fail(TG_EINVAL, op, "input %s and weight %s must both be "
+		          "(N,C,...) with 1 to %d spatial axes", SHAPE(x, b1),
+		          SHAPE(w, b2), TG_CONV_MAX_DIMS);
+		return -1;
+	}
+	return (int)nd;
 }
 
 static int check_conv(const char *op, const tg_tensor *x, const tg_tensor *w,
                       const tg_tensor *bias, const tg_conv_opts *o,
-                      int64_t cin)
+                      size_t nd, int64_t cin)
 {
 	char b1[160], b2[160];
-	int i;
+	size_t i;
 
-	if (x->ndim != 4 || w->ndim != 4) {
-		tg_t_fail(TG_EINVAL, op, "input %s and weight %s must be 4-D",
-		          SHAPE(x, b1), SHAPE(w, b2));
-		return -1;
-	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < nd; i++)
 		if (o->stride[i] < 1 || o->dilation[i] < 1 || o->groups < 1) {
 			tg_t_fail(TG_EINVAL, op, "stride %lld, dilation %lld and "
 			          "groups %lld must be positive",
@@ -281,119 +300,201 @@ static int check_conv(const char *op, const tg_tensor *x, const tg_tensor *w,
 	return 0;
 }
 
-tg_tensor *tg_conv2d(const tg_tensor *x, const tg_tensor *w,
-                     const tg_tensor *bias, const tg_conv_opts *opts)
+/* tinygrad's conv2d, for any number of spatial axes: the windows
+ * (bs, g, cin, 1, o..., k...) expanded over the rc output channels of
+ * each group, permuted to (bs, g, rc, o..., cin, k...), times the
+ * weight and summed over (cin, k...). */
+static tg_tensor *conv_nd(const char *op, const tg_tensor *x,
+                          const tg_tensor *w, const tg_tensor *bias,
+                          const tg_conv_opts *opts, size_t want)
 {
 	tg_conv_opts o = conv_defaults(opts);
-	int64_t g, rc, cin, bs, oy, ox, s8[8], k[2];
-	int red[3] = { -1, -2, -3 };
+	int64_t g, rc, cin, bs, sh[TG_MAX_DIMS], wsh[TG_MAX_DIMS];
+	int red[TG_CONV_MAX_DIMS + 1], perm[TG_MAX_DIMS];
+	size_t nd, i, n;
 	tg_tensor *p, *r;
 	char b1[160], b2[160];
+	int d;
 
 	if (!x || !w)
 		return NULL;
+	if ((d = conv_dims(op, x, w, want)) < 0)
+		return NULL;
+	nd = (size_t)d;
 	g = o.groups;
-	if (w->ndim == 4 && w->shape[0] % g)
-		return tg_t_fail(TG_EINVAL, "conv2d", "%lld output channels of "
+	if (g > 0 && w->shape[0] % g)
+		return tg_t_fail(TG_EINVAL, op, "%lld output channels of "
 		                 "weight %s don't split into %lld groups",
 		                 (long long)w->shape[0], SHAPE(w, b1),
 		                 (long long)g);
-	if (check_conv("conv2d", x, w, bias, &o, w->ndim == 4 ?
-	               w->shape[1] * g : -1))
+	if (check_conv(op, x, w, bias, &o, nd, w->shape[1] * g))
 		return NULL;
 	bs = x->shape[0];
 	cin = w->shape[1];
 	rc = w->shape[0] / g;
-	k[0] = w->shape[2];
-	k[1] = w->shape[3];
 	tg_scope_begin();
-	p = tg_t_pool(pad_hw(x, o.padding, 0), 2, k, o.stride, o.dilation);
+	p = tg_t_pool(pad_tail(x, nd, o.padding, 0), nd, w->shape + 2,
+	              o.stride, o.dilation);
 	if (!p) {
 		tg_scope_end();
-		return tg_error_prefix("conv2d"), (tg_tensor *)NULL;
+		return tg_error_prefix("%s", op), (tg_tensor *)NULL;
 	}
-	oy = p->shape[2];
-	ox = p->shape[3];
-	/* (bs, g, cin, 1, oy, ox, kh, kw) -> (bs, g, rc, oy, ox, cin, kh, kw) */
-	p = tg_reshape(p, 8, (int64_t[]){ bs, g, cin, 1, oy, ox, k[0], k[1] });
-	memcpy(s8, (int64_t[]){ bs, g, cin, rc, oy, ox, k[0], k[1] }, sizeof s8);
-	p = tg_expand(p, 8, s8);
-	p = tg_permute(p, 8, (int[]){ 0, 1, 3, 4, 5, 2, 6, 7 });
-	r = tg_mul(p, tg_reshape(w, 8, (int64_t[]){ 1, g, rc, 1, 1, cin, k[0],
-	                                            k[1] }));
-	r = tg_reshape(tg_sum(r, red, 3, 1), 4,
-	               (int64_t[]){ bs, g * rc, oy, ox });
+	/* (bs, g, cin, 1, o..., k...) */
+	n = 0;
+	sh[n++] = bs, sh[n++] = g, sh[n++] = cin, sh[n++] = 1;
+	for (i = 0; i < nd; i++)
+		sh[n++] = p->shape[2 + i];
+	for (i = 0; i < nd; i++)
+		sh[n++] = w->shape[2 + i];
+	p = tg_reshape(p, n, sh);
+	sh[3] = rc;
+	p = tg_expand(p, n, sh);
+	perm[0] = 0, perm[1] = 1, perm[2] = 3;
+	for (i = 0; i < nd; i++)
+		perm[3 + i] = (int)(4 + i);
+	perm[3 + nd] = 2;
+	for (i = 0; i < nd; i++)
+		perm[4 + nd + i] = (int)(4 + nd + i);
+	p = tg_permute(p, n, perm);
+	/* the weight as (1, g, rc, 1..., cin, k...) */
+	wsh[0] = 1, wsh[1] = g, wsh[2] = rc;
+	for (i = 0; i < nd; i++)
+		wsh[3 + i] = 1;
+	wsh[3 + nd] = cin;
+	for (i = 0; i < nd; i++)
+		wsh[4 + nd + i] = w->shape[2 + i];
+	r = tg_mul(p, tg_reshape(w, n, wsh));
+	for (i = 0; i <= nd; i++)
+		red[i] = -1 - (int)i;
+	/* (bs, g*rc, o...) */
+	sh[0] = bs, sh[1] = g * rc;
+	for (i = 0; i < nd; i++)
+		sh[2 + i] = sh[4 + i];
+	r = tg_reshape(tg_sum(r, red, nd + 1, 1), nd + 2, sh);
 	if (bias && r && bias->shape[0] != g * rc)
-		r = tg_t_fail(TG_EINVAL, "conv2d", "bias %s for %lld output "
+		r = tg_t_fail(TG_EINVAL, op, "bias %s for %lld output "
 		              "channels", SHAPE(bias, b2), (long long)(g * rc));
-	if (bias && r)
-		r = tg_add(r, tg_reshape(bias, 4, (int64_t[]){ 1, -1, 1, 1 }));
+	if (bias && r) {
+		for (i = 0; i < nd + 2; i++)
+			sh[i] = i == 1 ? -1 : 1;
+		r = tg_add(r, tg_reshape(bias, nd + 2, sh));
+	}
 	r = tg_keep(r);
 	tg_scope_end();
 	return r;
 }
 
-/* tinygrad's conv_transpose2d: zeros between the input pixels for the
- * stride, the weight flipped with in/out channels swapped per group,
- * then a conv2d with padding (k - 1) * d - p. */
-tg_tensor *tg_conv_transpose2d(const tg_tensor *x, const tg_tensor *w,
-                               const tg_tensor *bias,
-                               const tg_conv_opts *opts)
+tg_tensor *tg_conv(const tg_tensor *x, const tg_tensor *w,
+                   const tg_tensor *bias, const tg_conv_opts *opts)
+{
+	return conv_nd("conv", x, w, bias, opts, 0);
+}
+
+tg_tensor *tg_conv2d(const tg_tensor *x, const tg_tensor *w,
+                     const tg_tensor *bias, const tg_conv_opts *opts)
+{
+	return conv_nd("conv2d", x, w, bias, opts, 2);
+}
+
+/* Zeros between the input's elements along its last nd axes: each
+ * axis h becomes (h, 1) padded to (h, s), merged, and the trailing
+ * s - 1 zeros cut, so h * s - (s - 1) long. */
+static tg_tensor *dilate_input(const tg_tensor *x, size_t nd,
+                               const int64_t *s)
+{
+	int64_t sh[TG_MAX_DIMS], pairs[2 * TG_MAX_DIMS] = { 0 };
+	size_t lead = x->ndim - nd, i, n = 0;
+	tg_tensor *r;
+
+	for (i = 0; i < lead; i++)
+		sh[n++] = x->shape[i];
+	for (i = 0; i < nd; i++) {
+		sh[n++] = x->shape[lead + i];
+		pairs[2 * n + 1] = s[i] - 1;
+		sh[n++] = 1;
+	}
+	r = tg_pad(tg_reshape(x, n, sh), n, pairs, 0);
+	for (i = 0; i < lead; i++) {
+		pairs[2 * i] = 0;
+		pairs[2 * i + 1] = x->shape[i];
+	}
+	for (i = 0; i < nd; i++) {
+		sh[lead + i] = x->shape[lead + i] * s[i];
+		pairs[2 * (lead + i)] = 0;
+		pairs[2 * (lead + i) + 1] = sh[lead + i] - (s[i] - 1);
+	}
+	r = tg_reshape(r, x->ndim, sh);
+	return tg_shrink(r, x->ndim, pairs);
+}
+
+/* tinygrad's conv_transpose2d, for any number of spatial axes: zeros
+ * between the input's elements for the stride, the weight flipped with
+ * in/out channels swapped per group, then a convolution with padding
+ * (k - 1) * d - p (plus output_padding after). */
+static tg_tensor *conv_transpose_nd(const char *op, const tg_tensor *x,
+                                    const tg_tensor *w,
+                                    const tg_tensor *bias,
+                                    const tg_conv_opts *opts, size_t want)
 {
 	tg_conv_opts o = conv_defaults(opts), c;
-	int64_t g, s6[6], sh[8] = { 0 };
-	int flip[2] = { 3, 4 };
+	int64_t g, sh[TG_MAX_DIMS];
+	int flip[TG_CONV_MAX_DIMS], perm[TG_MAX_DIMS], strided = 0, d;
+	size_t nd, i;
 	tg_tensor *xx, *ww, *r;
 	char b1[160];
-	int i;
 
 	if (!x || !w)
 		return NULL;
+	if ((d = conv_dims(op, x, w, want)) < 0)
+		return NULL;
+	nd = (size_t)d;
 	g = o.groups;
-	if (check_conv("conv_transpose2d", x, w, bias, &o, w->ndim == 4 ?
-	               w->shape[0] : -1))
+	if (check_conv(op, x, w, bias, &o, nd, w->shape[0]))
 		return NULL;
 	if (w->shape[0] % g)
-		return tg_t_fail(TG_EINVAL, "conv_transpose2d", "%lld input "
-		                 "channels of weight %s don't split into %lld "
-		                 "groups", (long long)w->shape[0], SHAPE(w, b1),
+		return tg_t_fail(TG_EINVAL, op, "%lld input channels of weight "
+		                 "%s don't split into %lld groups",
+		                 (long long)w->shape[0], SHAPE(w, b1),
 		                 (long long)g);
 	tg_scope_begin();
-	ww = tg_reshape(w, 5, (int64_t[]){ g, -1, w->shape[1], w->shape[2],
-	                                   w->shape[3] });
-	ww = tg_flip(tg_permute(ww, 5, (int[]){ 0, 2, 1, 3, 4 }), flip, 2);
-	ww = tg_flatten(ww, 0, 1);
-	xx = (tg_tensor *)x;
-	if (o.stride[0] > 1 || o.stride[1] > 1) {
-		int64_t h = x->shape[2], wd = x->shape[3];
-
-		memcpy(s6, (int64_t[]){ x->shape[0], x->shape[1], h, 1, wd, 1 },
-		       sizeof s6);
-		xx = tg_reshape(xx, 6, s6);
-		xx = tg_pad(xx, 6, (int64_t[]){ 0, 0, 0, 0, 0, 0,
-		                                0, o.stride[0] - 1, 0, 0,
-		                                0, o.stride[1] - 1 }, 0);
-		xx = tg_reshape(xx, 4, (int64_t[]){ x->shape[0], x->shape[1],
-		                                    h * o.stride[0],
-		                                    wd * o.stride[1] });
-		sh[1] = x->shape[0];
-		sh[3] = x->shape[1];
-		sh[5] = h * o.stride[0] - (o.stride[0] - 1);
-		sh[7] = wd * o.stride[1] - (o.stride[1] - 1);
-		xx = tg_shrink(xx, 4, sh);
+	/* (g, cin/g, cout/g, k...) -> (g, cout/g, cin/g, k...) flipped */
+	sh[0] = g, sh[1] = -1;
+	perm[0] = 0, perm[1] = 2, perm[2] = 1;
+	for (i = 0; i < nd + 1; i++)
+		sh[2 + i] = w->shape[1 + i];
+	for (i = 0; i < nd; i++) {
+		perm[3 + i] = (int)(3 + i);
+		flip[i] = (int)(3 + i);
+		strided |= o.stride[i] > 1;
 	}
+	ww = tg_permute(tg_reshape(w, nd + 3, sh), nd + 3, perm);
+	ww = tg_flatten(tg_flip(ww, flip, nd), 0, 1);
+	xx = strided ? dilate_input(x, nd, o.stride) : (tg_tensor *)x;
 	c = o;
 	memset(c.stride, 0, sizeof c.stride);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < nd; i++) {
 		int64_t base = (w->shape[2 + i] - 1) * o.dilation[i];
 
 		c.padding[2 * i] = base - o.padding[2 * i];
 		c.padding[2 * i + 1] = base - o.padding[2 * i + 1] +
 		                       o.output_padding[i];
 	}
-	r = tg_keep(tg_conv2d(xx, ww, bias, &c));
+	r = tg_keep(conv_nd(op, xx, ww, bias, &c, nd));
 	tg_scope_end();
 	return r;
+}
+
+tg_tensor *tg_conv_transpose(const tg_tensor *x, const tg_tensor *w,
+                             const tg_tensor *bias, const tg_conv_opts *opts)
+{
+	return conv_transpose_nd("conv_transpose", x, w, bias, opts, 0);
+}
+
+tg_tensor *tg_conv_transpose2d(const tg_tensor *x, const tg_tensor *w,
+                               const tg_tensor *bias,
+                               const tg_conv_opts *opts)
+{
+	return conv_transpose_nd("conv_transpose2d", x, w, bias, opts, 2);
 }
 
 /* ------------------------------------------------------------- pools */
@@ -414,7 +515,7 @@ static tg_tensor *pool2d(const char *op, const tg_tensor *x,
 		                 SHAPE(x, b));
 	for (i = 0; i < 2; i++)
 		st[i] = opts && opts->stride[i] ? opts->stride[i] : kernel[i];
-	return tg_t_pool(pad_hw(x, o.padding, pad_value), 2, kernel, st,
+	return tg_t_pool(pad_tail(x, 2, o.padding, pad_value), 2, kernel, st,
 	                 o.dilation);
 }
 

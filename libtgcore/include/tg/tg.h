@@ -639,24 +639,54 @@ TG_API tg_tensor *tg_linear(const tg_tensor *x, const tg_tensor *w,
                             const tg_tensor *bias);
 
 /* Options of the convolutions and pools; zero-initialize and set what
- * differs (0 strides/dilations mean 1, groups 0 means 1). */
+ * differs (0 strides/dilations mean 1, groups 0 means 1).  Entry i
+ * belongs to spatial axis i (H before W); a 1-D convolution reads
+ * entry 0 only, a 3-D one (D, H, W) entries 0 to 2. */
+#define TG_CONV_MAX_DIMS 3
 typedef struct tg_conv_opts {
-	int64_t stride[2];
-	int64_t dilation[2];
-	/* (top, bottom, left, right) zero padding */
-	int64_t padding[4];
+	int64_t stride[TG_CONV_MAX_DIMS];
+	int64_t dilation[TG_CONV_MAX_DIMS];
+	/* (before, after) zero padding of each spatial axis: for 2-D
+	 * (top, bottom, left, right); negative amounts crop */
+	int64_t padding[2 * TG_CONV_MAX_DIMS];
 	int64_t groups;
-	int64_t output_padding[2]; /* conv_transpose2d only */
+	/* transposed convolutions only: added after each spatial axis */
+	int64_t output_padding[TG_CONV_MAX_DIMS];
 } tg_conv_opts;
-/* x (N,Cin,H,W), w (Cout,Cin/groups,kh,kw), bias (Cout) or NULL. */
+/* A convolution with 1 to TG_CONV_MAX_DIMS spatial axes, as many as
+ * the weight has past (out, in) (tinygrad's conv2d, which takes any):
+ * x (N,Cin,S...), w (Cout,Cin/groups,K...), bias (Cout) or NULL ->
+ * (N,Cout,O...), O = (S + pads - dilation*(K-1) - 1) / stride + 1. */
+TG_API tg_tensor *tg_conv(const tg_tensor *x, const tg_tensor *w,
+                          const tg_tensor *bias, const tg_conv_opts *opts);
+/* tg_conv with x (N,Cin,H,W), w (Cout,Cin/groups,kh,kw). */
 TG_API tg_tensor *tg_conv2d(const tg_tensor *x, const tg_tensor *w,
                             const tg_tensor *bias,
                             const tg_conv_opts *opts);
-/* w (Cin,Cout/groups,kh,kw). */
+/* The transposed convolution (tinygrad's conv_transpose2d, any number
+ * of spatial axes): x (N,Cin,S...), w (Cin,Cout/groups,K...) ->
+ * (N,Cout,O...), O = (S-1)*stride - pads + dilation*(K-1) +
+ * output_padding + 1. */
+TG_API tg_tensor *tg_conv_transpose(const tg_tensor *x, const tg_tensor *w,
+                                    const tg_tensor *bias,
+                                    const tg_conv_opts *opts);
+/* tg_conv_transpose with x and w 4-D. */
 TG_API tg_tensor *tg_conv_transpose2d(const tg_tensor *x,
                                       const tg_tensor *w,
                                       const tg_tensor *bias,
                                       const tg_conv_opts *opts);
+/* Einstein summation over n operands (tinygrad's einsum, with numpy's
+ * rules): "ij,jk->ik" names each operand's axes with letters (case
+ * matters); a label repeated inside an operand takes its diagonal
+ * ("ii->i"); "..." stands for the axes no letter names, broadcast
+ * right-aligned across operands ("...ij,...jk->...ik").  Without "->"
+ * the output is the "..." axes, then the letters used exactly once, in
+ * ASCII order.  Labels left out of the output are summed.  A size-1
+ * axis broadcasts against its label's size in the other operands.
+ * Spaces are ignored.  The result's dtype is the operands' product's;
+ * an einsum that sums nothing is a view (no kernel). */
+TG_API tg_tensor *tg_einsum(const char *formula, size_t n,
+                            tg_tensor *const *xs);
 /* Pools over the last two axes; stride 0 means the kernel size;
  * opts->padding and dilation apply. count_include_pad for avg. */
 TG_API tg_tensor *tg_avg_pool2d(const tg_tensor *x, const int64_t kernel[2],
@@ -892,8 +922,7 @@ TG_API tg_tensor *tg_nn_conv2d_forward(const tg_nn_conv2d *m,
 TG_API void tg_nn_conv2d_free(tg_nn_conv2d *m);
 
 /* A 1-D convolution (tinygrad's Conv1d).  weight (cout, cin/groups, k)
- * as PyTorch's, initialized as Conv2d's; it runs as a conv2d over
- * (N, cin, 1, L). */
+ * as PyTorch's, initialized as Conv2d's (bound 1/sqrt(cin/groups*k)). */
 typedef struct tg_nn_conv1d {
 	tg_tensor *weight, *bias;
 	int64_t stride, padding, dilation, groups;
@@ -924,6 +953,25 @@ TG_API int tg_nn_conv_transpose2d_init(tg_nn_conv_transpose2d *m,
 TG_API tg_tensor *tg_nn_conv_transpose2d_forward(
 	const tg_nn_conv_transpose2d *m, const tg_tensor *x);
 TG_API void tg_nn_conv_transpose2d_free(tg_nn_conv_transpose2d *m);
+
+/* A transposed 1-D convolution (tinygrad's ConvTranspose1d).  weight
+ * (cin, cout/groups, k), kaiming_uniform(a = sqrt(5)) (bound
+ * 1/sqrt(cout/groups*k)); bias (cout) with the same bound, or NULL.
+ * opts as tg_conv_transpose's for one spatial axis: entry 0 of stride,
+ * dilation and output_padding, padding[0] before and padding[1] after
+ * (NULL: stride 1, no padding, dilation 1, one group). */
+typedef struct tg_nn_conv_transpose1d {
+	tg_tensor *weight, *bias;
+	tg_conv_opts opts;
+} tg_nn_conv_transpose1d;
+TG_API int tg_nn_conv_transpose1d_init(tg_nn_conv_transpose1d *m,
+                                       tg_dev *dev, int64_t cin,
+                                       int64_t cout, int64_t k,
+                                       const tg_conv_opts *opts, int bias);
+/* x (N, cin, L) -> (N, cout, OL).  New reference. */
+TG_API tg_tensor *tg_nn_conv_transpose1d_forward(
+	const tg_nn_conv_transpose1d *m, const tg_tensor *x);
+TG_API void tg_nn_conv_transpose1d_free(tg_nn_conv_transpose1d *m);
 
 /* Batch normalization over axis 1 of a (N, C, ...) input (tinygrad's
  * BatchNorm, for 2-D to N-D inputs).  weight ones and bias zeros (C)
@@ -1008,6 +1056,12 @@ TG_API int tg_nn_layernorm_init(tg_nn_layernorm *m, tg_dev *dev,
 TG_API tg_tensor *tg_nn_layernorm_forward(const tg_nn_layernorm *m,
                                           const tg_tensor *x);
 TG_API void tg_nn_layernorm_free(tg_nn_layernorm *m);
+/* tinygrad's LayerNorm2d: a LayerNorm over the channels of a
+ * (N, C, H, W) input, each pixel on its own.  m is a tg_nn_layernorm
+ * of normalized shape (C) (tg_nn_layernorm_init with ndim 1); its
+ * state dict names are LayerNorm's.  New reference. */
+TG_API tg_tensor *tg_nn_layernorm2d_forward(const tg_nn_layernorm *m,
+                                            const tg_tensor *x);
 
 /* RMS normalization over the last axis (tinygrad's RMSNorm):
  * x * rsqrt(mean(x^2) + eps), computed in float32 and cast back to
@@ -1047,6 +1101,8 @@ TG_API int tg_nn_conv2d_params(const tg_nn_conv2d *m, tg_state *s,
                                const char *prefix);
 TG_API int tg_nn_conv1d_params(const tg_nn_conv1d *m, tg_state *s,
                                const char *prefix);
+TG_API int tg_nn_conv_transpose1d_params(const tg_nn_conv_transpose1d *m,
+                                         tg_state *s, const char *prefix);
 TG_API int tg_nn_conv_transpose2d_params(const tg_nn_conv_transpose2d *m,
                                          tg_state *s, const char *prefix);
 TG_API int tg_nn_batchnorm_params(const tg_nn_batchnorm *m, tg_state *s,
