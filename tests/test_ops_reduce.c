@@ -669,6 +669,84 @@ START_TEST(reduction_dtype_rules)
 }
 END_TEST
 
+/* tinygrad's acc_dtype arguments: the sum (and the matmul's products'
+ * sum) runs in the given dtype and the result keeps it, wrapping where
+ * that dtype wraps. */
+START_TEST(accumulation_dtype_arguments)
+{
+	int64_t s[1] = { 300 }, sa[2] = { 2, 3 }, sb[2] = { 3, 2 };
+	double v[300], want[4], ten[6];
+	tg_tensor *x, *y;
+	int i;
+
+	ncases = 0;
+	tg_scope_begin();
+	for (i = 0; i < 300; i++)
+		v[i] = 100;
+	if (ot_dtypes_ok(TG_INT8, TG_INT16)) {
+		x = mkv(TG_INT8, 1, s, v);
+		y = tg_sum_acc(x, NULL, 0, 0, TG_INT16);
+		check_meta("sum_acc", "int8 in int16", y, TG_INT16, 0, NULL);
+		want[0] = 30000;
+		check_t("sum_acc", "int8 in int16", y, want, 0);
+		/* 30000 = 117 * 256 + 48 */
+		y = tg_sum_acc(x, NULL, 0, 0, TG_INT8);
+		check_meta("sum_acc", "int8 in int8", y, TG_INT8, 0, NULL);
+		want[0] = 48;
+		check_t("sum_acc", "int8 in int8 wraps", y, want, 0);
+	}
+	if (ot_dtypes_ok(TG_UINT8, TG_FLOAT64)) {
+		for (i = 0; i < 300; i++)
+			v[i] = 250 - i % 2;
+		y = tg_mean_acc(mkv(TG_UINT8, 1, s, v), NULL, 0, 0, TG_FLOAT64);
+		check_meta("mean_acc", "uint8 in float64", y, TG_FLOAT64, 0,
+		           NULL);
+		want[0] = 249.5; /* divided as a product with 1/300 */
+		check_t("mean_acc", "uint8 in float64", y, want, 1e-12);
+	}
+	if (ot_dtype_ok(TG_FLOAT16)) {
+		for (i = 0; i < 300; i++)
+			v[i] = i ? 0.5 : 2048;
+		y = tg_sum_acc(mkv(TG_FLOAT16, 1, s, v), NULL, 0, 0, TG_FLOAT32);
+		check_meta("sum_acc", "float16 in float32", y, TG_FLOAT32, 0,
+		           NULL);
+		want[0] = 2048 + 299 * 0.5;
+		check_t("sum_acc", "float16 in float32", y, want, 0);
+	}
+	/* products 10 * 10 fit int8, three of them summed do not */
+	if (ot_dtypes_ok(TG_INT8, TG_INT32)) {
+		tg_tensor *a, *b;
+
+		for (i = 0; i < 6; i++)
+			ten[i] = 10;
+		a = mkv(TG_INT8, 2, sa, ten);
+		b = mkv(TG_INT8, 2, sb, ten);
+		y = tg_matmul_acc(a, b, TG_INT32);
+		check_meta("matmul_acc", "int8 in int32", y, TG_INT32, 2,
+		           (int64_t[]){ 2, 2 });
+		for (i = 0; i < 4; i++)
+			want[i] = 300;
+		check_t("matmul_acc", "int8 in int32", y, want, 0);
+		y = tg_matmul(a, b);
+		check_meta("matmul", "int8", y, TG_INT8, 2, (int64_t[]){ 2, 2 });
+		for (i = 0; i < 4; i++)
+			want[i] = 44; /* 300 - 256 */
+		check_t("matmul", "int8 wraps", y, want, 0);
+	}
+	x = mkv(TG_FLOAT32, 1, s, v);
+	ck_assert_ptr_null(tg_mean_acc(x, NULL, 0, 0, TG_INT32));
+	ck_assert_error("mean: accumulation dtype int32 is not a float dtype");
+	ck_assert_ptr_null(tg_sum_acc(x, NULL, 0, 0, (tg_dtype)99));
+	ck_assert_error("sum: accumulation dtype 99 is not a dtype");
+	ck_assert_ptr_null(tg_sum_acc(x, (int[]){ 1 }, 1, 0, TG_FLOAT32));
+	ck_assert_error("sum: axis 1 out of range for 1 dims");
+	ck_assert_ptr_null(tg_matmul_acc(x, x, (tg_dtype)-1));
+	ck_assert_error("matmul: accumulation dtype -1 is not a dtype");
+	ck_assert_ptr_null(tg_matmul_acc(NULL, x, TG_FLOAT32));
+	tg_scope_end();
+}
+END_TEST
+
 /* TG_MAX_DIMS dims: "every axis" must be all of them (a mask of 32
  * bits); 0-dim tensors stack into a vector. */
 START_TEST(full_rank_and_scalars)
@@ -2108,6 +2186,7 @@ static Suite *ops_reduce_suite(void)
 	tcase_add_test(t, reductions_match_reference);
 	tcase_add_test(t, keepdim_both_ways);
 	tcase_add_test(t, reduction_dtype_rules);
+	tcase_add_test(t, accumulation_dtype_arguments);
 	tcase_add_test(t, reductions_of_zero_size);
 	tcase_add_test(t, full_rank_and_scalars);
 	tcase_add_test(t, argmax_argmin_first_index_wins);

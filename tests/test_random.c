@@ -250,6 +250,80 @@ START_TEST(initializers_respect_their_bounds)
 }
 END_TEST
 
+/* The draw under a seed, redone here: the same seed gives the same
+ * uniforms (one rand call of (samples, rows, 1)), and the index is the
+ * number of CDF entries <= u, with the CDF in double.  The weights'
+ * CDFs are exact in float32, so no draw sits on a rounding edge. */
+START_TEST(multinomial_inverts_the_cdf_of_the_same_draw)
+{
+	static const float w[2][4] = { { 1, 1, 2, 4 }, { 0, 3, 0, 1 } };
+	int64_t ws[2] = { 2, 4 }, us[3] = { 50, 2, 1 }, i, r, j;
+	tg_tensor *t = tg_tensor_new(NULL, TG_FLOAT32, 2, ws, w), *m;
+	int32_t got[100];
+	float u[100];
+
+	tg_manual_seed(7);
+	ck_assert_int_eq(tg_tensor_data(tg_rand(NULL, TG_FLOAT32, 3, us), u,
+	                                sizeof u), 0);
+	tg_manual_seed(7);
+	m = tg_multinomial(t, 50, 1);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(tg_tensor_dtype(m), TG_INT32);
+	ck_assert_int_eq(tg_tensor_shape(m)[0], 2);
+	ck_assert_int_eq(tg_tensor_shape(m)[1], 50);
+	ck_assert_int_eq(tg_tensor_data(m, got, sizeof got), 0);
+	for (r = 0; r < 2; r++)
+		for (i = 0; i < 50; i++) {
+			double tot = 0, acc = 0;
+			int32_t want = 0;
+
+			for (j = 0; j < 4; j++)
+				tot += w[r][j];
+			for (j = 0; j < 4; j++) {
+				acc += w[r][j];
+				want += (double)u[i * 2 + r] >= acc / tot;
+			}
+			ck_assert_msg(got[r * 50 + i] == want, "row %lld sample "
+			              "%lld: %d, want %d (u %.9g)", (long long)r,
+			              (long long)i, got[r * 50 + i], want,
+			              u[i * 2 + r]);
+			ck_assert_int_ne(w[r][want], 0);
+		}
+}
+END_TEST
+
+/* 20000 draws from weights 1:2:3:4 (int32, 1-D): each frequency within
+ * 5 standard deviations of its probability. */
+START_TEST(multinomial_frequencies_follow_the_weights)
+{
+	static const int32_t w[4] = { 1, 2, 3, 4 };
+	static int32_t got[20000];
+	int64_t s[1] = { 4 }, i;
+	tg_tensor *m;
+	int cnt[4] = { 0 };
+
+	tg_manual_seed(11);
+	m = tg_multinomial(tg_tensor_new(NULL, TG_INT32, 1, s, w), 20000, 1);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(tg_tensor_ndim(m), 1);
+	ck_assert_int_eq(tg_tensor_data(m, got, sizeof got), 0);
+	for (i = 0; i < 20000; i++) {
+		ck_assert(got[i] >= 0 && got[i] < 4);
+		cnt[got[i]]++;
+	}
+	for (i = 0; i < 4; i++) {
+		double p = (i + 1) / 10.0, f = cnt[i] / 20000.0;
+
+		ck_assert_msg(fabs(f - p) < 5 * sqrt(p * (1 - p) / 20000),
+		              "index %lld: frequency %g, probability %g",
+		              (long long)i, f, p);
+	}
+	/* one sample without replacement is allowed */
+	ck_assert_ptr_nonnull(tg_multinomial(tg_tensor_new(NULL, TG_INT32, 1, s,
+	                                                   w), 1, 0));
+}
+END_TEST
+
 START_TEST(empty_shapes_and_errors)
 {
 	int64_t z[2] = { 3, 0 }, s[1] = { 4 };
@@ -266,6 +340,24 @@ START_TEST(empty_shapes_and_errors)
 	ck_assert_error("uniform: dtype uint8");
 	ck_assert_ptr_null(tg_randint(NULL, 1, s, 4, 4));
 	ck_assert_error("randint: empty or too wide range [4, 4)");
+	ck_assert_ptr_null(tg_multinomial(tg_ones(NULL, TG_FLOAT32, 1, s), 2,
+	                                  0));
+	ck_assert_error("multinomial: 2 samples without replacement (only 1 "
+	                "is supported, as in tinygrad)");
+	ck_assert_ptr_null(tg_multinomial(tg_ones(NULL, TG_FLOAT32, 1, s), 0,
+	                                  1));
+	ck_assert_error("multinomial: weights (4,) must be 1-D or 2-D and 0 "
+	                "samples positive");
+	ck_assert_ptr_null(tg_multinomial(tg_ones(NULL, TG_FLOAT32, 3,
+	                                          (int64_t[]){ 1, 2, 2 }), 1,
+	                                  1));
+	ck_assert_error("multinomial: weights (1,2,2) must be 1-D or 2-D");
+	ck_assert_ptr_null(tg_multinomial(tg_ones(NULL, TG_FLOAT32, 2, z), 1,
+	                                  1));
+	ck_assert_error("multinomial: weights (3,0): no categories");
+	tg_clear_error();
+	ck_assert_ptr_null(tg_multinomial(NULL, 1, 1));
+	ck_assert_str_eq(tg_last_error(), "");
 }
 END_TEST
 
@@ -285,6 +377,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, normal_distributions_have_their_moments);
 	tcase_add_test(tc, randint_covers_its_range);
 	tcase_add_test(tc, initializers_respect_their_bounds);
+	tcase_add_test(tc, multinomial_inverts_the_cdf_of_the_same_draw);
+	tcase_add_test(tc, multinomial_frequencies_follow_the_weights);
 	tcase_add_test(tc, empty_shapes_and_errors);
 	suite_add_tcase(s, tc);
 	return s;

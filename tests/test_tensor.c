@@ -166,6 +166,51 @@ START_TEST(pad_with_value_and_negative_pad)
 }
 END_TEST
 
+/* tinygrad's pad and shrink return self when they change nothing: the
+ * same tensor comes back (a new reference, in the scope), no kernel
+ * runs, and the gradient reaches x with no node between. */
+START_TEST(zero_pad_and_whole_shrink_are_the_tensor_itself)
+{
+	tg_tensor *x, *p, *q, *h, *pv, *g;
+	tg_counters c;
+	float got[6];
+	int i;
+
+	x = t23();
+	ck_assert_int_eq(tg_realize(x), 0);
+	tg_scope_begin();
+	p = tg_pad(x, 2, (int64_t[]){ 0, 0, 0, 0 }, 0);
+	pv = tg_pad(x, 1, (int64_t[]){ 0, 0 }, 7.5);
+	h = tg_pad(x, 0, NULL, 0);
+	q = tg_shrink(x, 2, (int64_t[]){ 0, 2, 0, 3 });
+	ck_assert_ptr_eq(p, x);
+	ck_assert_ptr_eq(pv, x);
+	ck_assert_ptr_eq(h, x);
+	ck_assert_ptr_eq(q, x);
+	tg_counters_reset();
+	read_f32(pv, got, 6);
+	tg_counters_get(&c);
+	ck_assert_uint_eq(c.kernels, 0);
+	for (i = 0; i < 6; i++)
+		ck_assert_float_eq(got[i], (float)i);
+	ck_assert_int_eq(tg_set_requires_grad(x, 1), 0);
+	ck_assert_int_eq(tg_backward(tg_sum(tg_mul_s(tg_pad(x, 2, (int64_t[]){
+		0, 0, 0, 0 }, 1), 3), NULL, 0, 0), NULL), 0);
+	g = tg_grad(x);
+	ck_assert_ptr_nonnull(g);
+	read_f32(g, got, 6);
+	for (i = 0; i < 6; i++)
+		ck_assert_float_eq(got[i], 3);
+	/* a crop to the same size is not whole: it is a view */
+	ck_assert_ptr_ne(tg_shrink(x, 2, (int64_t[]){ 0, 2, 1, 3 }), x);
+	tg_scope_end();
+	/* the scope dropped only its own references */
+	read_f32(x, got, 6);
+	ck_assert_float_eq(got[5], 5);
+	tg_tensor_unref(x);
+}
+END_TEST
+
 START_TEST(casts_and_bitcasts)
 {
 	static const float v[4] = { -2.75f, 1.5f, 300.25f, 0.0f };
@@ -348,6 +393,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(t, assign_replaces_the_value);
 	tcase_add_test(t, assign_in_place);
 	tcase_add_test(t, assign_reading_other_elements_fails);
+	tcase_add_test(t, zero_pad_and_whole_shrink_are_the_tensor_itself);
 	tcase_add_test(t, casts_and_bitcasts);
 	tcase_add_test(t, bad_arguments_name_the_op);
 	suite_add_tcase(s, t);

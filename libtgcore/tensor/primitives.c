@@ -219,6 +219,20 @@ tg_tensor *tg_t_window(const tg_tensor *t, size_t nk, const int64_t *k,
 	           TG_FN_WINDOW, t, arg, 2 * nk);
 }
 
+/* Whether pairs keep every axis whole: (0, size) for a shrink, (0, 0)
+ * for the first n axes of a pad. */
+static int no_change(const tg_tensor *t, size_t n, const int64_t *pairs,
+                     int shrink)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pairs[2 * i] != 0 ||
+		    pairs[2 * i + 1] != (shrink ? t->shape[i] : 0))
+			return 0;
+	return 1;
+}
+
 tg_tensor *tg_shrink(const tg_tensor *t, size_t n, const int64_t *pairs)
 {
 	if (!t)
@@ -226,12 +240,15 @@ tg_tensor *tg_shrink(const tg_tensor *t, size_t n, const int64_t *pairs)
 	if (n != t->ndim)
 		return tg_t_fail(TG_EINVAL, "shrink", "%zu pairs for %zu dims", n,
 		                 t->ndim);
+	if (no_change(t, n, pairs, 1))
+		return tg_t_same(t);
 	return REC(tg_t_wrap(tg_lazy_shrink(t->lazy, n, pairs)), TG_FN_SHRINK,
 	           t, pairs, 2 * n);
 }
 
 /* Negative padding crops (a shrink), positive pads; a nonzero value is
- * where(mask, x, value) over a padded ones mask, as tinygrad does. */
+ * where(mask, x, value) over a padded ones mask, as tinygrad does.
+ * Zero amounts everywhere give t itself. */
 tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
                   double value)
 {
@@ -244,6 +261,8 @@ tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
 	if (n > t->ndim)
 		return tg_t_fail(TG_EINVAL, "pad", "%zu pairs for %zu dims", n,
 		                 t->ndim);
+	if (no_change(t, n, pairs, 0))
+		return tg_t_same(t);
 	for (i = 0; i < t->ndim; i++) {
 		int64_t lo = i < n ? pairs[2 * i] : 0;
 		int64_t hi = i < n ? pairs[2 * i + 1] : 0;

@@ -91,6 +91,15 @@ tg_tensor *tg_matmul(const tg_tensor *a, const tg_tensor *b)
 	return dot_acc("matmul", a, b, TG_NDTYPES);
 }
 
+tg_tensor *tg_matmul_acc(const tg_tensor *a, const tg_tensor *b,
+                         tg_dtype acc)
+{
+	if ((int)acc < 0 || acc >= TG_NDTYPES)
+		return tg_t_fail(TG_EINVAL, "matmul", "accumulation dtype %d is "
+		                 "not a dtype", (int)acc);
+	return dot_acc("matmul", a, b, acc);
+}
+
 tg_tensor *tg_linear(const tg_tensor *x, const tg_tensor *w,
                      const tg_tensor *bias)
 {

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "tensor/tensor.h"
@@ -298,4 +299,50 @@ tg_tensor *tg_kaiming_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
 
 	return scaled(dev, dt, ndim, shape, gain / sqrt(fan_in(ndim, shape)),
 	              1);
+}
+
+/* tinygrad's multinomial: each row's cumulative weights over their
+ * total are a CDF; a uniform draw u picks the number of CDF entries
+ * <= u, so index i comes with probability w[i] / sum(w).  One draw per
+ * (sample, row), all in one rand call. */
+tg_tensor *tg_multinomial(const tg_tensor *t, int64_t num_samples,
+                          int replacement)
+{
+	int64_t rows, k, us[3], last[4];
+	int ax2 = 2;
+	tg_tensor *w, *cw, *cdf, *u, *r;
+	char b[160];
+
+	if (!t)
+		return NULL;
+	if (t->ndim < 1 || t->ndim > 2 || num_samples <= 0)
+		return tg_t_fail(TG_EINVAL, "multinomial", "weights %s must be 1-D "
+		                 "or 2-D and %lld samples positive",
+		                 tg_tensor_shape_str(t, b, sizeof b),
+		                 (long long)num_samples);
+	if (!replacement && num_samples != 1)
+		return tg_t_fail(TG_EINVAL, "multinomial", "%lld samples without "
+		                 "replacement (only 1 is supported, as in "
+		                 "tinygrad)", (long long)num_samples);
+	if (tg_dims_sym(t->ndim, t->shape) || t->shape[t->ndim - 1] == 0)
+		return tg_t_fail(TG_EINVAL, "multinomial", "weights %s: no "
+		                 "categories or a symbolic shape",
+		                 tg_tensor_shape_str(t, b, sizeof b));
+	tg_scope_begin();
+	w = t->ndim == 1 ? tg_unsqueeze(t, 0) : (tg_tensor *)t;
+	rows = w->shape[0];
+	k = w->shape[1];
+	cw = tg_cast(tg_cumsum(w, 1), TG_FLOAT32);
+	memcpy(last, (int64_t[]){ 0, rows, k - 1, k }, sizeof last);
+	cdf = tg_div(cw, tg_shrink(cw, 2, last));
+	memcpy(us, (int64_t[]){ num_samples, rows, 1 }, sizeof us);
+	u = rand_f32("multinomial", tg_tensor_dev(t), 3, us);
+	us[2] = k;
+	r = tg_sum(tg_ge(tg_expand(u, 3, us), cdf), &ax2, 1, 0);
+	r = tg_permute(r, 2, (int[]){ 1, 0 });
+	if (t->ndim == 1)
+		r = tg_squeeze(r, 0);
+	r = tg_keep(tg_cast(r, TG_INT32));
+	tg_scope_end();
+	return r;
 }

@@ -102,6 +102,36 @@ tg_tensor *tg_sum(const tg_tensor *t, const int *axes, size_t naxes,
 	return sum_mask(t, (uint32_t)m, keepdim);
 }
 
+/* 0 when acc names a dtype (a float one with `need_float`), else -1
+ * with the message. */
+static int check_acc(const char *op, tg_dtype acc, int need_float)
+{
+	if ((int)acc < 0 || acc >= TG_NDTYPES) {
+		tg_error(TG_EINVAL, "%s: accumulation dtype %d is not a dtype",
+		         op, (int)acc);
+		return -1;
+	}
+	if (need_float && !tg_dtype_is_float(acc)) {
+		tg_error(TG_EINVAL, "%s: accumulation dtype %s is not a float "
+		         "dtype", op, tg_dtype_name(acc));
+		return -1;
+	}
+	return 0;
+}
+
+/* tinygrad's sum(acc_dtype=): the input cast to acc, summed there, and
+ * the result left in acc. */
+tg_tensor *tg_sum_acc(const tg_tensor *t, const int *axes, size_t naxes,
+                      int keepdim, tg_dtype acc)
+{
+	int64_t m;
+
+	if (!t || check_acc("sum", acc, 0) ||
+	    (m = axis_mask("sum", t, axes, naxes)) < 0)
+		return NULL;
+	return reduce(TG_ADD, t, (uint32_t)m, keepdim, acc);
+}
+
 tg_tensor *tg_max(const tg_tensor *t, const int *axes, size_t naxes,
                   int keepdim)
 {
@@ -138,13 +168,16 @@ tg_tensor *tg_min(const tg_tensor *t, const int *axes, size_t naxes,
 	return r;
 }
 
-/* mean over mask: the sum in the accumulation dtype over the count,
- * in t's dtype if float, else the default float.  tinygrad returns the
- * (zero) sum for 0-size inputs. */
-static tg_tensor *mean_mask(const tg_tensor *t, uint32_t mask, int keepdim)
+/* mean over mask: the sum in the accumulation dtype (acc, or when
+ * TG_NDTYPES t's sum_acc_dtype) over the count, in acc or else t's
+ * dtype if float, else the default float.  tinygrad returns the (zero)
+ * sum for 0-size inputs. */
+static tg_tensor *mean_mask(const tg_tensor *t, uint32_t mask, int keepdim,
+                            tg_dtype acc)
 {
 	tg_dtype dt = tg_tensor_dtype(t);
-	tg_dtype out = tg_dtype_is_float(dt) ? dt : tg_dtype_default_float();
+	tg_dtype out = acc != TG_NDTYPES ? acc : tg_dtype_is_float(dt) ? dt
+	               : tg_dtype_default_float();
 	int64_t n = reduced_count(t, mask);
 	tg_tensor *r;
 	char b[160];
@@ -156,7 +189,8 @@ static tg_tensor *mean_mask(const tg_tensor *t, uint32_t mask, int keepdim)
 			                 "count you know)", i,
 			                 tg_tensor_shape_str(t, b, sizeof b));
 	tg_scope_begin();
-	r = reduce(TG_ADD, t, mask, keepdim, tg_dtype_sum_acc(dt));
+	r = reduce(TG_ADD, t, mask, keepdim,
+	           acc != TG_NDTYPES ? acc : tg_dtype_sum_acc(dt));
 	if (n && tg_tensor_numel(t))
 		r = tg_div_s(r, (double)n);
 	r = tg_keep(tg_cast(r, out));
@@ -171,7 +205,18 @@ tg_tensor *tg_mean(const tg_tensor *t, const int *axes, size_t naxes,
 
 	if (!t || (m = axis_mask("mean", t, axes, naxes)) < 0)
 		return NULL;
-	return mean_mask(t, (uint32_t)m, keepdim);
+	return mean_mask(t, (uint32_t)m, keepdim, TG_NDTYPES);
+}
+
+tg_tensor *tg_mean_acc(const tg_tensor *t, const int *axes, size_t naxes,
+                       int keepdim, tg_dtype acc)
+{
+	int64_t m;
+
+	if (!t || check_acc("mean", acc, 1) ||
+	    (m = axis_mask("mean", t, axes, naxes)) < 0)
+		return NULL;
+	return mean_mask(t, (uint32_t)m, keepdim, acc);
 }
 
 tg_tensor *tg_var(const tg_tensor *t, const int *axes, size_t naxes,
@@ -185,7 +230,7 @@ tg_tensor *tg_var(const tg_tensor *t, const int *axes, size_t naxes,
 		return NULL;
 	n = (double)reduced_count(t, (uint32_t)m) - correction;
 	tg_scope_begin();
-	sq = tg_square(tg_sub(t, mean_mask(t, (uint32_t)m, 1)));
+	sq = tg_square(tg_sub(t, mean_mask(t, (uint32_t)m, 1, TG_NDTYPES)));
 	r = tg_div_s(sum_mask(sq, (uint32_t)m, keepdim), n > 0 ? n : 0);
 	r = tg_keep(r);
 	tg_scope_end();

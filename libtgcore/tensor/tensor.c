@@ -159,6 +159,18 @@ tg_tensor *tg_t_wrap(tg_lazy *lb)
 	return t;
 }
 
+tg_tensor *tg_t_same(const tg_tensor *t)
+{
+	tg_tensor *r = tg_tensor_ref((tg_tensor *)t);
+
+	if (r && scopes.n && TG_VEC_PUSH(&scopes.v[scopes.n - 1], r)) {
+		tg_tensor_unref(r);
+		tg_error_oom("tensor");
+		return NULL;
+	}
+	return r;
+}
+
 tg_tensor *tg_t_fail(int status, const char *op, const char *fmt, ...)
 {
 	char msg[TG_ERROR_MAX];

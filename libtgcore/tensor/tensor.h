@@ -69,6 +69,11 @@ void tg_t_grad_release(tg_tensor *t);
  * registered in the current scope.  New reference. */
 tg_tensor *tg_t_wrap(tg_lazy *lb);
 
+/* t itself for an op that changes nothing (tinygrad returns self): a
+ * new reference, held by the current scope as tg_t_wrap's are, so the
+ * graph gains no node and gradients reach t directly. */
+tg_tensor *tg_t_same(const tg_tensor *t);
+
 /* Drops t, just made by tg_t_wrap and not handed out: out of the open
  * scope that holds it (if any), then its reference. */
 void tg_t_discard(tg_tensor *t);

@@ -460,7 +460,10 @@ TG_API tg_tensor *tg_expand(const tg_tensor *t, size_t ndim,
 /* New axis i is old axis order[i]. */
 TG_API tg_tensor *tg_permute(const tg_tensor *t, size_t n, const int *order);
 TG_API tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n);
-/* n pairs [begin, end) per axis, n == ndim. */
+/* n pairs [begin, end) per axis, n == ndim.  Pairs that keep every
+ * axis whole give t itself (a new reference to the same tensor: no
+ * graph node, no kernel; tinygrad returns self), as does a pad of all
+ * zeros. */
 TG_API tg_tensor *tg_shrink(const tg_tensor *t, size_t n,
                             const int64_t *pairs);
 /* n pairs (before, after) for the first n axes; negative values crop. */
@@ -543,6 +546,15 @@ TG_API tg_tensor *tg_kaiming_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
                                      const int64_t *shape, double a);
 TG_API tg_tensor *tg_kaiming_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
                                     const int64_t *shape, double a);
+/* tinygrad's multinomial: num_samples category indices (int32) drawn
+ * with probabilities proportional to the non-negative weights t (k)
+ * -> (num_samples), or per row of t (rows, k) -> (rows, num_samples).
+ * Without replacement only one sample is supported (as in tinygrad).
+ * A row of zero weights has no distribution (its CDF is 0/0): it gives
+ * index 0, as tinygrad's does; negative weights are not checked.  One
+ * tg_rand draw per sample, so tg_manual_seed fixes the result. */
+TG_API tg_tensor *tg_multinomial(const tg_tensor *t, int64_t num_samples,
+                                 int replacement);
 
 /* -- reductions.  axes NULL: every axis (naxes ignored); otherwise the
  * naxes listed (0 reduces nothing).  keepdim keeps reduced axes as 1. -- */
@@ -554,6 +566,14 @@ TG_API tg_tensor *tg_min(const tg_tensor *t, const int *axes, size_t naxes,
                          int keepdim);
 TG_API tg_tensor *tg_mean(const tg_tensor *t, const int *axes, size_t naxes,
                           int keepdim);
+/* tinygrad's sum(acc_dtype=): t cast to acc, summed there, the result in
+ * acc (tg_sum accumulates ints in int32/uint32 and halves in float32,
+ * and gives halves back as halves).  tg_mean_acc likewise, acc a float
+ * dtype. */
+TG_API tg_tensor *tg_sum_acc(const tg_tensor *t, const int *axes,
+                             size_t naxes, int keepdim, tg_dtype acc);
+TG_API tg_tensor *tg_mean_acc(const tg_tensor *t, const int *axes,
+                              size_t naxes, int keepdim, tg_dtype acc);
 /* correction 1 is the sample variance. */
 TG_API tg_tensor *tg_var(const tg_tensor *t, const int *axes, size_t naxes,
                          int keepdim, double correction);
@@ -634,6 +654,11 @@ TG_API tg_tensor *tg_one_hot(const tg_tensor *t, int64_t num_classes);
  * as vectors). */
 TG_API tg_tensor *tg_matmul(const tg_tensor *a, const tg_tensor *b);
 TG_API tg_tensor *tg_dot(const tg_tensor *a, const tg_tensor *b);
+/* tinygrad's matmul(acc_dtype=): the products cast to acc and summed
+ * there; the result is in acc.  (Without it, ints sum in int32/uint32
+ * and halves in float32, and the result has the operands' dtype.) */
+TG_API tg_tensor *tg_matmul_acc(const tg_tensor *a, const tg_tensor *b,
+                                tg_dtype acc);
 /* x @ w (+ bias); a 1-D w multiplies elementwise (tinygrad's linear). */
 TG_API tg_tensor *tg_linear(const tg_tensor *x, const tg_tensor *w,
                             const tg_tensor *bias);
