@@ -250,6 +250,104 @@ START_TEST(buffers_are_realized_not_updated)
 }
 END_TEST
 
+/* A group of SGD on w and Adam on u steps both as one: the same values
+ * as each stepped alone, from one realize; schedule_step hands the
+ * tensors to realize to the caller instead. */
+START_TEST(group_steps_its_members_together)
+{
+	double w[N], b[N] = { 0 }, u[N];
+	tg_tensor *tw = tg_contiguous(vec(w0)), *tu = tg_contiguous(vec(w0));
+	tg_tensor *c = vec(c0), **sched;
+	tg_optim *sgd, *adam, *g;
+	tg_counters cnt;
+	size_t n, i;
+	int s;
+
+	ck_assert_int_eq(tg_realize(tw), 0);
+	ck_assert_int_eq(tg_realize(tu), 0);
+	sgd = tg_optim_sgd(&tw, 1, 0.1, 0.9, 0, 0);
+	adam = tg_optim_adam(&tu, 1, 0.01, 0.9, 0.999, 1e-8);
+	g = tg_optim_group((tg_optim *[]){ sgd, adam }, 2);
+	ck_assert_ptr_nonnull(g);
+	for (s = 0; s < 3; s++) {
+		tg_tensor *loss;
+
+		tg_scope_begin();
+		ck_assert_int_eq(tg_optim_zero_grad(g), 0);
+		ck_assert_ptr_null(tg_grad(tw));
+		loss = tg_add(tg_sum(tg_add(tg_mul(c, tw), tg_mul(tw, tw)), NULL,
+		                     0, 0),
+		              tg_sum(tg_add(tg_mul(c, tu), tg_mul(tu, tu)), NULL,
+		                     0, 0));
+		ck_assert_int_eq(tg_backward(loss, NULL), 0);
+		if (s < 2) {
+			ck_assert_msg(tg_optim_step(g, &loss, 1) == 0, "%s",
+			              tg_last_error());
+		} else {
+			/* w, its momentum, u, m, v, b1^t, b2^t */
+			ck_assert_int_eq(tg_optim_schedule_step(g, &sched, &n), 0);
+			ck_assert_uint_eq(n, 7);
+			for (i = 0; i < n; i++)
+				ck_assert(sched[i] == tw || sched[i] == tu ||
+				          tg_requires_grad(sched[i]) == 0);
+			ck_assert(sched[0] == tw && sched[2] == tu);
+			tg_counters_reset();
+			ck_assert_int_eq(tg_realize_many(sched, n), 0);
+			tg_counters_get(&cnt);
+			/* nothing ran before the realize, the updates did then */
+			ck_assert_uint_gt(cnt.kernels, 0);
+			free(sched);
+		}
+		tg_scope_end();
+	}
+	for (i = 0; i < N; i++)
+		w[i] = u[i] = w0[i];
+	lars_ref(w, b, 3, 0.1, 0.9, 0, 0, 0, 0);
+	lamb_ref(u, 3, 0.01, 0.9, 0.999, 1e-8, 0, 1);
+	expect_w(tw, w, 1e-5);
+	expect_w(tu, u, 1e-5);
+	/* the rate of a group is its members' */
+	ck_assert_int_eq(tg_optim_set_lr(g, 0.5), 0);
+	ck_assert_ptr_null(tg_optim_lr(g));
+	ck_assert_error("optim_lr: a group of 2 optimizers has no single rate");
+	{
+		float lr;
+
+		ck_assert_int_eq(tg_tensor_data(tg_optim_lr(adam), &lr,
+		                                sizeof lr), 0);
+		ck_assert_float_eq(lr, 0.5f);
+	}
+	tg_optim_free(g); /* and sgd and adam */
+}
+END_TEST
+
+START_TEST(group_and_schedule_errors)
+{
+	tg_tensor *tw = tg_contiguous(vec(w0)), **sched = (tg_tensor **)1;
+	tg_optim *o = tg_optim_sgd(&tw, 1, 0.1, 0, 0, 0), *g;
+	size_t n = 9;
+
+	ck_assert_ptr_null(tg_optim_group(NULL, 0));
+	ck_assert_error("optim_group: no optimizers");
+	ck_assert_ptr_null(tg_optim_group((tg_optim *[]){ o, NULL }, 2));
+	ck_assert_error("optim_group: optimizer 1 is NULL");
+	ck_assert_ptr_null(tg_optim_group((tg_optim *[]){ o, o }, 2));
+	ck_assert_error("optim_group: optimizer 1 is also optimizer 0");
+	g = tg_optim_group(&o, 1);
+	ck_assert_ptr_nonnull(g);
+	/* no gradient: nothing assigned, nothing handed out */
+	ck_assert_int_eq(tg_optim_schedule_step(g, &sched, &n), TG_EINVAL);
+	ck_assert_error("optimizer step: parameter 0 (5,) has no gradient");
+	ck_assert_ptr_null(sched);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(tg_optim_schedule_step(NULL, &sched, &n), TG_EINVAL);
+	ck_assert_error("optim_schedule_step: no optimizer (NULL)");
+	ck_assert_int_eq(tg_optim_schedule_step(g, NULL, &n), TG_EINVAL);
+	ck_assert_error("optim_schedule_step: no output (NULL)");
+	tg_optim_free(g);
+}
+END_TEST
+
 START_TEST(step_without_gradient_fails)
 {
 	tg_tensor *tw = tg_contiguous(vec(w0));
@@ -463,6 +561,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, adam_adamw_lamb);
 	tcase_add_test(tc, learning_rate_is_a_tensor);
 	tcase_add_test(tc, buffers_are_realized_not_updated);
+	tcase_add_test(tc, group_steps_its_members_together);
+	tcase_add_test(tc, group_and_schedule_errors);
 	tcase_add_test(tc, step_without_gradient_fails);
 	tcase_add_test(tc, sparse_categorical_crossentropy_values);
 	tcase_add_test(tc, sparse_categorical_crossentropy_gradient);

@@ -659,6 +659,12 @@ static const struct bad {
 	{ "{\"__metadata__\":{},\"__metadata__\":{}}", 0,
 	  "__metadata__ given twice" },
 	{ "{\"__metadata__\\u0000\":{}}", 0, "tensor name holds \\u0000" },
+	{ "{\"__metadata__\":{\"k\\u0000\":\"v\"}}", 0,
+	  "a NUL (\\u0000) in the __metadata__ key 'k'" },
+	{ "{\"__metadata__\":{\"k\":\"v\\u0000w\"}}", 0,
+	  "a NUL (\\u0000) in the __metadata__ key 'k'" },
+	{ "{\"__metadata__\":{\"\":\"v\"}}", 0,
+	  "an empty __metadata__ key" },
 };
 
 START_TEST(rejects_crafted_file)
@@ -695,8 +701,83 @@ START_TEST(accepts_unusual_but_valid_files)
 		ck_assert_int_eq(tg_tensor_data(tg_state_get(s, "a"), &a, 4),
 		                 0);
 		ck_assert_uint_eq(a, 0x03020100); /* bytes 0..3 (LE) */
+		ck_assert_uint_eq(tg_state_metadata_count(s), i == 1 ? 2 : 0);
+		if (i == 1) {
+			ck_assert_str_eq(tg_state_metadata(s, "format"), "pt");
+			ck_assert_str_eq(tg_state_metadata_key(s, 1), "\xc3\xa9");
+			ck_assert_str_eq(tg_state_metadata(s, "\xc3\xa9"), "");
+		}
 		tg_state_free(s);
 	}
+}
+END_TEST
+
+/* Metadata is written first, escaped like names, in insertion order,
+ * and read back; a repeated key in a file keeps its last value. */
+#define META_HEADER                                                        \
+	"{\"__metadata__\":{\"format\":\"pt\",\"n\\\"\\n\":\"\xc3\xa9\\t\"},"     \
+	"\"a\":{\"dtype\":\"I8\",\"shape\":[],\"data_offsets\":[0,1]}}"
+START_TEST(metadata_round_trip)
+{
+	const char *path = tmp_path("meta.safetensors");
+	unsigned char got[256];
+	tg_state *s = tg_state_new(), *l;
+	int8_t one = 1;
+	size_t n;
+	FILE *f;
+
+	add(s, "a", tg_tensor_new(NULL, TG_INT8, 0, NULL, &one));
+	ck_assert_int_eq(tg_state_set_metadata(s, "format", "np"), 0);
+	ck_assert_int_eq(tg_state_set_metadata(s, "gone", "x"), 0);
+	ck_assert_int_eq(tg_state_set_metadata(s, "n\"\n", "\xc3\xa9\t"), 0);
+	ck_assert_int_eq(tg_state_set_metadata(s, "format", "pt"), 0);
+	ck_assert_int_eq(tg_state_set_metadata(s, "gone", NULL), 0);
+	ck_assert_int_eq(tg_state_set_metadata(s, "never", NULL), 0);
+	ck_assert_uint_eq(tg_state_metadata_count(s), 2);
+	ck_assert_str_eq(tg_state_metadata_key(s, 0), "format");
+	ck_assert_int_eq(tg_safetensors_save(s, path), 0);
+	ck_assert_ptr_nonnull(f = fopen(path, "rb"));
+	n = fread(got, 1, sizeof got, f);
+	fclose(f);
+	ck_assert_uint_ge(n, 8 + strlen(META_HEADER));
+	ck_assert_uint_eq(got[0] % 8, 0);
+	ck_assert_int_eq(memcmp(got + 8, META_HEADER, strlen(META_HEADER)), 0);
+	l = load_ok(path);
+	ck_assert_uint_eq(tg_state_count(l), 1);
+	ck_assert_uint_eq(tg_state_metadata_count(l), 2);
+	ck_assert_str_eq(tg_state_metadata_key(l, 1), "n\"\n");
+	ck_assert_str_eq(tg_state_metadata(l, "n\"\n"), "\xc3\xa9\t");
+	ck_assert_str_eq(tg_state_metadata(l, "format"), "pt");
+	tg_state_free(l);
+	/* only metadata, no tensors */
+	tg_state_free(s);
+	s = tg_state_new();
+	ck_assert_int_eq(tg_state_set_metadata(s, "k", "v"), 0);
+	ck_assert_int_eq(tg_safetensors_save(s, path), 0);
+	l = load_ok(path);
+	ck_assert_uint_eq(tg_state_count(l), 0);
+	ck_assert_str_eq(tg_state_metadata(l, "k"), "v");
+	tg_state_free(l);
+	l = load_ok(write_st("dup.st", "{\"__metadata__\":{\"k\":\"1\","
+	                     "\"k\":\"2\"}}", 0));
+	ck_assert_uint_eq(tg_state_metadata_count(l), 1);
+	ck_assert_str_eq(tg_state_metadata(l, "k"), "2");
+	tg_state_free(l);
+	/* errors */
+	ck_assert_ptr_null(tg_state_metadata(s, "nope"));
+	ck_assert_error("state_metadata: no metadata 'nope'");
+	ck_assert_ptr_null(tg_state_metadata_key(s, 1));
+	ck_assert_error("state_metadata_key: index 1 of 1 keys");
+	ck_assert_int_eq(tg_state_set_metadata(s, "", "v"), TG_EINVAL);
+	ck_assert_error("state_set_metadata: empty metadata key");
+	ck_assert_int_eq(tg_state_set_metadata(s, "k", "\xff"), TG_EINVAL);
+	ck_assert_error("state_set_metadata: metadata 'k' is not valid UTF-8");
+	ck_assert_int_eq(tg_state_set_metadata(NULL, "k", "v"), TG_EINVAL);
+	ck_assert_error("state_set_metadata: NULL state");
+	ck_assert_int_eq(tg_state_set_metadata(s, NULL, "v"), TG_EINVAL);
+	ck_assert_error("state_set_metadata: NULL key");
+	ck_assert_uint_eq(tg_state_metadata_count(NULL), 0);
+	tg_state_free(s);
 }
 END_TEST
 
@@ -809,6 +890,7 @@ static Suite *state_suite(void)
 	tcase_add_loop_test(tc, rejects_crafted_file, 0,
 	                    (int)TG_ARRAY_LEN(bad_files));
 	tcase_add_test(tc, accepts_unusual_but_valid_files);
+	tcase_add_test(tc, metadata_round_trip);
 	tcase_add_test(tc, decodes_escapes_in_names);
 	tcase_add_test(tc, rejects_lying_lengths);
 	tcase_add_test(tc, truncations_and_byte_flips);

@@ -19,10 +19,13 @@
 
 #include "tensor/tensor.h"
 
-enum { OPT_LARS, OPT_LAMB };
+enum { OPT_LARS, OPT_LAMB, OPT_GROUP };
 
 struct tg_optim {
 	int kind;
+	/* OPT_GROUP: the members, owned */
+	tg_optim **subs;
+	size_t nsubs;
 	size_t n, nbuf;
 	tg_tensor **params;   /* trainable */
 	tg_tensor **bufs;     /* realized with each step */
@@ -40,6 +43,9 @@ void tg_optim_free(tg_optim *o)
 
 	if (!o)
 		return;
+	for (i = 0; i < o->nsubs; i++)
+		tg_optim_free(o->subs[i]);
+	free(o->subs);
 	for (i = 0; i < o->n; i++) {
 		tg_tensor_unref(o->params[i]);
 		if (o->m)
@@ -210,6 +216,10 @@ tg_optim *tg_optim_adamw(tg_tensor *const *params, size_t n, double lr,
 
 tg_tensor *tg_optim_lr(tg_optim *o)
 {
+	if (o && o->kind == OPT_GROUP)
+		return tg_t_fail(TG_EINVAL, "optim_lr", "a group of %zu "
+		                 "optimizers has no single rate (ask a member)",
+		                 o->nsubs);
 	return o ? o->lr : NULL;
 }
 
@@ -220,6 +230,12 @@ int tg_optim_set_lr(tg_optim *o, double lr)
 
 	if (!o)
 		return TG_EINVAL;
+	if (o->kind == OPT_GROUP) {
+		for (size_t i = 0; i < o->nsubs; i++)
+			if ((rc = tg_optim_set_lr(o->subs[i], lr)))
+				return rc;
+		return 0;
+	}
 	float f = (float)lr;
 	int64_t one = 1;
 
@@ -242,6 +258,8 @@ int tg_optim_zero_grad(tg_optim *o)
 
 	if (!o)
 		return TG_EINVAL;
+	for (i = 0; i < o->nsubs; i++)
+		tg_optim_zero_grad(o->subs[i]);
 	for (i = 0; i < o->n; i++)
 		tg_set_grad(o->params[i], NULL);
 	return 0;
@@ -311,15 +329,24 @@ static tg_tensor *lamb_update(tg_optim *o, size_t i)
 	return tg_sub(t, tg_mul(tg_mul(o->lr, r), up));
 }
 
-/* Everything a step realizes: parameters, buffers, state, extra. */
-static int realize_all(tg_optim *o, tg_tensor *const *extra, size_t nextra)
+/* How many tensors a step realizes for o: parameters, their state,
+ * buffers, b1^t and b2^t, over every member of a group. */
+static size_t step_count(const tg_optim *o)
 {
-	size_t cap = 2 * o->n + o->n + o->nbuf + nextra + 2, k = 0, i;
-	tg_tensor **all = malloc(cap * sizeof *all);
-	int rc;
+	size_t k = o->n * (1 + !!o->m + !!o->v) + o->nbuf + 2 * !!o->b1_t;
 
-	if (!all)
-		return tg_error_oom("optimizer step");
+	for (size_t i = 0; i < o->nsubs; i++)
+		k += step_count(o->subs[i]);
+	return k;
+}
+
+/* Writes those tensors to all; returns how many. */
+static size_t step_collect(const tg_optim *o, tg_tensor **all)
+{
+	size_t k = 0, i;
+
+	for (i = 0; i < o->nsubs; i++)
+		k += step_collect(o->subs[i], all + k);
 	for (i = 0; i < o->n; i++) {
 		all[k++] = o->params[i];
 		if (o->m)
@@ -333,20 +360,18 @@ static int realize_all(tg_optim *o, tg_tensor *const *extra, size_t nextra)
 		all[k++] = o->b1_t;
 		all[k++] = o->b2_t;
 	}
-	for (i = 0; i < nextra; i++)
-		all[k++] = extra[i];
-	rc = tg_realize_many(all, k);
-	free(all);
-	return rc;
+	return k;
 }
 
-int tg_optim_step(tg_optim *o, tg_tensor *const *extra, size_t nextra)
+/* Fails unless every parameter (of every member) has a gradient. */
+static int check_grads(const tg_optim *o)
 {
-	int was, rc = 0;
 	size_t i;
+	int rc;
 
-	if (!o)
-		return TG_EINVAL;
+	for (i = 0; i < o->nsubs; i++)
+		if ((rc = check_grads(o->subs[i])))
+			return rc;
 	for (i = 0; i < o->n; i++)
 		if (!tg_grad(o->params[i])) {
 			char b[160];
@@ -356,7 +381,20 @@ int tg_optim_step(tg_optim *o, tg_tensor *const *extra, size_t nextra)
 			                "first)", i, tg_tensor_shape_str(
 			                    o->params[i], b, sizeof b));
 		}
-	was = tg_set_grad_enabled(0);
+	return 0;
+}
+
+/* Assigns every parameter its new value (and the state its update),
+ * lazily: nothing runs.  Gradient recording is off. */
+static int assign_updates(tg_optim *o)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < o->nsubs && !rc; i++)
+		rc = assign_updates(o->subs[i]);
+	if (rc || o->kind == OPT_GROUP)
+		return rc;
 	tg_scope_begin();
 	if (o->kind == OPT_LAMB &&
 	    (tg_assign(o->b1_t, tg_mul_s(o->b1_t, o->b1)) ||
@@ -372,6 +410,85 @@ int tg_optim_step(tg_optim *o, tg_tensor *const *extra, size_t nextra)
 		rc = nv ? tg_assign(p, nv) : tg_error_prefix("optimizer step");
 	}
 	tg_scope_end();
+	return rc;
+}
+
+int tg_optim_schedule_step(tg_optim *o, tg_tensor ***out, size_t *nout)
+{
+	tg_tensor **all;
+	int was, rc;
+
+	if (out)
+		*out = NULL;
+	if (nout)
+		*nout = 0;
+	if (!o || !out || !nout)
+		return tg_error(TG_EINVAL, "optim_schedule_step: no %s (NULL)",
+		                !o ? "optimizer" : "output");
+	if ((rc = check_grads(o)))
+		return rc;
+	if (!(all = malloc((step_count(o) + 1) * sizeof *all)))
+		return tg_error_oom("optim_schedule_step");
+	was = tg_set_grad_enabled(0);
+	rc = assign_updates(o);
 	tg_set_grad_enabled(was);
-	return rc ? rc : realize_all(o, extra, nextra);
+	if (rc) {
+		free(all);
+		return rc;
+	}
+	*nout = step_collect(o, all);
+	*out = all;
+	return 0;
+}
+
+int tg_optim_step(tg_optim *o, tg_tensor *const *extra, size_t nextra)
+{
+	tg_tensor **all, **more;
+	size_t n;
+	int rc;
+
+	if (!o)
+		return TG_EINVAL;
+	if ((rc = tg_optim_schedule_step(o, &all, &n)))
+		return rc;
+	if (nextra && !(more = realloc(all, (n + nextra) * sizeof *all))) {
+		free(all);
+		return tg_error_oom("optimizer step");
+	} else if (nextra) {
+		all = more;
+		memcpy(all + n, extra, nextra * sizeof *extra);
+	}
+	rc = tg_realize_many(all, n + nextra);
+	free(all);
+	return rc;
+}
+
+tg_optim *tg_optim_group(tg_optim *const *opts, size_t n)
+{
+	tg_optim *g;
+	size_t i, j;
+
+	if (!opts || !n)
+		return tg_t_fail(TG_EINVAL, "optim_group", "no optimizers"),
+		       (tg_optim *)NULL;
+	for (i = 0; i < n; i++) {
+		if (!opts[i])
+			return tg_t_fail(TG_EINVAL, "optim_group", "optimizer %zu "
+			                 "is NULL", i), (tg_optim *)NULL;
+		for (j = 0; j < i; j++)
+			if (opts[j] == opts[i])
+				return tg_t_fail(TG_EINVAL, "optim_group",
+				                 "optimizer %zu is also optimizer "
+				                 "%zu", i, j), (tg_optim *)NULL;
+	}
+	if (!(g = calloc(1, sizeof *g)) ||
+	    !(g->subs = malloc(n * sizeof *g->subs))) {
+		free(g);
+		tg_error_oom("optim_group");
+		return NULL;
+	}
+	g->kind = OPT_GROUP;
+	memcpy(g->subs, opts, n * sizeof *opts);
+	g->nsubs = n;
+	return g;
 }

@@ -458,12 +458,33 @@ out_free_name:
 	return rc;
 }
 
-/* "__metadata__": an object of strings, checked and dropped (a tg_state
- * holds tensors only). */
-static int read_metadata(reader *r)
+/* One "key":"value" pair of "__metadata__" into the state (a repeated
+ * key: the last value wins).  C strings cannot hold a NUL. */
+static int read_meta_pair(reader *r, tg_state *s)
 {
-	size_t len;
-	char *k;
+	size_t klen, vlen;
+	char *k, *v = NULL;
+	int rc;
+
+	if (str(r, &k, &klen))
+		return TG_EINVAL;
+	if (expect(r, ':', "':'") || str(r, &v, &vlen))
+		rc = TG_EINVAL;
+	else if (strlen(k) != klen || strlen(v) != vlen)
+		rc = syntax(r, "a NUL (\\u0000) in the __metadata__ key '%s'",
+		            k);
+	else if (!klen)
+		rc = syntax(r, "an empty __metadata__ key");
+	else
+		rc = tg_state_meta_set_(s, k, v, LOAD);
+	free(k);
+	free(v);
+	return rc;
+}
+
+/* "__metadata__": an object of strings, kept in the state. */
+static int read_metadata(reader *r, tg_state *s)
+{
 	int rc;
 
 	if (expect(r, '{', "'{' (__metadata__)"))
@@ -474,12 +495,8 @@ static int read_metadata(reader *r)
 		return 0;
 	}
 	do {
-		if (str(r, &k, &len))
-			return TG_EINVAL;
-		free(k);
-		if (expect(r, ':', "':'") || str(r, &k, &len))
-			return TG_EINVAL;
-		free(k);
+		if ((rc = read_meta_pair(r, s)))
+			return rc;
 	} while ((rc = next(r, '}')) == 1);
 	return rc;
 }
@@ -511,7 +528,7 @@ static int read_header(reader *r, tg_state *s, tinfo_vec *info)
 				free(key);
 				rc = nmeta++ ? syntax(r, "__metadata__ given "
 				                      "twice")
-				             : read_metadata(r);
+				             : read_metadata(r, s);
 			}
 			if (rc)
 				return rc;
@@ -761,7 +778,7 @@ out_free_state:
 
 /* -------------------------------------------------------------- saving */
 
-/* name as a JSON string, escaped as serde_json does: quote, backslash
+/* A name or metadata string as JSON, escaped as serde_json does: quote, backslash
  * and control characters; other bytes (UTF-8) as they are. */
 static void json_str(tg_strbuf *sb, const char *name)
 {
@@ -797,6 +814,16 @@ static char *make_header(const tg_state *s, size_t *len)
 
 	tg_strbuf_init(&sb);
 	tg_strbuf_add(&sb, "{");
+	if (s->m.n) {
+		tg_strbuf_add(&sb, "\"__metadata__\":{");
+		for (i = 0; i < s->m.n; i++) {
+			tg_strbuf_add(&sb, i ? "," : "");
+			json_str(&sb, s->m.v[i].key);
+			tg_strbuf_add(&sb, ":");
+			json_str(&sb, s->m.v[i].value);
+		}
+		tg_strbuf_add(&sb, s->e.n ? "}," : "}");
+	}
 	for (i = 0; i < s->e.n; i++) {
 		tg_tensor *t = s->e.v[i].t;
 

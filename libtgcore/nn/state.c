@@ -96,6 +96,11 @@ void tg_state_free(tg_state *s)
 		tg_tensor_unref(s->e.v[i].t);
 	}
 	TG_VEC_FREE(&s->e);
+	for (i = 0; i < s->m.n; i++) {
+		free(s->m.v[i].key);
+		free(s->m.v[i].value);
+	}
+	TG_VEC_FREE(&s->m);
 	free(s->slot);
 	free(s);
 }
@@ -280,4 +285,80 @@ int tg_state_load(const tg_state *dst, const tg_state *src, int strict)
 	tg_scope_end();
 	free(done);
 	return rc ? tg_error_prefix("state_load") : 0;
+}
+
+/* ------------------------------------------------------------ metadata */
+
+static meta *meta_find(const tg_state *s, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->m.n; i++)
+		if (!strcmp(s->m.v[i].key, key))
+			return &s->m.v[i];
+	return NULL;
+}
+
+int tg_state_meta_set_(tg_state *s, const char *key, const char *value,
+                       const char *op)
+{
+	meta *m = meta_find(s, key), add;
+	char *v = NULL;
+
+	if (!*key)
+		return tg_error(TG_EINVAL, "%s: empty metadata key", op);
+	if (!utf8_valid(key) || (value && !utf8_valid(value)))
+		return tg_error(TG_EINVAL, "%s: metadata '%s' is not valid "
+		                "UTF-8", op, key);
+	if (value && !(v = tg_strdup(value, op)))
+		return TG_ENOMEM;
+	if (m && v) {
+		free(m->value);
+		m->value = v;
+	} else if (m) { /* removed, the order of the rest kept */
+		free(m->key);
+		free(m->value);
+		memmove(m, m + 1, (size_t)(s->m.v + s->m.n - m - 1) * sizeof *m);
+		s->m.n--;
+	} else if (v) {
+		add.value = v;
+		if (!(add.key = tg_strdup(key, op)) || TG_VEC_PUSH(&s->m, add)) {
+			free(add.key);
+			free(v);
+			return tg_error_oom(op);
+		}
+	}
+	return 0;
+}
+
+int tg_state_set_metadata(tg_state *s, const char *key, const char *value)
+{
+	if (!s || !key)
+		return tg_error(TG_EINVAL, "state_set_metadata: NULL %s",
+		                s ? "key" : "state");
+	return tg_state_meta_set_(s, key, value, "state_set_metadata");
+}
+
+const char *tg_state_metadata(const tg_state *s, const char *key)
+{
+	meta *m = s && key ? meta_find(s, key) : NULL;
+
+	if (!m)
+		tg_error(TG_EINVAL, "state_metadata: no metadata '%s'",
+		         key ? key : "(NULL)");
+	return m ? m->value : NULL;
+}
+
+size_t tg_state_metadata_count(const tg_state *s)
+{
+	return s ? s->m.n : 0;
+}
+
+const char *tg_state_metadata_key(const tg_state *s, size_t i)
+{
+	if (s && i < s->m.n)
+		return s->m.v[i].key;
+	tg_error(TG_EINVAL, "state_metadata_key: index %zu of %zu keys", i,
+	         tg_state_metadata_count(s));
+	return NULL;
 }

@@ -805,15 +805,32 @@ TG_API tg_tensor *tg_state_tensor(const tg_state *s, size_t i);
  * "state: no tensor named 'x'" when there is none. */
 TG_API tg_tensor *tg_state_get(const tg_state *s, const char *name);
 
+/* A state's metadata: the string pairs of a safetensors file's
+ * "__metadata__" (tinygrad's safe_save(metadata=), the "format": "pt"
+ * of PyTorch files).  Setting a key replaces its value; a NULL value
+ * removes the key.  Keys are non-empty; both are valid UTF-8.  Keys
+ * keep their insertion order. */
+TG_API int tg_state_set_metadata(tg_state *s, const char *key,
+                                 const char *value);
+/* The value of key, borrowed from s; NULL with the error
+ * "state_metadata: no metadata 'x'" when there is none. */
+TG_API const char *tg_state_metadata(const tg_state *s, const char *key);
+TG_API size_t tg_state_metadata_count(const tg_state *s);
+/* Key i in insertion order, borrowed; NULL (with an error) past the
+ * end. */
+TG_API const char *tg_state_metadata_key(const tg_state *s, size_t i);
+
 /* Writes s to `path` as safetensors: realizes every tensor with one
  * schedule, writes path.tmp and renames it over path (so path is never
- * half written).  Keys in insertion order, the header padded with
+ * half written).  The metadata first, as "__metadata__" (when there is
+ * any), then the tensors in insertion order, the header padded with
  * spaces to a multiple of 8 bytes. */
 TG_API int tg_safetensors_save(const tg_state *s, const char *path);
 /* Reads a safetensors file: the tensors in header order, each on `dev`
  * (NULL: the default device), copied straight from the memory-mapped
- * file (which is unmapped before returning).  "__metadata__" is checked
- * and dropped.  New; release it with tg_state_free. */
+ * file (which is unmapped before returning).  "__metadata__" becomes the
+ * state's metadata (a repeated key: its last value; a NUL in a key or
+ * value is refused).  New; release it with tg_state_free. */
 TG_API tg_state *tg_safetensors_load(const char *path, tg_dev *dev);
 /* Loads src's values into dst's tensors (a checkpoint into a model's
  * parameters): each tensor of dst takes, with tg_assign, the value of
@@ -885,6 +902,22 @@ TG_API int tg_optim_zero_grad(tg_optim *o);
  * buffers, the optimizer's state and the `extra` tensors together. */
 TG_API int tg_optim_step(tg_optim *o, tg_tensor *const *extra,
                          size_t nextra);
+/* tinygrad's schedule_step: assigns every parameter (and the state) its
+ * update, lazily, and gives in *out the tensors a step must realize,
+ * so that the caller realizes them together with its own
+ * (tg_realize_many) or inside a JIT step; tg_optim_step is this and
+ * the realize.  *out is malloc'd (free it), its tensors borrowed from
+ * the optimizer. */
+TG_API int tg_optim_schedule_step(tg_optim *o, tg_tensor ***out,
+                                  size_t *nout);
+/* tinygrad's OptimizerGroup: one optimizer that zero_grads and steps n
+ * others (different optimizers for different parameters) as one, in
+ * one schedule.  The group takes the n optimizers: tg_optim_free of
+ * the group frees them, and they must not be freed on their own (their
+ * pointers stay usable, for their rates).  On failure the caller keeps
+ * them.  A group's rate: tg_optim_set_lr sets every member's;
+ * tg_optim_lr is an error. */
+TG_API tg_optim *tg_optim_group(tg_optim *const *opts, size_t n);
 /* The learning rate, a (1,) float32 tensor (borrowed). */
 TG_API tg_tensor *tg_optim_lr(tg_optim *o);
 TG_API int tg_optim_set_lr(tg_optim *o, double lr);
