@@ -655,6 +655,22 @@ static tg_tensor *f_conv_transpose(tg_tensor *const *x, int v)
 	return tg_conv_transpose(x[0], x[1], x[2], &CONVND[v]);
 }
 
+/* x[I, 1:3] with a repeated row (its gradient adds up) and x[:, J]
+ * with a negative and an out-of-range index (no gradient there). */
+static tg_tensor *f_index(tg_tensor *const *x, int v)
+{
+	static const int32_t I[3] = { 0, 2, 0 }, J[3] = { 3, -1, 9 };
+	static const int64_t s3[1] = { 3 };
+	tg_tensor *ix = tg_tensor_new(cpu(), TG_INT32, 1, s3, v ? J : I);
+
+	ck_assert_ptr_nonnull(ix);
+	if (v)
+		return tg_index(x[0], 2, (tg_index_spec[]){ TG_IX_ALL,
+		                                            TG_IX_TENSOR(ix) });
+	return tg_index(x[0], 2, (tg_index_spec[]){ TG_IX_TENSOR(ix),
+	                                            TG_IX_SLICE(1, 3) });
+}
+
 static tg_tensor *f_einsum(tg_tensor *const *x, int v)
 {
 	static const char *const f[] = { "ij,jk->ki", "bii->bi", "...i,i->",
@@ -949,6 +965,8 @@ static const gcase CASES[] = {
 	C3("conv_transpose 3-D", f_conv_transpose, 1,
 	   IN(G_UNIF, -1, 1, 5, 1, 2, 2, 2, 3), IN(G_UNIF, -1, 1, 5, 2, 1, 2, 2, 2),
 	   IN(G_UNIF, -1, 1, 1, 1)),
+	C1("index x[I, 1:3] (a repeated row)", f_index, 0, U34(-2, 2)),
+	C1("index x[:, J] (negative, out of range)", f_index, 1, U34(-2, 2)),
 	C2("einsum ij,jk->ki", f_einsum, 0, U34(-2, 2),
 	   IN(G_UNIF, -1, 1, 2, 4, 2)),
 	C1("einsum bii->bi (diagonal)", f_einsum, 1,

@@ -1446,6 +1446,232 @@ END_TEST
 
 /* ---- gather ---- */
 
+/* ---- tg_index (getitem) ---- */
+
+/* x (4,5,6) holds 100i + 10j + k, so a value names its source.  The
+ * index tensors: */
+static const double IA[3] = { 2, -1, 0 };     /* -> 2, 3, 0 */
+static const double IB[3] = { 4, 0, -5 };     /* -> 4, 0, 0 on size 5 */
+static const double IC[4] = { 1, 3, 0, 2 };   /* (2,2) */
+static const double IR[3] = { 4, -5, 7 };     /* out of range on 4 */
+static const double I31[3] = { 0, 3, 1 };     /* (3,1) */
+static const double I2[2] = { 5, -6 };        /* -> 5, 0 on size 6 */
+
+static int64_t wrap(double i, int64_t n)
+{
+	int64_t v = (int64_t)i;
+
+	return v < 0 ? v + n : v;
+}
+
+/* x's value at (i,j,k), or 0 when an index is outside its axis. */
+static double xat(int64_t i, int64_t j, int64_t k)
+{
+	if (i < 0 || i >= 4 || j < 0 || j >= 5 || k < 0 || k >= 6)
+		return 0;
+	return (double)(100 * i + 10 * j + k);
+}
+
+/* The expected value of case c at output position o: each case spelled
+ * out as numpy (and tinygrad) index it. */
+static double index_ref(int c, const int64_t *o)
+{
+	switch (c) {
+	case 0: /* x[IA] -> (3,5,6) */
+		return xat(wrap(IA[o[0]], 4), o[1], o[2]);
+	case 1: /* x[:, IC] -> (4,2,2,6) */
+		return xat(o[0], wrap(IC[o[1] * 2 + o[2]], 5), o[3]);
+	case 2: /* x[IA, IB] -> (3,6) */
+		return xat(wrap(IA[o[0]], 4), wrap(IB[o[0]], 5), o[1]);
+	case 3: /* x[:, IB, I2 broadcast (3,1) x (2,)]: I31 on j, I2 on k
+	         * -> (4,3,2) */
+		return xat(o[0], wrap(I31[o[1]], 5), wrap(I2[o[2]], 6));
+	case 4: /* x[IA, :, IA] (apart: index axes first) -> (3,5) */
+		return xat(wrap(IA[o[0]], 4), o[1], wrap(IA[o[0]], 6));
+	case 5: /* x[1:3, IB] -> (2,3,6) */
+		return xat(1 + o[0], wrap(IB[o[1]], 5), o[2]);
+	case 6: /* x[1, :, IA] (the int is basic: tinygrad's, not numpy's)
+	         * -> (5,3) */
+		return xat(1, o[0], wrap(IA[o[1]], 6));
+	case 7: /* x[IR] -> (3,5,6), out of range rows are 0 */
+		return xat(wrap(IR[o[0]], 4), o[1], o[2]);
+	case 8: /* x[None, ..., IA] -> (1,4,5,3) */
+		return xat(o[1], o[2], wrap(IA[o[3]], 6));
+	case 9: /* x[::-1, 3, ::2] -> (4,3), a view */
+		return xat(3 - o[0], 3, 2 * o[1]);
+	default: /* x[IA, None, IB]: apart, but the first index is axis 0,
+	          * so nothing moves -> (3,1,6) */
+		return xat(wrap(IA[o[0]], 4), wrap(IB[o[0]], 5), o[2]);
+	}
+}
+
+START_TEST(index_matches_numpy)
+{
+	static const struct {
+		const char *name;
+		size_t nd;
+		int64_t out[4];
+	} C[] = {
+		{ "x[IA]", 3, { 3, 5, 6 } },
+		{ "x[:, IC]", 4, { 4, 2, 2, 6 } },
+		{ "x[IA, IB]", 2, { 3, 6 } },
+		{ "x[:, I31, I2]", 3, { 4, 3, 2 } },
+		{ "x[IA, :, IA]", 2, { 3, 5 } },
+		{ "x[1:3, IB]", 3, { 2, 3, 6 } },
+		{ "x[1, :, IA]", 2, { 5, 3 } },
+		{ "x[IR]", 3, { 3, 5, 6 } },
+		{ "x[None, ..., IA]", 4, { 1, 4, 5, 3 } },
+		{ "x[::-1, 3, ::2]", 2, { 4, 3 } },
+		{ "x[IA, None, IB]", 3, { 3, 1, 6 } },
+	};
+	int64_t xs[3] = { 4, 5, 6 }, s3[1] = { 3 }, s22[2] = { 2, 2 };
+	int64_t s31[2] = { 3, 1 }, s2[1] = { 2 }, o[4], i;
+	double xv[120], xv8[120], want[240];
+	tg_dtype dts[3] = { TG_INT32, TG_FLOAT32, TG_INT8 };
+	size_t c, d;
+
+	/* int8 holds them mod 256 */
+	for (i = 0; i < 120; i++) {
+		xv[i] = (double)(100 * (i / 30) + 10 * (i / 6 % 5) + i % 6);
+		xv8[i] = (double)(int8_t)(int64_t)xv[i];
+	}
+	ncases = 0;
+	for (d = 0; d < 3; d++)
+		for (c = 0; c < sizeof C / sizeof C[0]; c++) {
+			tg_dtype dt = dts[d], it = d == 2 ? TG_INT64 : TG_INT32;
+			tg_tensor *x, *ia, *ib, *ic, *ir, *i31, *i2, *y = NULL;
+			int64_t n = ot_numel(C[c].nd, C[c].out);
+
+			if (!ot_dtypes_ok(dt, it) || (dt == TG_INT8 && c != 0 &&
+			                              c != 3))
+				continue;
+			tg_scope_begin();
+			x = mkv(dt, 3, xs, dt == TG_INT8 ? xv8 : xv);
+			ia = mkv(it, 1, s3, IA), ib = mkv(it, 1, s3, IB);
+			ic = mkv(it, 2, s22, IC), ir = mkv(it, 1, s3, IR);
+			i31 = mkv(it, 2, s31, I31), i2 = mkv(it, 1, s2, I2);
+#define IX(...) tg_index(x, sizeof((tg_index_spec[]){ __VA_ARGS__ }) /    \
+                         sizeof(tg_index_spec),                          \
+                         (tg_index_spec[]){ __VA_ARGS__ })
+			switch (c) {
+			case 0: y = IX(TG_IX_TENSOR(ia)); break;
+			case 1: y = IX(TG_IX_ALL, TG_IX_TENSOR(ic)); break;
+			case 2: y = IX(TG_IX_TENSOR(ia), TG_IX_TENSOR(ib)); break;
+			case 3: y = IX(TG_IX_ALL, TG_IX_TENSOR(i31),
+			               TG_IX_TENSOR(i2)); break;
+			case 4: y = IX(TG_IX_TENSOR(ia), TG_IX_ALL,
+			               TG_IX_TENSOR(ia)); break;
+			case 5: y = IX(TG_IX_SLICE(1, 3), TG_IX_TENSOR(ib)); break;
+			case 6: y = IX(TG_IX_INT(1), TG_IX_ALL, TG_IX_TENSOR(ia));
+				break;
+			case 7: y = IX(TG_IX_TENSOR(ir)); break;
+			case 8: y = IX(TG_IX_NEWAXIS, TG_IX_ELLIPSIS,
+			               TG_IX_TENSOR(ia)); break;
+			case 9: y = IX(TG_IX_STEP(-1, -5, -1), TG_IX_INT(3),
+			               TG_IX_STEP(0, 6, 2)); break;
+			default: y = IX(TG_IX_TENSOR(ia), TG_IX_NEWAXIS,
+			                TG_IX_TENSOR(ib)); break;
+			}
+#undef IX
+			check_meta("index", C[c].name, y, dt, C[c].nd, C[c].out);
+			for (i = 0; i < n; i++) {
+				unravel(i, C[c].nd, C[c].out, o);
+				want[i] = index_ref((int)c, o);
+				if (dt == TG_INT8)
+					want[i] = (double)(int8_t)(int64_t)want[i];
+			}
+			check_t("index", C[c].name, y, want, 0);
+			tg_scope_end();
+		}
+	fprintf(stderr, "index cases: %d\n", ncases);
+}
+END_TEST
+
+/* Indexing by realized tensors is tinygrad's (mid-2024) three kernels:
+ * the arange (a cumsum), the indices with negatives wrapped (expanded
+ * into a reduce, so realized on their own) and the masked sum; slices
+ * and new axes alone are a view, no kernel. */
+START_TEST(index_kernel_counts)
+{
+	int64_t xs[2] = { 6, 7 }, s3[1] = { 3 };
+	double xv[42] = { 0 }, iv[3] = { 5, 0, 2 };
+	tg_tensor *x, *ix, *y;
+	tg_counters c;
+
+	tg_scope_begin();
+	x = tg_contiguous(mkv(TG_FLOAT32, 2, xs, xv));
+	ix = tg_contiguous(mkv(TG_INT32, 1, s3, iv));
+	ck_assert_int_eq(tg_realize(x), 0);
+	ck_assert_int_eq(tg_realize(ix), 0);
+	tg_counters_reset();
+	y = tg_index(x, 2, (tg_index_spec[]){ TG_IX_TENSOR(ix),
+	                                      TG_IX_SLICE(1, 4) });
+	ck_assert_int_eq(tg_realize(y), 0);
+	tg_counters_get(&c);
+	ck_assert_uint_eq(c.kernels, 3);
+	tg_counters_reset();
+	y = tg_index(x, 2, (tg_index_spec[]){ TG_IX_SLICE(1, 4),
+	                                      TG_IX_NEWAXIS });
+	ck_assert_int_eq(tg_realize(y), 0);
+	tg_counters_get(&c);
+	ck_assert_uint_eq(c.kernels, 0);
+	tg_scope_end();
+}
+END_TEST
+
+START_TEST(index_errors_name_the_item)
+{
+	int64_t xs[2] = { 3, 4 }, s2[1] = { 2 }, s3[1] = { 3 };
+	double xv[12] = { 0 }, iv[3] = { 0, 1, 2 };
+	tg_tensor *x, *f, *b, *i2, *i3;
+	tg_index_spec bad = TG_IX_ALL;
+
+	tg_scope_begin();
+	x = mkv(TG_FLOAT32, 2, xs, xv);
+	f = mkv(TG_FLOAT32, 1, s2, iv);
+	b = mkv(TG_BOOL, 1, s2, iv);
+	i2 = mkv(TG_INT32, 1, s2, iv);
+	i3 = mkv(TG_INT32, 1, s3, iv);
+	ck_assert_ptr_null(tg_index(x, 3, (tg_index_spec[]){ TG_IX_ALL,
+	                   TG_IX_INT(0), TG_IX_ALL }));
+	ck_assert_error("index: 3 indices for (3,4)");
+	ck_assert_ptr_null(tg_index(x, 2, (tg_index_spec[]){ TG_IX_ELLIPSIS,
+	                   TG_IX_ELLIPSIS }));
+	ck_assert_error("index: items 0 and 1 are both an ellipsis");
+	ck_assert_ptr_null(tg_index(x, 1, (tg_index_spec[]){
+	                   TG_IX_TENSOR(f) }));
+	ck_assert_error("index: item 0: index tensor (2,) is float32, not an "
+	                "int dtype");
+	ck_assert_ptr_null(tg_index(x, 2, (tg_index_spec[]){ TG_IX_ALL,
+	                   TG_IX_TENSOR(b) }));
+	ck_assert_error("index: item 1: index tensor (2,) is bool, not an int "
+	                "dtype (a bool mask's result has a data-dependent "
+	                "shape: use tg_where)");
+	ck_assert_ptr_null(tg_index(x, 2, (tg_index_spec[]){ TG_IX_TENSOR(i2),
+	                   TG_IX_TENSOR(i3) }));
+	ck_assert_error("index: index tensors (2,) and (3,) don't broadcast");
+	ck_assert_ptr_null(tg_index(x, 1, (tg_index_spec[]){ TG_IX_INT(3) }));
+	ck_assert_error("index: slice: index 3 out of range for axis 0 of size "
+	                "3");
+	ck_assert_ptr_null(tg_index(x, 2, (tg_index_spec[]){ TG_IX_ALL,
+	                   TG_IX_STEP(0, 4, 0) }));
+	ck_assert_error("index: slice: step 0 on axis 1");
+	bad.kind = (tg_index_kind)9;
+	ck_assert_ptr_null(tg_index(x, 1, &bad));
+	ck_assert_error("index: item 0 has kind 9");
+	ck_assert_ptr_null(tg_index(x, 1, NULL));
+	ck_assert_error("index: 1 items, NULL");
+	/* no items: x itself, as x[()] */
+	ck_assert_ptr_nonnull(tg_index(x, 0, NULL));
+	tg_clear_error();
+	ck_assert_ptr_null(tg_index(NULL, 1, (tg_index_spec[]){ TG_IX_ALL }));
+	ck_assert_ptr_null(tg_index(x, 1, (tg_index_spec[]){
+	                   TG_IX_TENSOR(NULL) }));
+	ck_assert_str_eq(tg_last_error(), "");
+	tg_scope_end();
+}
+END_TEST
+
 START_TEST(gather_matches_torch)
 {
 	static const struct {
@@ -2195,6 +2421,9 @@ static Suite *ops_reduce_suite(void)
 	tcase_add_test(t, arange_and_eye);
 	tcase_add_test(t, transpose_flatten_squeeze);
 	tcase_add_test(t, slice_matches_python);
+	tcase_add_test(t, index_matches_numpy);
+	tcase_add_test(t, index_kernel_counts);
+	tcase_add_test(t, index_errors_name_the_item);
 	tcase_add_test(t, gather_matches_torch);
 	tcase_add_test(t, cat_and_stack);
 	tcase_add_test(t, repeat_tiles);

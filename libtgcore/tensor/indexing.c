@@ -1,7 +1,8 @@
 /*
  * tensor/indexing.c - arange and eye, and the ops that index by
- * comparing with an arange: triu, tril, one_hot and gather (tinygrad's
- * tensor.py; the comparisons fuse into the consumer's kernel).
+ * comparing with an arange: triu, tril, one_hot, gather and indexing by
+ * tensors (tinygrad's tensor.py and its __getitem__; the comparisons
+ * fuse into the consumer's kernel).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -198,6 +199,216 @@ tg_tensor *tg_gather(const tg_tensor *t, int axis, const tg_tensor *index)
 	r = tg_mul(hot, x);
 	r = tg_t_reduce(TG_ADD, r, 1u << (r ? r->ndim - 1 : 0));
 	r = tg_keep(tg_squeeze(r, -1));
+	tg_scope_end();
+	return r;
+}
+
+/* ------------------------------------------------------------ getitem */
+
+/* The items with the ellipsis (or the missing tail) replaced by ':'s:
+ * one item per axis of t, plus the new axes.  0, or -1 with the
+ * message. */
+static int expand_items(const tg_tensor *t, size_t n, const tg_index_spec *ix,
+                        tg_index_spec *out, size_t *nout)
+{
+	size_t used = 0, ell = SIZE_MAX, i, k = 0, j;
+	char b[160];
+
+	for (i = 0; i < n; i++) {
+		if ((unsigned)ix[i].kind > TG_INDEX_TENSOR)
+			return tg_t_fail(TG_EINVAL, "index", "item %zu has kind %d",
+			                 i, (int)ix[i].kind), -1;
+		if (ix[i].kind == TG_INDEX_ELLIPSIS && ell != SIZE_MAX)
+			return tg_t_fail(TG_EINVAL, "index", "items %zu and %zu "
+			                 "are both an ellipsis", ell, i), -1;
+		if (ix[i].kind == TG_INDEX_ELLIPSIS)
+			ell = i;
+		used += ix[i].kind != TG_INDEX_NEWAXIS &&
+		        ix[i].kind != TG_INDEX_ELLIPSIS;
+	}
+	if (used > t->ndim)
+		return tg_t_fail(TG_EINVAL, "index", "%zu indices for %s",
+		                 used, SHAPE(t, b)), -1;
+	if (n + t->ndim - used > TG_MAX_DIMS)
+		return tg_t_fail(TG_EINVAL, "index", "more than %d items",
+		                 TG_MAX_DIMS), -1;
+	for (i = 0; i <= n; i++) {
+		if (i == n ? ell == SIZE_MAX : i == ell)
+			for (j = 0; j < t->ndim - used; j++)
+				out[k++] = TG_IX_ALL;
+		if (i < n && i != ell)
+			out[k++] = ix[i];
+	}
+	*nout = k;
+	return 0;
+}
+
+/* The broadcast (numpy's, right-aligned) of the index tensors' shapes;
+ * 0, or -1 with the message. */
+static int index_shape(tg_tensor *const *idx, size_t n, int64_t *big,
+                       size_t *nbig)
+{
+	size_t i, j, nd = 0;
+	char b1[160], b2[160];
+
+	for (i = 0; i < n; i++)
+		nd = idx[i]->ndim > nd ? idx[i]->ndim : nd;
+	for (j = 0; j < nd; j++)
+		big[j] = 1;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < idx[i]->ndim; j++) {
+			int64_t *d = &big[nd - idx[i]->ndim + j];
+			int64_t s = idx[i]->shape[j];
+
+			if (*d != 1 && s != 1 && s != *d)
+				return tg_t_fail(TG_EINVAL, "index", "index tensors "
+				                 "%s and %s don't broadcast",
+				                 SHAPE(idx[0], b1),
+				                 SHAPE(idx[i], b2)), -1;
+			*d = s != 1 ? s : *d;
+		}
+	*nbig = nd;
+	return 0;
+}
+
+/* Index tensor at axis `dim` of x (size `size`), negatives wrapped once,
+ * as a one-hot mask over pre, the shape x[:d0] + big + x[d0:]: true
+ * where the axis dim + nbig equals the index. */
+static tg_tensor *index_mask(const tg_tensor *x, const tg_tensor *idx,
+                             size_t dim, size_t d0, const int64_t *pre,
+                             size_t nbig)
+{
+	int64_t sh[TG_MAX_DIMS], size = x->shape[dim];
+	size_t npre = x->ndim + nbig, i, k = 0;
+	tg_tensor *w, *ar;
+
+	w = tg_add(idx, tg_where_s(tg_lt_s(idx, 0), (double)size, 0));
+	for (i = 0; i < idx->ndim; i++)
+		sh[k++] = idx->shape[i];
+	for (i = d0; i < x->ndim; i++)
+		sh[k++] = 1;
+	w = tg_expand(tg_reshape(w, k, sh), npre, pre);
+	ar = tg_arange(tg_tensor_dev(x), TG_INT32, 0, (double)size, 1);
+	sh[0] = size;
+	for (i = 1; i < x->ndim - dim; i++)
+		sh[i] = 1;
+	return tg_eq(w, tg_cast(tg_reshape(ar, x->ndim - dim, sh),
+	                        tg_tensor_dtype(idx)));
+}
+
+static int check_index_tensor(const tg_tensor *x, const tg_tensor *idx,
+                              size_t item)
+{
+	char b[160];
+	tg_dtype dt;
+
+	if (!idx)
+		return -1; /* a failed expression: its error stands */
+	dt = tg_tensor_dtype(idx);
+	if (!tg_dtype_is_int(dt)) {
+		tg_t_fail(TG_EINVAL, "index", "item %zu: index tensor %s is %s, "
+		          "not an int dtype%s", item, SHAPE(idx, b),
+		          tg_dtype_name(dt), dt == TG_BOOL ? " (a bool mask's "
+		          "result has a data-dependent shape: use tg_where)" :
+		          "");
+		return -1;
+	}
+	return tg_t_same_dev("index", x, idx);
+}
+
+/* tinygrad's tensor indexing: every index tensor one-hot against an
+ * arange over its axis, the masks multiplied, x kept where the mask
+ * holds and summed over the indexed axes (one kernel). */
+static tg_tensor *index_by_tensors(const tg_tensor *x, tg_tensor *const *idx,
+                                   const size_t *dims, size_t n)
+{
+	int64_t big[TG_MAX_DIMS], pre[TG_MAX_DIMS], sh[TG_MAX_DIMS];
+	int red[TG_MAX_DIMS], perm[TG_MAX_DIMS];
+	size_t nbig, d0 = dims[0], i, k = 0;
+	tg_tensor *mask = NULL, *r;
+	int split = 0;
+
+	if (index_shape(idx, n, big, &nbig))
+		return NULL;
+	if (x->ndim + nbig > TG_MAX_DIMS)
+		return tg_t_fail(TG_EINVAL, "index", "the result needs more than "
+		                 "%d dims", TG_MAX_DIMS);
+	for (i = 0; i < d0; i++)
+		pre[k++] = x->shape[i];
+	for (i = 0; i < nbig; i++)
+		pre[k++] = big[i];
+	for (i = d0; i < x->ndim; i++)
+		pre[k++] = x->shape[i];
+	for (i = 0; i < n; i++) {
+		tg_tensor *m = index_mask(x, idx[i], dims[i], d0, pre, nbig);
+
+		mask = i ? tg_bitwise_and(mask, m) : m;
+		red[i] = (int)(dims[i] + nbig);
+		split |= i && dims[i] != dims[i - 1] + 1;
+	}
+	memcpy(sh, pre, k * sizeof *sh);
+	for (i = 0; i < nbig; i++)
+		sh[d0 + i] = 1;
+	r = tg_where(mask, tg_reshape(x, k, sh),
+	             tg_tensor_scalar(tg_tensor_dev(x), tg_tensor_dtype(x), 0));
+	r = tg_tensor_dtype(x) == TG_BOOL ? tg_max(r, red, n, 0)
+	    : tg_sum_acc(r, red, n, 0, tg_tensor_dtype(x));
+	/* numpy: indices apart from each other put their axes first */
+	if (r && split && d0) {
+		k = 0;
+		for (i = 0; i < nbig; i++)
+			perm[k++] = (int)(d0 + i);
+		for (i = 0; i < r->ndim; i++)
+			if (i < d0 || i >= d0 + nbig)
+				perm[k++] = (int)i;
+		r = tg_permute(r, r->ndim, perm);
+	}
+	return r;
+}
+
+tg_tensor *tg_index(const tg_tensor *t, size_t n, const tg_index_spec *ix)
+{
+	tg_index_spec it[TG_MAX_DIMS];
+	tg_slice_spec sl[TG_MAX_DIMS];
+	tg_tensor *idx[TG_MAX_DIMS], *x, *r;
+	int64_t sh[TG_MAX_DIMS];
+	size_t dims[TG_MAX_DIMS], nit, i, ns = 0, k = 0, nt = 0;
+
+	if (!t)
+		return NULL;
+	if (n && !ix)
+		return tg_t_fail(TG_EINVAL, "index", "%zu items, NULL", n);
+	if (expand_items(t, n, ix, it, &nit))
+		return NULL;
+	for (i = 0; i < nit; i++) {
+		if (it[i].kind == TG_INDEX_TENSOR &&
+		    check_index_tensor(t, it[i].tensor, i))
+			return NULL;
+		if (it[i].kind == TG_INDEX_NEWAXIS)
+			continue;
+		sl[ns] = it[i].kind == TG_INDEX_TENSOR ? TG_SLICE_ALL : it[i].s;
+		sl[ns].is_index = it[i].kind == TG_INDEX_INT;
+		if (sl[ns].is_index)
+			sl[ns].has_start = 1;
+		ns++;
+	}
+	tg_scope_begin();
+	/* the slices and ints as a view, then the new axes by a reshape */
+	x = tg_slice(t, ns, sl);
+	for (i = 0, ns = 0; x && i < nit; i++) {
+		if (it[i].kind == TG_INDEX_INT)
+			continue;
+		if (it[i].kind == TG_INDEX_TENSOR) {
+			dims[nt] = k;
+			idx[nt++] = (tg_tensor *)it[i].tensor;
+		}
+		sh[k++] = it[i].kind == TG_INDEX_NEWAXIS ? 1 : x->shape[ns++];
+	}
+	if (x && k != x->ndim)
+		x = tg_reshape(x, k, sh);
+	if (!x)
+		tg_error_prefix("index");
+	r = tg_keep(x && nt ? index_by_tensors(x, idx, dims, nt) : x);
 	tg_scope_end();
 	return r;
 }

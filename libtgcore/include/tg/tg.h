@@ -619,6 +619,50 @@ typedef struct tg_slice_spec {
  * end, steps may be negative). */
 TG_API tg_tensor *tg_slice(const tg_tensor *t, size_t n,
                            const tg_slice_spec *s);
+/* One item of tg_index (Python's t[...]): a slice, an integer, None (a
+ * new axis), an ellipsis, or a tensor of integer indices. */
+typedef enum tg_index_kind {
+	TG_INDEX_SLICE,    /* s: start:stop:step (TG_SLICE_ALL is ':') */
+	TG_INDEX_INT,      /* s.start, negative from the end; drops the axis */
+	TG_INDEX_NEWAXIS,  /* a new axis of size 1 */
+	TG_INDEX_ELLIPSIS, /* as many ':' as the other items leave */
+	TG_INDEX_TENSOR    /* tensor: indices along the axis */
+} tg_index_kind;
+typedef struct tg_index_spec {
+	tg_index_kind kind;
+	tg_slice_spec s;
+	const tg_tensor *tensor;
+} tg_index_spec;
+#define TG_IX_SLICE(a, b) \
+	((tg_index_spec){ TG_INDEX_SLICE, TG_SLICE(a, b), NULL })
+#define TG_IX_STEP(a, b, st) \
+	((tg_index_spec){ TG_INDEX_SLICE, TG_SLICE_STEP(a, b, st), NULL })
+#define TG_IX_ALL ((tg_index_spec){ TG_INDEX_SLICE, TG_SLICE_ALL, NULL })
+#define TG_IX_INT(i) ((tg_index_spec){ TG_INDEX_INT, TG_INDEX_AT(i), NULL })
+#define TG_IX_NEWAXIS \
+	((tg_index_spec){ TG_INDEX_NEWAXIS, TG_SLICE_ALL, NULL })
+#define TG_IX_ELLIPSIS \
+	((tg_index_spec){ TG_INDEX_ELLIPSIS, TG_SLICE_ALL, NULL })
+#define TG_IX_TENSOR(t) ((tg_index_spec){ TG_INDEX_TENSOR, TG_SLICE_ALL, (t) })
+/*
+ * t[ix0, ix1, ...] as tinygrad's and numpy's __getitem__.  Slices,
+ * integers, new axes and the ellipsis make a view (no kernel).  Index
+ * tensors (any integer dtype, on t's device) pick elements: their
+ * shapes broadcast together into the result's index axes, which
+ * replace the indexed axes where the index tensors stand next to each
+ * other, and come first when a slice separates them (numpy's rule).
+ * A negative index counts from the end once; an index still outside
+ * [0, size) selects nothing and gives 0 (tinygrad's rule: the indices
+ * live on the device, so there is no error).  Indexing by tensors is
+ * one kernel (a one-hot mask and a sum), with gradients.
+ *
+ *     tg_index(x, 2, (tg_index_spec[]){ TG_IX_TENSOR(rows), TG_IX_ALL })
+ *
+ * is x[rows, :].  Bool masks are refused (their result's shape depends
+ * on the data).
+ */
+TG_API tg_tensor *tg_index(const tg_tensor *t, size_t n,
+                           const tg_index_spec *ix);
 /* out[i][j] = t[index[i][j]][j] along `axis` (torch.gather). */
 TG_API tg_tensor *tg_gather(const tg_tensor *t, int axis,
                             const tg_tensor *index);
