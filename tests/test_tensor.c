@@ -211,6 +211,194 @@ START_TEST(zero_pad_and_whole_shrink_are_the_tensor_itself)
 }
 END_TEST
 
+/* A (4,5) float32 tensor of 0..19, realized. */
+static tg_tensor *t45(void)
+{
+	float v[20];
+	int64_t s[2] = { 4, 5 };
+	tg_tensor *t;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		v[i] = (float)i;
+	t = tg_tensor_new(NULL, TG_FLOAT32, 2, s, v);
+	ck_assert_int_eq(tg_realize(t), 0);
+	return t;
+}
+
+static void expect_f32(tg_tensor *t, const float *want, size_t n)
+{
+	float got[64];
+	size_t i;
+
+	ck_assert_uint_le(n, 64);
+	read_f32(t, got, n);
+	for (i = 0; i < n; i++)
+		ck_assert_msg(got[i] == want[i], "[%zu] = %g, want %g", i,
+		              got[i], want[i]);
+}
+
+/* x[1:3] = y writes x's memory: x, a view taken before and one taken
+ * after all read y there; one kernel when y is already in memory. */
+START_TEST(setitem_writes_memory_that_views_share)
+{
+	float want[20], yv[10];
+	int64_t s25[2] = { 2, 5 };
+	tg_tensor *x, *early, *y;
+	tg_counters c;
+	int i;
+
+	tg_scope_begin();
+	x = t45();
+	early = tg_shrink(x, 2, (int64_t[]){ 1, 3, 0, 5 });
+	for (i = 0; i < 10; i++)
+		yv[i] = (float)(100 + i);
+	y = tg_tensor_new(NULL, TG_FLOAT32, 2, s25, yv);
+	ck_assert_int_eq(tg_realize(y), 0);
+	tg_counters_reset();
+	ck_assert_int_eq(tg_setitem(x, 1, (tg_index_spec[]){
+	                            TG_IX_SLICE(1, 3) }, y), 0);
+	tg_counters_get(&c);
+	ck_assert_uint_eq(c.kernels, 1);
+	for (i = 0; i < 20; i++)
+		want[i] = i >= 5 && i < 15 ? (float)(100 + i - 5) : (float)i;
+	expect_f32(x, want, 20);
+	expect_f32(early, yv, 10);
+	expect_f32(tg_index(x, 1, (tg_index_spec[]){ TG_IX_INT(2) }), yv + 5,
+	           5);
+	tg_scope_end();
+}
+END_TEST
+
+/* Steps, flips, a scalar, a broadcast row, a cast, a value that reads
+ * the target (computed in full first) and an unrealized target, each
+ * against the same writes done on a C array. */
+START_TEST(setitem_forms_match_c)
+{
+	float want[20], row[3] = { -1, -2, -3 };
+	int64_t s3[1] = { 3 };
+	int32_t iw[20];
+	tg_tensor *x, *xi;
+	int i, r, k;
+
+	tg_scope_begin();
+	/* x[:, ::2] = 7 */
+	x = t45();
+	ck_assert_int_eq(tg_setitem_s(x, 2, (tg_index_spec[]){ TG_IX_ALL,
+	                              TG_IX_STEP(0, 5, 2) }, 7), 0);
+	for (i = 0; i < 20; i++)
+		want[i] = i % 5 % 2 ? (float)i : 7;
+	expect_f32(x, want, 20);
+	/* x[::-1, 4] = [10, 11, 12, 13]: row 3 gets 10 */
+	ck_assert_int_eq(tg_setitem(x, 2, (tg_index_spec[]){
+	                            TG_IX_STEP(-1, -5, -1), TG_IX_INT(4) },
+	                            tg_arange(NULL, TG_FLOAT32, 10, 14, 1)), 0);
+	for (r = 0; r < 4; r++)
+		want[r * 5 + 4] = (float)(13 - r);
+	expect_f32(x, want, 20);
+	/* x[1:4, ..., 1:4] = row (3,) broadcast over the rows */
+	ck_assert_int_eq(tg_setitem(x, 3, (tg_index_spec[]){ TG_IX_SLICE(1, 4),
+	                            TG_IX_ELLIPSIS, TG_IX_SLICE(1, 4) },
+	                            tg_tensor_new(NULL, TG_FLOAT32, 1, s3, row)),
+	                 0);
+	for (r = 1; r < 4; r++)
+		for (k = 1; k < 4; k++)
+			want[r * 5 + k] = row[k - 1];
+	expect_f32(x, want, 20);
+	/* x[1:] = x[:-1]: the value is the old rows 0..2 */
+	ck_assert_int_eq(tg_setitem(x, 1, (tg_index_spec[]){
+	                            TG_IX_SLICE(1, 4) },
+	                            tg_index(x, 1, (tg_index_spec[]){
+	                                     TG_IX_SLICE(0, 3) })), 0);
+	for (i = 19; i >= 5; i--)
+		want[i] = want[i - 5];
+	expect_f32(x, want, 20);
+	/* an int32 target, a float value (cast), an unrealized target */
+	xi = tg_cast(tg_add_s(t45(), 1), TG_INT32);
+	ck_assert_int_eq(tg_setitem(xi, 2, (tg_index_spec[]){ TG_IX_INT(-1),
+	                            TG_IX_NEWAXIS }, tg_full(NULL, TG_FLOAT32,
+	                            1, (int64_t[]){ 5 }, 2.75)), 0);
+	ck_assert_int_eq(tg_tensor_data(xi, iw, sizeof iw), 0);
+	for (i = 0; i < 20; i++)
+		ck_assert_int_eq(iw[i], i >= 15 ? 2 : i + 1);
+	/* an empty slice writes nothing */
+	ck_assert_int_eq(tg_setitem_s(x, 1, (tg_index_spec[]){
+	                              TG_IX_SLICE(2, 2) }, 5), 0);
+	expect_f32(x, want, 20);
+	tg_scope_end();
+}
+END_TEST
+
+/* tg_assign to a view of realized memory writes through it. */
+START_TEST(assign_to_a_view_writes_through)
+{
+	float want[20];
+	tg_tensor *x, *col, *after;
+	int r;
+
+	tg_scope_begin();
+	x = t45();
+	col = tg_index(x, 2, (tg_index_spec[]){ TG_IX_ALL, TG_IX_INT(1) });
+	after = tg_neg(col);
+	ck_assert_int_eq(tg_assign(col, tg_mul_s(col, 10)), 0);
+	ck_assert_int_eq(tg_realize(col), 0);
+	for (r = 0; r < 20; r++)
+		want[r] = r % 5 == 1 ? (float)(r * 10) : (float)r;
+	expect_f32(x, want, 20);
+	expect_f32(col, (float[]){ 10, 60, 110, 160 }, 4);
+	/* a lazy reader of x made before the write, realized after it */
+	expect_f32(after, (float[]){ -10, -60, -110, -160 }, 4);
+	tg_scope_end();
+}
+END_TEST
+
+START_TEST(setitem_and_view_assign_errors)
+{
+	int64_t s2[1] = { 2 };
+	int32_t iv[2] = { 0, 1 };
+	tg_tensor *x, *ix, *g;
+
+	tg_scope_begin();
+	x = t45();
+	ix = tg_tensor_new(NULL, TG_INT32, 1, s2, iv);
+	ck_assert_int_eq(tg_setitem_s(x, 1, (tg_index_spec[]){
+	                              TG_IX_TENSOR(ix) }, 1), TG_EUNSUPPORTED);
+	ck_assert_error("setitem: item 0 is an index tensor");
+	ck_assert_int_eq(tg_setitem_s(tg_transpose(x, 0, 1), 1,
+	                              (tg_index_spec[]){ TG_IX_INT(0) }, 1),
+	                 TG_EINVAL);
+	ck_assert_error("setitem: the target (5,4) is a view that is not its "
+	                "memory in order");
+	ck_assert_int_eq(tg_setitem(x, 1, (tg_index_spec[]){ TG_IX_INT(0) },
+	                            tg_ones(NULL, TG_FLOAT32, 1,
+	                                    (int64_t[]){ 4 })), TG_EINVAL);
+	ck_assert_error("setitem: expand: axis 0 of (4,) is 4, not 1, and "
+	                "cannot become 5");
+	ck_assert_int_ne(tg_setitem_s(x, 1, (tg_index_spec[]){ TG_IX_INT(4) },
+	                              1), 0);
+	ck_assert_error("setitem: index: slice: index 4 out of range");
+	g = t45();
+	ck_assert_int_eq(tg_set_requires_grad(g, 1), 0);
+	ck_assert_int_eq(tg_setitem_s(g, 0, NULL, 1), TG_EUNSUPPORTED);
+	ck_assert_error("setitem: the target or the value requires a gradient");
+	ck_assert_int_eq(tg_assign(tg_pad(x, 2, (int64_t[]){ 1, 0, 0, 0 }, 0),
+	                           tg_zeros(NULL, TG_FLOAT32, 2,
+	                                    (int64_t[]){ 5, 5 })),
+	                 TG_EUNSUPPORTED);
+	ck_assert_error("assign: cannot write through the view (5,5): it is "
+	                "padded");
+	ck_assert_int_eq(tg_assign(tg_expand(tg_shrink(x, 2, (int64_t[]){ 0, 1,
+	                                     0, 5 }), 2, (int64_t[]){ 3, 5 }),
+	                           tg_zeros(NULL, TG_FLOAT32, 2,
+	                                    (int64_t[]){ 3, 5 })),
+	                 TG_EUNSUPPORTED);
+	ck_assert_error("it broadcasts an axis");
+	tg_clear_error();
+	ck_assert_int_ne(tg_setitem(x, 0, NULL, NULL), 0);
+	tg_scope_end();
+}
+END_TEST
+
 START_TEST(casts_and_bitcasts)
 {
 	static const float v[4] = { -2.75f, 1.5f, 300.25f, 0.0f };
@@ -394,6 +582,10 @@ static Suite *tensor_suite(void)
 	tcase_add_test(t, assign_in_place);
 	tcase_add_test(t, assign_reading_other_elements_fails);
 	tcase_add_test(t, zero_pad_and_whole_shrink_are_the_tensor_itself);
+	tcase_add_test(t, setitem_writes_memory_that_views_share);
+	tcase_add_test(t, setitem_forms_match_c);
+	tcase_add_test(t, assign_to_a_view_writes_through);
+	tcase_add_test(t, setitem_and_view_assign_errors);
 	tcase_add_test(t, casts_and_bitcasts);
 	tcase_add_test(t, bad_arguments_name_the_op);
 	suite_add_tcase(s, t);

@@ -458,11 +458,21 @@ static int index_of(const lz_vec *v, const tg_lazy *b)
 }
 
 /* The tracker output o is stored through: the kernel's full shape
- * (the reduce's when there is one), row-major.  NULL on OOM. */
+ * (the reduce's when there is one), row-major; for an assign through a
+ * view, that view of the target buffer (its value is a realized
+ * buffer, so there is no reduce).  NULL on OOM. */
 static tg_st *store_st(const lower *L, size_t o)
 {
 	const tg_lazy *shape_of = L->r ? L->r : L->outs.v[o];
 
+	if (L->outs.v[o]->assign_st) {
+		if (TG_NEVER(L->r)) {
+			tg_error(TG_EINTERNAL, "schedule: a reduce in an assign "
+			         "through a view");
+			return NULL;
+		}
+		return tg_st_copy(L->outs.v[o]->assign_st);
+	}
 	return tg_st_from_shape(ir_for(L->s, shape_of->st, NULL),
 	                        tg_lazy_ndim(shape_of), tg_lazy_shape(shape_of));
 }
@@ -546,6 +556,15 @@ static tg_uop *lower_base(lower *L, tg_lazy *b, tg_st *st)
 		return lower_load(L, b, st);
 	if (b->kind == TG_LZ_REDUCE)
 		return lower_reduce(L, b, st);
+	if (b->kind == TG_LZ_ASSIGN && b->assign_st) {
+		/* stored through the view; the value is read in order */
+		tg_lazy *v = b->src[0];
+
+		tg_st_free(st);
+		st = tg_st_from_shape(ir_for(L->s, v->st, NULL), tg_lazy_ndim(v),
+		                      tg_lazy_shape(v));
+		return st ? lower_buf(L, v, st) : NULL;
+	}
 	if (b->kind == TG_LZ_ASSIGN)  /* its value, stored in place */
 		return lower_buf(L, b->src[0], st);
 	for (k = 0; k < b->nsrc; k++) {

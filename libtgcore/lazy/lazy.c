@@ -172,6 +172,7 @@ static void lazy_destroy(tg_lazy *lb, tg_lazy **work, size_t *nwork)
 	tg_buffer_unref(lb->buf);
 	tg_st_free(lb->st);
 	tg_st_free(lb->cchild_st);
+	tg_st_free(lb->assign_st);
 	free(lb);
 }
 
@@ -638,11 +639,14 @@ tg_lazy *tg_lazy_as_strided(tg_lazy *a, size_t ndim, const int64_t *shape,
 void tg_lazy_mark_realized(tg_lazy *b)
 {
 	tg_lazy *src[3];
+	tg_st *ast;
 	uint32_t i, n;
 
 	pthread_mutex_lock(&lz_lock);
 	hide(b);
 	b->kind = TG_LZ_BUFFER;
+	ast = b->assign_st;
+	b->assign_st = NULL;
 	n = b->nsrc;
 	memcpy(src, b->src, sizeof src);
 	memset(b->src, 0, sizeof b->src);
@@ -650,6 +654,7 @@ void tg_lazy_mark_realized(tg_lazy *b)
 	b->op = 0;
 	b->axes = 0;
 	pthread_mutex_unlock(&lz_lock);
+	tg_st_free(ast);
 	for (i = 0; i < n; i++)
 		tg_lazy_unref(src[i]);
 }

@@ -57,6 +57,9 @@ struct tg_lazy {
 	 * this base (weak) and the tracker that reads this base through it */
 	tg_lazy *cchild;
 	tg_st *cchild_st;
+	/* ASSIGN through a view (tg_lazy_assign_view): the view of the
+	 * target buffer its kernel stores through; NULL: all of it */
+	tg_st *assign_st;
 	/* lazy cache */
 	uint64_t hash;
 	tg_lazy *cache_next;
@@ -119,6 +122,16 @@ int tg_lazy_is_plain(const tg_lazy *lb);
  * element by element only; kernels of the same schedule that read the
  * target's old value run before it. */
 tg_lazy *tg_lazy_assign(tg_lazy *target, tg_lazy *value);
+/* Whether view (not plain) reads a realized buffer through one view
+ * that a kernel may write through: no mask, no broadcast axis, integer
+ * sizes.  0 with the reason in *why otherwise. */
+int tg_lazy_writable_view(const tg_lazy *view, const char **why);
+/* tinygrad's LazyBuffer.assign to a view of a realized buffer: the
+ * buffer's next state (an ASSIGN of its base's shape whose kernel
+ * stores value, made contiguous, through the view), returned as that
+ * view of it.  view must be tg_lazy_writable_view.  Readers of the
+ * buffer see the values once the result is realized. */
+tg_lazy *tg_lazy_assign_view(tg_lazy *view, tg_lazy *value);
 tg_lazy *tg_lazy_copy(tg_lazy *a, tg_dev *dev);
 
 /* -- movement (arguments as for the tg_st_ ops) -- */

@@ -396,6 +396,59 @@ tg_lazy *tg_lazy_assign(tg_lazy *target, tg_lazy *value)
 	return tg_lazy_finish_(r);
 }
 
+int tg_lazy_writable_view(const tg_lazy *view, const char **why)
+{
+	const tg_lazy *b = tg_lazy_base(view);
+	const tg_view *v = view->st->views[0];
+	uint32_t i;
+
+	*why = NULL;
+	if (b->kind != TG_LZ_BUFFER || !b->buf)
+		*why = "its memory is not realized";
+	else if (tg_st_is_sym(view->st))
+		*why = "it has symbolic sizes";
+	else if (view->st->nviews != 1)
+		*why = "it is a reshape no single view can express";
+	else if (v->mask)
+		*why = "it is padded";
+	for (i = 0; !*why && i < v->ndim; i++)
+		if (v->shape[i].c > 1 && v->strides[i].c == 0)
+			*why = "it broadcasts an axis (several elements would be "
+			       "one)";
+	return !*why;
+}
+
+tg_lazy *tg_lazy_assign_view(tg_lazy *view, tg_lazy *value)
+{
+	tg_lazy *b, *val, *r, *res;
+	const char *why;
+	tg_st *st;
+
+	if (!view || !value)
+		return NULL;
+	if (TG_NEVER(!tg_lazy_writable_view(view, &why))) {
+		tg_error(TG_EINTERNAL, "assign: the target view %s", why);
+		return NULL;
+	}
+	b = tg_lazy_base(view);
+	if (!(val = tg_lazy_contiguous(value)))
+		return NULL;
+	r = tg_lazy_new_base_(TG_LZ_ASSIGN, 0, b->dtype, b->dev,
+	                      tg_lazy_ndim(b), tg_lazy_shape(b),
+	                      (tg_lazy *[]){ val, b }, 2);
+	tg_lazy_unref(val);
+	if (!r)
+		return NULL;
+	r->buf = tg_buffer_ref(b->buf);
+	if (!(r->assign_st = tg_st_copy(view->st)) ||
+	    !(r = tg_lazy_finish_(r)))
+		return tg_lazy_unref(r), (tg_lazy *)NULL;
+	st = tg_st_copy(view->st);
+	res = st ? tg_lazy_view_(r, st) : NULL;
+	tg_lazy_unref(r);
+	return res;
+}
+
 tg_lazy *tg_lazy_contiguous(tg_lazy *a)
 {
 	tg_lazy *base, *r;

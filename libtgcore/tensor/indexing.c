@@ -412,3 +412,65 @@ tg_tensor *tg_index(const tg_tensor *t, size_t n, const tg_index_spec *ix)
 	tg_scope_end();
 	return r;
 }
+
+/* ------------------------------------------------------------ setitem */
+
+/* tinygrad's __setitem__: t realized, the view t[ix] taken, the value
+ * (cast, broadcast and made contiguous, so it may read t anywhere)
+ * assigned through it and realized at once. */
+int tg_setitem(tg_tensor *t, size_t n, const tg_index_spec *ix,
+               const tg_tensor *value)
+{
+	tg_tensor *view, *v;
+	char b[160];
+	size_t i;
+	int rc;
+
+	if (!t || !value)
+		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	for (i = 0; ix && i < n; i++)
+		if (ix[i].kind == TG_INDEX_TENSOR)
+			return tg_error(TG_EUNSUPPORTED, "setitem: item %zu is an "
+			                "index tensor; setitem takes slices, ints, "
+			                "new axes and an ellipsis (as tinygrad's)",
+			                i);
+	if (t->requires_grad == 1 || value->requires_grad == 1)
+		return tg_error(TG_EUNSUPPORTED, "setitem: the target or the "
+		                "value requires a gradient (setitem is not "
+		                "differentiable, as in tinygrad)");
+	if ((rc = tg_realize(t)))
+		return tg_error_prefix("setitem");
+	if (!tg_lazy_is_plain(t->lazy))
+		return tg_error(TG_EINVAL, "setitem: the target %s is a view "
+		                "that is not its memory in order (tinygrad needs "
+		                "a contiguous target: use tg_contiguous)",
+		                SHAPE(t, b));
+	tg_scope_begin();
+	view = tg_index(t, n, ix);
+	v = view && tg_tensor_dtype(value) != tg_tensor_dtype(view)
+	    ? tg_cast(value, tg_tensor_dtype(view)) : (tg_tensor *)value;
+	v = view ? tg_expand(v, view->ndim, view->shape) : NULL;
+	if (!view || !v)
+		rc = tg_error_prefix("setitem");
+	else if (tg_tensor_numel(view) == 0)
+		rc = 0;
+	else if (!(rc = tg_assign(view, v)))
+		rc = tg_realize(view);
+	tg_scope_end();
+	return rc;
+}
+
+int tg_setitem_s(tg_tensor *t, size_t n, const tg_index_spec *ix,
+                 double value)
+{
+	tg_tensor *v;
+	int rc;
+
+	if (!t)
+		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	tg_scope_begin();
+	v = tg_tensor_scalar(tg_tensor_dev(t), tg_tensor_dtype(t), value);
+	rc = tg_setitem(t, n, ix, v);
+	tg_scope_end();
+	return rc;
+}

@@ -366,12 +366,24 @@ int tg_assign(tg_tensor *t, const tg_tensor *value)
 	if (tg_lazy_is_plain(old)) {
 		/* realized: write its memory, which the JIT and every view
 		 * of it read (tinygrad's assign) */
-		if (!(t->lazy = tg_lazy_assign(old, value->lazy))) {
-			t->lazy = old;
-			return tg_error_prefix("assign");
-		}
+		t->lazy = tg_lazy_assign(old, value->lazy);
+	} else if (tg_lazy_base(old)->kind == TG_LZ_BUFFER &&
+	           tg_lazy_numel(old) > 0) {
+		/* a view of realized memory: write through the view */
+		const char *why;
+
+		if (!tg_lazy_writable_view(old, &why))
+			return tg_error(TG_EUNSUPPORTED, "assign: cannot write "
+			                "through the view %s: %s (assign to a "
+			                "tg_contiguous copy instead)",
+			                SHAPE(t, b1), why);
+		t->lazy = tg_lazy_assign_view(old, value->lazy);
 	} else {
 		t->lazy = tg_lazy_ref(value->lazy);
+	}
+	if (!t->lazy) {
+		t->lazy = old;
+		return tg_error_prefix("assign");
 	}
 	tg_lazy_unref(old);
 	return 0;

@@ -447,7 +447,14 @@ TG_API tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt);
  * realized, and a JIT replay updates it in place.  The new value may
  * read t only element by element (t * 0.9 + g, not a flip or a sum of
  * t); else realize it first.  Kernels that read t's old value and are
- * realized together with the assign run before it. */
+ * realized together with the assign run before it.
+ * When t is a view of realized memory (a slice of a realized tensor,
+ * say), the value is written through the view into that memory, as
+ * tinygrad's assign does: realize t to write it; then the tensor the
+ * view was taken from, and its other views, see the new values when
+ * they are next computed (not before t is realized).  The value is
+ * computed in full first (one more kernel), so it may read anything.
+ * Views that pad or broadcast cannot be written through. */
 TG_API int tg_assign(tg_tensor *t, const tg_tensor *value);
 
 /* -- movement and indexing (views: no data is copied) -- */
@@ -663,6 +670,20 @@ typedef struct tg_index_spec {
  */
 TG_API tg_tensor *tg_index(const tg_tensor *t, size_t n,
                            const tg_index_spec *ix);
+/* t[ix0, ...] = value (tinygrad's __setitem__): the view tg_index
+ * gives (slices, ints, new axes, an ellipsis; no index tensors) is
+ * written in t's memory, now: t is realized first, value is cast to
+ * t's dtype, broadcast to the view's shape and computed in full before
+ * it is written (so it may read t, as in x[1:] = x[:-1]), and the
+ * write is realized before this returns.  Every tensor over t's memory
+ * (t, views taken earlier or later) sees the new values when it is
+ * next computed.  t must own its memory in order (a realized
+ * contiguous tensor, not a view); neither may require a gradient.
+ * tg_setitem_s writes one value. */
+TG_API int tg_setitem(tg_tensor *t, size_t n, const tg_index_spec *ix,
+                      const tg_tensor *value);
+TG_API int tg_setitem_s(tg_tensor *t, size_t n, const tg_index_spec *ix,
+                        double value);
 /* out[i][j] = t[index[i][j]][j] along `axis` (torch.gather). */
 TG_API tg_tensor *tg_gather(const tg_tensor *t, int axis,
                             const tg_tensor *index);
