@@ -27,6 +27,7 @@ static const struct field {
 	F(tg_allocator_iface, free), F(tg_allocator_iface, copy_in),
 	F(tg_allocator_iface, copy_out), F(tg_allocator_iface, view),
 	F(tg_allocator_iface, view_free), F(tg_allocator_iface, mem_info),
+	F(tg_allocator_iface, wrap), F(tg_allocator_iface, unwrap),
 	S(tg_allocator_iface),
 
 	F(tg_compiler_iface, struct_size), F(tg_compiler_iface, identity),
@@ -154,6 +155,8 @@ START_TEST(kernel_op_codes_are_pinned)
 	ck_assert_int_eq(TG_KSPACE_GLOBAL, 1);
 	ck_assert_int_eq(TG_KSPACE_LOCAL, 2);
 	ck_assert_int_eq(TG_KOP_MAX_SRC, 65);
+	ck_assert_int_eq(TG_WRAP_HOST, 1);
+	ck_assert_int_eq(TG_WRAP_NATIVE, 2);
 	ck_assert_int_eq(TG_DIALECT_CUSTOM, 4);
 }
 END_TEST

@@ -81,6 +81,22 @@ START_TEST(bad_buffer_arguments)
 }
 END_TEST
 
+/* A plugin without allocator->wrap cannot take the caller's memory. */
+START_TEST(wrapping_needs_the_plugins_entry)
+{
+	tg_dev *dev = mock(NULL);
+	float mem[4];
+
+	ck_assert_ptr_null(tg_buffer_from_host(dev, TG_FLOAT32, 4, mem, NULL,
+	                                       NULL));
+	ck_assert_error("buffer_from_host: device MOCK cannot use memory it "
+	                "did not allocate (its plugin has no allocator->wrap)");
+	ck_assert_ptr_null(tg_buffer_from_native(dev, TG_FLOAT32, 4, mem, NULL,
+	                                         NULL));
+	ck_assert_error("buffer_from_native: device MOCK cannot use memory");
+}
+END_TEST
+
 START_TEST(zero_size_buffers_work)
 {
 	tg_buffer *b = tg_buffer_new(mock(NULL), 0, TG_INT8);
@@ -327,6 +343,7 @@ int main(void)
 	tcase_add_test(tc, allocation_is_lazy_and_copies_round_trip);
 	tcase_add_test(tc, copies_that_do_not_fit_are_errors);
 	tcase_add_test(tc, bad_buffer_arguments);
+	tcase_add_test(tc, wrapping_needs_the_plugins_entry);
 	tcase_add_test(tc, zero_size_buffers_work);
 	tcase_add_test(tc, views_share_the_base_memory);
 	tcase_add_test(tc, view_out_of_range);

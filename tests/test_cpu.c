@@ -382,6 +382,155 @@ START_TEST(second_compile_comes_from_the_disk_cache)
 }
 END_TEST
 
+/* Counts release calls. */
+static void count_release(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+/* A tensor over the caller's array: ops read it without a copy, writes
+ * land in it, and release comes once, after the last reference. */
+START_TEST(tensor_over_callers_host_memory)
+{
+	static _Alignas(64) float mem[12];
+	int64_t s[2] = { 3, 4 };
+	int released = 0, i;
+	float got[12];
+	tg_buffer *b;
+	tg_tensor *x, *y;
+	void *h;
+
+	for (i = 0; i < 12; i++)
+		mem[i] = (float)i;
+	tg_scope_begin();
+	b = tg_buffer_from_host(cpu(), TG_FLOAT32, 12, mem, count_release,
+	                        &released);
+	ck_assert_msg(b != NULL, "%s", tg_last_error());
+	ck_assert_int_eq(tg_buffer_native(b, &h), 0);
+	ck_assert_ptr_eq(h, mem);
+	x = tg_tensor_from_buffer(b, 2, s);
+	ck_assert_ptr_nonnull(x);
+	tg_buffer_unref(b);
+	/* the caller changes its memory: the tensor reads the new value */
+	mem[5] = 50;
+	y = tg_mul_s(x, 2);
+	ck_assert_int_eq(tg_tensor_data(y, got, sizeof got), 0);
+	for (i = 0; i < 12; i++)
+		ck_assert_float_eq(got[i], i == 5 ? 100 : 2 * i);
+	/* the core writes it: x += 1 goes into mem */
+	ck_assert_int_eq(tg_assign(x, tg_add_s(x, 1)), 0);
+	ck_assert_int_eq(tg_realize(x), 0);
+	ck_assert_float_eq(mem[0], 1);
+	ck_assert_float_eq(mem[5], 51);
+	ck_assert_int_eq(tg_setitem_s(x, 1, (tg_index_spec[]){ TG_IX_INT(2) },
+	                              -1), 0);
+	ck_assert_float_eq(mem[8], -1);
+	ck_assert_float_eq(mem[11], -1);
+	ck_assert_int_eq(released, 0);
+	tg_scope_end();
+	/* the scope held the last references */
+	ck_assert_int_eq(released, 1);
+	(void)y;
+}
+END_TEST
+
+/* A realized tensor's buffer goes to a hand-written kernel and back,
+ * with no host copy in between; a native handle from elsewhere (here
+ * another buffer's) wraps as a buffer of its own. */
+START_TEST(tensor_buffers_meet_handwritten_kernels)
+{
+	int64_t a = 8; /* a = 2 */
+	tg_dev *dev = cpu();
+	tg_program *p = tg_program_new(dev, "saxpy", saxpy_src);
+	int64_t n = 1000;
+	tg_tensor *y, *x, *z, *w;
+	tg_buffer *bufs[2], *again;
+	float got[1000];
+	void *h;
+	int i;
+
+	ck_assert_msg(p != NULL, "%s", tg_last_error());
+	tg_scope_begin();
+	y = tg_contiguous(tg_arange(dev, TG_FLOAT32, 0, 1000, 1));
+	x = tg_full(dev, TG_FLOAT32, 1, &n, 0.5);
+	ck_assert_ptr_null(tg_tensor_buffer(x));
+	ck_assert_error("tensor_buffer: (1000,) is not memory of its own in "
+	                "order (a view, or a constant)");
+	x = tg_contiguous(x);
+	bufs[0] = tg_tensor_buffer(y);
+	bufs[1] = tg_tensor_buffer(x);
+	ck_assert_ptr_nonnull(bufs[0]);
+	ck_assert_ptr_nonnull(bufs[1]);
+	{
+		tg_launch_args args = { .bufs = bufs, .nbufs = 2, .vals = &a,
+		                        .nvals = 1, .global = { 1000, 1, 1 },
+		                        .local = { 1, 1, 1 } };
+
+		ck_assert_int_eq(tg_program_launch(p, &args, NULL), 0);
+	}
+	/* y = 2 * 0.5 + y, seen by tensor ops on y */
+	z = tg_sub_s(y, 1);
+	ck_assert_int_eq(tg_tensor_data(z, got, sizeof got), 0);
+	for (i = 0; i < 1000; i++)
+		ck_assert_float_eq(got[i], (float)i);
+	ck_assert_int_eq(tg_buffer_native(bufs[0], &h), 0);
+	again = tg_buffer_from_native(dev, TG_FLOAT32, 1000, h, NULL, NULL);
+	ck_assert_ptr_nonnull(again);
+	w = tg_tensor_from_buffer(again, 2, (int64_t[]){ 10, 100 });
+	ck_assert_int_eq(tg_tensor_data(w, got, sizeof got), 0);
+	ck_assert_float_eq(got[999], 1000);
+	tg_buffer_unref(again);
+	tg_buffer_unref(bufs[0]);
+	tg_buffer_unref(bufs[1]);
+	tg_scope_end();
+	tg_program_free(p);
+}
+END_TEST
+
+START_TEST(caller_memory_errors)
+{
+	static _Alignas(64) float mem[16];
+	int released = 0;
+	tg_buffer *b, *v;
+
+	ck_assert_ptr_null(tg_buffer_from_host(cpu(), TG_FLOAT32, 4, mem + 1,
+	                                       count_release, &released));
+	ck_assert_error("buffer_from_host: 16 bytes at");
+	ck_assert_error("cpu wrap: memory at");
+	ck_assert_error("is not aligned to 64 bytes");
+	ck_assert_ptr_null(tg_buffer_from_host(cpu(), TG_FLOAT32, 4, NULL,
+	                                       NULL, NULL));
+	ck_assert_error("buffer_from_host: NULL memory with 4 elements");
+	ck_assert_ptr_null(tg_buffer_from_host(cpu(), TG_FLOAT32, 0, mem,
+	                                       NULL, NULL));
+	ck_assert_error("buffer_from_host: the memory with 0 elements");
+	ck_assert_int_eq(released, 0);
+	b = tg_buffer_from_host(cpu(), TG_FLOAT32, 16, mem, count_release,
+	                        &released);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_null(tg_tensor_from_buffer(b, 1, (int64_t[]){ 15 }));
+	ck_assert_error("from_buffer: shape of 15 elements over a buffer of 16");
+	ck_assert_ptr_null(tg_tensor_from_buffer(b, 2, (int64_t[]){ -4, -4 }));
+	ck_assert_error("tensor_from_buffer: size -4 on axis 0");
+	ck_assert_ptr_null(tg_tensor_from_buffer(b, 1, NULL));
+	ck_assert_error("tensor_from_buffer: 1 dims, NULL shape");
+	v = tg_buffer_view(b, 16, 4, TG_FLOAT32);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(tg_buffer_is_view(v), 1);
+	ck_assert_int_eq(tg_buffer_is_view(b), 0);
+	ck_assert_ptr_null(tg_tensor_from_buffer(v, 1, (int64_t[]){ 4 }));
+	ck_assert_error("tensor_from_buffer: the buffer is a view into another");
+	tg_buffer_unref(v);
+	ck_assert_ptr_null(tg_tensor_from_buffer(NULL, 0, NULL));
+	ck_assert_error("tensor_from_buffer: buffer is NULL");
+	ck_assert_int_ne(tg_buffer_native(NULL, (void **)&v), 0);
+	ck_assert_error("buffer_native: NULL buffer");
+	ck_assert_int_eq(released, 0);
+	tg_buffer_unref(b);
+	ck_assert_int_eq(released, 1);
+}
+END_TEST
+
 START_TEST(buffer_views_on_the_cpu)
 {
 	tg_dev *dev = cpu();
@@ -422,6 +571,9 @@ int main(void)
 	tcase_add_test(tc, big_buffers_ask_for_huge_pages);
 	tcase_add_test(tc, second_compile_comes_from_the_disk_cache);
 	tcase_add_test(tc, buffer_views_on_the_cpu);
+	tcase_add_test(tc, tensor_over_callers_host_memory);
+	tcase_add_test(tc, tensor_buffers_meet_handwritten_kernels);
+	tcase_add_test(tc, caller_memory_errors);
 	tcase_add_test(tc, trial_runs_contain_faults_and_hangs);
 	suite_add_tcase(s, tc);
 	return tl_run(s);

@@ -19,6 +19,11 @@ struct tg_buffer {
 	tg_buffer *base;      /* for views: the buffer viewed */
 	size_t offset;        /* for views: bytes into base */
 	pthread_mutex_t lock; /* serializes the lazy allocation */
+	/* memory the caller owns (allocator->wrap): unwrapped, never
+	 * freed, and release(release_ctx) called after the last reference */
+	int wrapped;
+	void (*release)(void *ctx);
+	void *release_ctx;
 };
 
 static tg_buffer *buffer_new(struct tg_dev *dev, size_t count,
@@ -54,6 +59,73 @@ static tg_buffer *buffer_new(struct tg_dev *dev, size_t count,
 tg_buffer *tg_buffer_new(tg_dev *dev, size_t count, tg_dtype dt)
 {
 	return buffer_new(dev, count, dt, "buffer_new");
+}
+
+/* A buffer over memory the caller owns (kind: TG_WRAP_HOST or
+ * TG_WRAP_NATIVE).  On failure nothing is released: the caller keeps
+ * the memory. */
+static tg_buffer *buffer_wrap(tg_dev *dev, tg_dtype dt, size_t count,
+                              int kind, void *ptr, void (*release)(void *),
+                              void *ctx, const char *op)
+{
+	tg_buffer *b;
+	int rc;
+
+	if (dev && !dev->alloc.wrap)
+		return tg_error(TG_EUNSUPPORTED, "%s: device %s cannot use "
+		                "memory it did not allocate (its plugin has no "
+		                "allocator->wrap)", op, dev->name), NULL;
+	if (!ptr || !count)
+		return tg_error(TG_EINVAL, "%s: %s memory with %zu elements",
+		                op, ptr ? "the" : "NULL", count), NULL;
+	if (!(b = buffer_new(dev, count, dt, op)))
+		return NULL;
+	rc = dev->alloc.wrap(dev->impl, kind, ptr, b->nbytes, &b->mem);
+	if (rc < 0 || !b->mem) {
+		b->mem = NULL;
+		tg_buffer_unref(b);
+		if (rc >= 0)
+			tg_error(TG_EINTERNAL, "%s: the plugin wrapped nothing",
+			         op);
+		return tg_error_prefix("%s: %zu bytes at %p on %s", op,
+		                       count * tg_dtype_size(dt), ptr,
+		                       dev->name), NULL;
+	}
+	b->wrapped = 1;
+	b->release = release;
+	b->release_ctx = ctx;
+	return b;
+}
+
+tg_buffer *tg_buffer_from_host(tg_dev *dev, tg_dtype dt, size_t count,
+                               void *data, void (*release)(void *ctx),
+                               void *ctx)
+{
+	return buffer_wrap(dev, dt, count, TG_WRAP_HOST, data, release, ctx,
+	                   "buffer_from_host");
+}
+
+tg_buffer *tg_buffer_from_native(tg_dev *dev, tg_dtype dt, size_t count,
+                                 void *handle, void (*release)(void *ctx),
+                                 void *ctx)
+{
+	return buffer_wrap(dev, dt, count, TG_WRAP_NATIVE, handle, release,
+	                   ctx, "buffer_from_native");
+}
+
+int tg_buffer_native(tg_buffer *buf, void **handle)
+{
+	if (handle)
+		*handle = NULL;
+	if (!buf || !handle)
+		return tg_error(TG_EINVAL, "buffer_native: NULL %s",
+		                buf ? "handle" : "buffer");
+	return tg_buffer_handle(buf, handle);
+}
+
+int tg_buffer_is_view(const tg_buffer *buf)
+{
+	return buf && buf->base;
 }
 
 tg_buffer *tg_buffer_view(tg_buffer *base, size_t byte_offset,
@@ -94,7 +166,12 @@ void tg_buffer_unref(tg_buffer *buf)
 {
 	if (!buf || atomic_fetch_sub(&buf->refs, 1) != 1)
 		return;
-	if (buf->mem && buf->base) {
+	if (buf->wrapped) {
+		if (buf->mem && buf->dev->alloc.unwrap)
+			buf->dev->alloc.unwrap(buf->dev->impl, buf->mem);
+		if (buf->release)
+			buf->release(buf->release_ctx);
+	} else if (buf->mem && buf->base) {
 		if (buf->dev->alloc.view_free)
 			buf->dev->alloc.view_free(buf->dev->impl, buf->mem);
 	} else if (buf->mem)

@@ -92,3 +92,44 @@ int tg_tensor_item(tg_tensor *t, double *out)
 	*out = tg_scalar_to_double(v, dt);
 	return 0;
 }
+
+/* ------------------------------------------------ the caller's memory */
+
+tg_tensor *tg_tensor_from_buffer(tg_buffer *buf, size_t ndim,
+                                 const int64_t *shape)
+{
+	size_t i;
+
+	if (!buf)
+		return tg_t_fail(TG_EINVAL, "tensor_from_buffer", "buffer is "
+		                 "NULL");
+	if (tg_buffer_is_view(buf))
+		return tg_t_fail(TG_EINVAL, "tensor_from_buffer", "the buffer "
+		                 "is a view into another (kernels take whole "
+		                 "buffers)");
+	if (ndim && !shape)
+		return tg_t_fail(TG_EINVAL, "tensor_from_buffer", "%zu dims, "
+		                 "NULL shape", ndim);
+	for (i = 0; i < ndim; i++)
+		if (shape[i] < 0 || tg_dim_is_sym(shape[i]))
+			return tg_t_fail(TG_EINVAL, "tensor_from_buffer", "size "
+			                 "%lld on axis %zu (sizes are integers, "
+			                 "at least 0)", (long long)shape[i], i);
+	return tg_t_wrap(tg_lazy_from_buffer(buf, ndim, shape));
+}
+
+tg_buffer *tg_tensor_buffer(tg_tensor *t)
+{
+	char b[160];
+
+	if (!t)
+		return NULL;
+	if (tg_realize(t))
+		return tg_error_prefix("tensor_buffer"), (tg_buffer *)NULL;
+	if (!tg_lazy_is_plain(t->lazy))
+		return tg_error(TG_EINVAL, "tensor_buffer: %s is not memory of "
+		                "its own in order (a view, or a constant): take "
+		                "tg_contiguous of it first", SHAPE(t, b)),
+		       (tg_buffer *)NULL;
+	return tg_buffer_ref(tg_lazy_base(t->lazy)->buf);
+}

@@ -105,6 +105,27 @@ static int cpu_alloc(struct tg_device *dev, size_t size, void **out)
 		(unsigned long long)ctx->alloc_max);
 }
 
+/* Host memory and native handles are both host pointers here; the
+ * kernels' aligned vector loads need CPU_ALIGN. */
+static int cpu_wrap(struct tg_device *dev, int kind, void *ptr, size_t size,
+                    void **out)
+{
+	struct cpu_ctx *ctx = dev->ctx;
+
+	(void)size;
+	if (kind != TG_WRAP_HOST && kind != TG_WRAP_NATIVE)
+		return ctx->host->set_error(ctx->host, TG_EUNSUPPORTED, "cpu "
+		                            "wrap: unknown kind %d", kind);
+	if ((uintptr_t)ptr % CPU_ALIGN)
+		return ctx->host->set_error(ctx->host, TG_EUNSUPPORTED, "cpu "
+		                            "wrap: memory at %p is not aligned "
+		                            "to %d bytes (the kernels' aligned "
+		                            "vector loads need it)", ptr,
+		                            CPU_ALIGN);
+	*out = ptr;
+	return 0;
+}
+
 static void cpu_free(struct tg_device *dev, void *mem, size_t size)
 {
 	(void)dev;
@@ -511,7 +532,7 @@ static void cpu_close(struct tg_device *dev)
 /* ------------------------------------------------------------------ */
 
 static const struct tg_allocator_iface cpu_allocator = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, mem_info),
+	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, wrap),
 	.alloc = cpu_alloc,
 	.free = cpu_free,
 	.copy_in = cpu_copy_in,
@@ -519,6 +540,7 @@ static const struct tg_allocator_iface cpu_allocator = {
 	.view = cpu_view,
 	.view_free = cpu_view_free,
 	.mem_info = cpu_mem_info,
+	.wrap = cpu_wrap,
 };
 
 static const struct tg_compiler_iface cpu_compiler = {

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 8
+#define TG_PLUGIN_ABI_MINOR 9
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -315,7 +315,24 @@ struct tg_allocator_iface {
 	 * Optional, since 0.1. */
 	int (*mem_info)(struct tg_device *dev, uint64_t *free_bytes,
 	                uint64_t *total_bytes);
+	/* Memory the caller owns as a handle usable wherever one from
+	 * alloc is (tg_buffer_from_host, tg_buffer_from_native): `size`
+	 * bytes at `ptr`, which is host memory (TG_WRAP_HOST) or the
+	 * device's own native memory object (TG_WRAP_NATIVE, what the
+	 * plugin documents its handles to be).  The core never frees it:
+	 * it calls unwrap when it no longer needs the handle.  Return
+	 * TG_EUNSUPPORTED (with set_error saying why: a kind the device
+	 * cannot address, an alignment its kernels need) to refuse.
+	 * Optional (NULL: nothing can be wrapped), since 0.9. */
+	int (*wrap)(struct tg_device *dev, int kind, void *ptr, size_t size,
+	            void **out);
+	/* Releases a handle from wrap (not the memory: the caller's).
+	 * Optional (NULL: nothing to release), since 0.9. */
+	void (*unwrap)(struct tg_device *dev, void *mem);
 };
+/* Kinds of allocator->wrap. */
+#define TG_WRAP_HOST 1
+#define TG_WRAP_NATIVE 2
 
 /* Turns kernel source into a binary blob the runtime can load. */
 struct tg_compiler_iface {
@@ -591,7 +608,7 @@ typedef const struct tg_plugin *(*tg_plugin_entry_fn)(
 	               _Alignof(type), #type " must end with " #last)
 #endif
 TG_ASSERT_LAST(struct tg_host, kernel_op);
-TG_ASSERT_LAST(struct tg_allocator_iface, mem_info);
+TG_ASSERT_LAST(struct tg_allocator_iface, unwrap);
 TG_ASSERT_LAST(struct tg_compiler_iface, compile);
 TG_ASSERT_LAST(struct tg_renderer_caps, render);
 TG_ASSERT_LAST(struct tg_kernel_info, local);

@@ -238,6 +238,40 @@ TG_API int tg_buffer_copyin(tg_buffer *buf, const void *src, size_t nbytes);
  * work queued on the device has finished. */
 TG_API int tg_buffer_copyout(tg_buffer *buf, void *dst, size_t nbytes);
 
+/*
+ * Memory the caller owns.  A buffer can wrap memory that the core did
+ * not allocate, without a copy, where the device can use it (its
+ * plugin's allocator->wrap; the CPU plugin can, for memory aligned to
+ * 64 bytes):
+ *  - tg_buffer_from_host: host memory (on the CPU device, a tensor over
+ *    an array of the caller's);
+ *  - tg_buffer_from_native: the backend's own memory object (what
+ *    tg_buffer_native gives; on the CPU a host pointer), say one another
+ *    library allocated.
+ * Lifetime: the memory must stay valid until the core calls
+ * release(ctx), once, after the last reference to the buffer is gone
+ * (tensors over it, and lazy results that read it, hold references).
+ * release may be NULL when the caller knows that moment otherwise.  On
+ * failure NULL is returned and release is not called.  Writes the core
+ * makes (tg_assign, tg_setitem on a tensor over it) land in the memory.
+ */
+TG_API tg_buffer *tg_buffer_from_host(tg_dev *dev, tg_dtype dt,
+                                      size_t count, void *data,
+                                      void (*release)(void *ctx),
+                                      void *ctx);
+TG_API tg_buffer *tg_buffer_from_native(tg_dev *dev, tg_dtype dt,
+                                        size_t count, void *handle,
+                                        void (*release)(void *ctx),
+                                        void *ctx);
+/* The backend's handle of buf's memory (allocated now if need be):
+ * for the CPU plugin a host pointer, for OpenCL a cl_mem, for CUDA a
+ * CUdeviceptr; see the plugin's documentation.  Borrowed from buf.
+ * Work the core queued may still be writing it: tg_dev_synchronize
+ * before another library reads it. */
+TG_API int tg_buffer_native(tg_buffer *buf, void **handle);
+/* Whether buf is a view (tg_buffer_view) into another buffer. */
+TG_API int tg_buffer_is_view(const tg_buffer *buf);
+
 /* ------------------------------------------------------------------ */
 /* Programs (compiled kernels)                                         */
 /* ------------------------------------------------------------------ */
@@ -432,6 +466,19 @@ TG_API int tg_realize_many(tg_tensor *const *ts, size_t n);
 TG_API int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes);
 /* The single element of a one-element tensor, as a double. */
 TG_API int tg_tensor_item(tg_tensor *t, double *out);
+/* A realized tensor over buf's memory, without a copy: its dtype and
+ * device are buf's, shape's product must be its element count, and
+ * buf must be a whole buffer (not a view).  The tensor holds a
+ * reference to buf; the caller keeps its own.  Kernels that write buf
+ * (tg_program_launch) change the tensor's values; the tensor's
+ * assigns write buf. */
+TG_API tg_tensor *tg_tensor_from_buffer(tg_buffer *buf, size_t ndim,
+                                        const int64_t *shape);
+/* t's memory, to hand to a kernel of the caller's or another library:
+ * realizes t, which must then own its memory in order (not a view or a
+ * constant: tg_contiguous first).  Row-major in t's shape.  New
+ * reference.  Writes into it change t. */
+TG_API tg_buffer *tg_tensor_buffer(tg_tensor *t);
 /* The same values on another device (a lazy copy). */
 TG_API tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev);
 /* A tensor that will own its own contiguous memory. */
