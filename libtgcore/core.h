@@ -102,6 +102,9 @@ char *tg_strdup(const char *s, const char *op);
 char *tg_path_join(const char *dir, const char *name);
 /* mkdir -p with mode 0700 for new directories; 0 or TG_EIO. */
 int tg_mkdir_p(const char *path);
+/* name in the temporary directory ($TMPDIR when absolute, else /tmp):
+ * a new string, or NULL on OOM (reported). */
+char *tg_temp_path(const char *name);
 /* Environment variable through secure_getenv (NULL under setuid). */
 const char *tg_getenv(const char *name);
 /* Whether the process runs setuid or setgid (AT_SECURE): then no path
@@ -206,7 +209,11 @@ enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
 	X(TC, "TC", "TC", INT, 0, 2, 1)                                 \
 	X(TC_OPT, "TC_OPT", "TC_OPT", INT, 0, 2, 0)                     \
 	X(RANDOM_OPTS, "RANDOM_OPTS", "TG_RANDOM_OPTS", INT, 0,         \
-	  2147483647, 0)
+	  2147483647, 0)                                                \
+	X(PROFILE, "PROFILE", "PROFILE", BOOL, 0, 1, 0)                 \
+	X(PROFILEPATH, "PROFILEPATH", "PROFILEPATH", STR, 0, 0, 0)      \
+	X(GRAPH, "GRAPH", "GRAPH", BOOL, 0, 1, 0)                       \
+	X(GRAPHPATH, "GRAPHPATH", "GRAPHPATH", STR, 0, 0, 0)
 
 enum tg_key {
 #define TG_KEY_ENUM_(id, ...) TG_KEY_##id,
@@ -265,6 +272,10 @@ typedef struct tg_settings {
 	long random_opts;              /* RANDOM_OPTS: a seed; each kernel
 	                                  takes random legal opts drawn
 	                                  from it (0: off) */
+	int profile;                   /* PROFILE: time every kernel and
+	                                  copy into a trace (profile.c) */
+	int graph;                     /* GRAPH: draw every scheduled
+	                                  kernel's lazy graph (graphviz.c) */
 	long reduce_passes;            /* tests only, no key: iterations
 	                                  per reduce pass wherever a C
 	                                  kernel allows passes (0: the
@@ -533,6 +544,24 @@ int tg_buffer_refcount(const tg_buffer *buf);
 /* Copies src into dst (same size, any devices) through host memory:
  * there is no device-to-device path yet. */
 int tg_buffer_transfer(tg_buffer *dst, tg_buffer *src);
+
+/* ----------------------------------------------------- device/profile.c */
+
+/* PROFILE=1: one trace event, a kernel or a copy on device `dev`, that
+ * started at start_s (tg_now_s) and took dur_s; the numbers go to the
+ * event's args.  Thread-safe; OOM drops the event. */
+typedef struct tg_profile_ev {
+	const char *dev, *name, *cat;  /* copied */
+	double start_s, dur_s, flops, bytes;
+	size_t global[3], local[3];
+	size_t nbufs;
+} tg_profile_ev;
+void tg_profile_event(const tg_profile_ev *ev);
+/* Writes the events so far as Chrome trace JSON to PROFILEPATH (the
+ * temporary directory's tgcore_profile.json by default) and forgets
+ * them; nothing when there are none.  tg_shutdown and process exit
+ * call it. */
+int tg_profile_flush(void);
 
 /* ----------------------------------------------------- cache/diskcache.c */
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "engine/engine.h"
 #include "tensor/tensor.h"
 
 int tg_init(void)
@@ -20,6 +21,8 @@ int tg_init(void)
 
 void tg_shutdown(void)
 {
+	tg_profile_flush();  /* PROFILE=1, GRAPH=1: what this run did */
+	tg_graphviz_flush();
 	tg_random_reset();  /* tensors: before the devices go */
 	pthread_mutex_lock(&tg_lock);
 	tg_method_cache_clear();

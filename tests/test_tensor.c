@@ -7,6 +7,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "testlib.h"
 #include "../libtgcore/tensor/tensor.h"
@@ -399,6 +403,112 @@ START_TEST(setitem_and_view_assign_errors)
 }
 END_TEST
 
+/* TG_TEST_TMP/<pid>-name (a new string). */
+static char *tmp_file(const char *name)
+{
+	const char *tmp = getenv("TG_TEST_TMP");
+	char *p = malloc(512);
+
+	ck_assert_ptr_nonnull(p);
+	snprintf(p, 512, "%s/%d-%s", tmp ? tmp : "/tmp", (int)getpid(), name);
+	return p;
+}
+
+/* The whole file as a string (malloc'd), or NULL when it is absent. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *s;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	s = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = 0;
+	fclose(f);
+	return s;
+}
+
+static size_t count_of(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
+/* PROFILE=1 writes one trace event per kernel run, GRAPH=1 one cluster
+ * per kernel scheduled, when the library shuts down. */
+START_TEST(profile_and_graph_write_their_files)
+{
+	char *prof = tmp_file("profile.json"), *gbase = tmp_file("net");
+	char *gdot = tmp_file("net.dot"), *text;
+	tg_counters c;
+	tg_tensor *a, *r;
+
+	unlink(prof);
+	unlink(gdot);
+	ck_assert_int_eq(tg_config_set("PROFILE", "1"), 0);
+	ck_assert_int_eq(tg_config_set("PROFILEPATH", prof), 0);
+	ck_assert_int_eq(tg_config_set("GRAPH", "1"), 0);
+	ck_assert_int_eq(tg_config_set("GRAPHPATH", gbase), 0);
+	tg_scope_begin();
+	a = tg_contiguous(tg_reshape(tg_arange(NULL, TG_FLOAT32, 0, 64, 1), 2,
+	                             (int64_t[]){ 8, 8 }));
+	ck_assert_int_eq(tg_realize(a), 0);
+	tg_counters_reset();
+	r = tg_sum(tg_relu(tg_matmul(a, a)), NULL, 0, 0);
+	ck_assert_int_eq(tg_realize(r), 0);
+	tg_counters_get(&c);
+	tg_scope_end();
+	tg_shutdown();
+	ck_assert_ptr_nonnull(text = slurp(prof));
+	ck_assert(!strncmp(text, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[",
+	                   39));
+	ck_assert_ptr_nonnull(strstr(text, "\"process_name\",\"args\":"
+	                                   "{\"name\":\"CPU\"}"));
+	/* the arange's kernels and this step's */
+	ck_assert_uint_ge(count_of(text, "\"ph\":\"X\""), c.kernels + 1);
+	ck_assert_uint_eq(count_of(text, "\"ph\":\"X\""),
+	                  count_of(text, "\"dur\":"));
+	ck_assert_ptr_nonnull(strstr(text, "\"GFLOPS\":"));
+	ck_assert_ptr_nonnull(strstr(text, "\n]}\n"));
+	free(text);
+	ck_assert_ptr_nonnull(text = slurp(gdot));
+	ck_assert(!strncmp(text, "digraph tgcore {", 16));
+	ck_assert_ptr_nonnull(strstr(text, "subgraph cluster_0"));
+	ck_assert_ptr_nonnull(strstr(text, "REDUCE ADD"));
+	ck_assert_ptr_nonnull(strstr(text, "on CPU"));
+	ck_assert_ptr_nonnull(strstr(text, " -> n"));
+	free(text);
+	/* written once: a second shutdown has nothing new */
+	unlink(prof);
+	tg_shutdown();
+	ck_assert_ptr_null(slurp(prof));
+	/* a path that cannot be written is an error, named */
+	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
+	ck_assert_int_eq(tg_config_set("PROFILE", "1"), 0);
+	ck_assert_int_eq(tg_config_set("PROFILEPATH", "/nonexistent/dir/p.json"),
+	                 0);
+	tg_scope_begin();
+	ck_assert_int_eq(tg_realize(tg_contiguous(tg_ones(NULL, TG_FLOAT32, 1,
+	                                                  (int64_t[]){ 3 }))),
+	                 0);
+	tg_scope_end();
+	tg_clear_error();
+	tg_shutdown();
+	ck_assert_error("profile: cannot write /nonexistent/dir/p.json");
+	unlink(gdot);
+	free(prof), free(gbase), free(gdot);
+}
+END_TEST
+
 START_TEST(casts_and_bitcasts)
 {
 	static const float v[4] = { -2.75f, 1.5f, 300.25f, 0.0f };
@@ -586,6 +696,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(t, setitem_forms_match_c);
 	tcase_add_test(t, assign_to_a_view_writes_through);
 	tcase_add_test(t, setitem_and_view_assign_errors);
+	tcase_add_test(t, profile_and_graph_write_their_files);
 	tcase_add_test(t, casts_and_bitcasts);
 	tcase_add_test(t, bad_arguments_name_the_op);
 	suite_add_tcase(s, t);

@@ -140,4 +140,17 @@ void tg_plan_free(tg_plan *p);
 int tg_plan_run(tg_plan *p, tg_buffer *const *ins, tg_buffer **outs);
 void tg_plan_get_info(const tg_plan *p, tg_plan_info *out);
 
+/* ------------------------------------------------------ engine/graphviz.c */
+
+/* GRAPH=1: kernel k of a schedule computes `outs` from the bases in
+ * `fused` and loads `inputs`; drawn as a cluster of lazy nodes with
+ * their source edges.  Thread-safe; OOM drops it. */
+void tg_graphviz_kernel(const char *dev, tg_lazy *const *outs, size_t nouts,
+                        tg_lazy *const *fused, size_t nfused,
+                        tg_lazy *const *inputs, size_t ninputs);
+/* Writes GRAPHPATH.dot (GRAPHPATH: the temporary directory's net by
+ * default) and, when Graphviz's `dot` is on the PATH, GRAPHPATH.svg;
+ * then forgets the graph.  tg_shutdown and process exit call it. */
+int tg_graphviz_flush(void);
+
 #endif /* TG_ENGINE_H */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "util/child.h"
 
 /* A compiled kernel kept for the process (tinygrad's method_cache).
  * Kernel ASTs are interned in the scheduler's kernel context, so a
@@ -263,7 +264,7 @@ static int run_kernel(tg_sched_item *it, const tg_settings *set)
 	method *m = method_get(dev, it, set);
 	tg_launch_args args = { 0 };
 	int64_t vals[64];
-	double t = 0;
+	double t = 0, start;
 	int rc;
 
 	if (!m)
@@ -281,10 +282,21 @@ static int run_kernel(tg_sched_item *it, const tg_settings *set)
 	args.nvals = m->ks.nvars;
 	memcpy(args.global, m->ks.global, sizeof args.global);
 	memcpy(args.local, m->ks.local, sizeof args.local);
+	start = set->profile ? tg_now_s() : 0;
 	rc = tg_program_launch(m->prog, &args,
-	                       set->debug >= 2 ? &t : NULL);
+	                       set->debug >= 2 || set->profile ? &t : NULL);
 	if (rc)
 		return tg_error_prefix("realize: %s", m->ks.name);
+	if (set->profile)
+		tg_profile_event(&(tg_profile_ev){
+			.dev = tg_dev_name(dev), .name = m->ks.name,
+			.cat = "kernel", .start_s = start, .dur_s = t,
+			.flops = m->ks.flops, .bytes = m->ks.mem_bytes,
+			.global = { m->ks.global[0], m->ks.global[1],
+			            m->ks.global[2] },
+			.local = { m->ks.local[0], m->ks.local[1],
+			           m->ks.local[2] },
+			.nbufs = it->nbufs });
 	tg_counters_kernel(m->prog);
 	tg_capture_kernel(m->prog, &args, it->nouts, m->ks.vars);
 	if (set->debug >= 2)
@@ -301,8 +313,21 @@ static int run_kernel(tg_sched_item *it, const tg_settings *set)
 static int run_copy(tg_sched_item *it, const tg_settings *set)
 {
 	size_t n = tg_buffer_nbytes(it->bufs[1]);
+	double start = set->profile ? tg_now_s() : 0;
 	int rc = tg_buffer_transfer(it->bufs[0], it->bufs[1]);
+	char name[128];
 
+	if (!rc && set->profile) {
+		/* the copy waits for the source, so the wall time is its own */
+		snprintf(name, sizeof name, "copy %zu B %s -> %s", n,
+		         tg_dev_name(tg_buffer_dev(it->bufs[1])),
+		         tg_dev_name(tg_buffer_dev(it->bufs[0])));
+		tg_profile_event(&(tg_profile_ev){
+			.dev = tg_dev_name(tg_buffer_dev(it->bufs[0])),
+			.name = name, .cat = "copy", .start_s = start,
+			.dur_s = tg_now_s() - start, .bytes = (double)n,
+			.nbufs = 2 });
+	}
 	if (!rc) {
 		tg_counters_copy(n);
 		tg_capture_copy(it->bufs[0], it->bufs[1]);

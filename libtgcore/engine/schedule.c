@@ -46,6 +46,7 @@ typedef struct sched {
 	lz_map reduce_for; /* base -> the reduce whose kernel it is in */
 	tg_ir *sym;        /* the shape context, held while scheduling */
 	int status;
+	int graph;         /* GRAPH=1: draw each kernel (graphviz.c) */
 } sched;
 
 /* The context a tracker op on a and b needs: the shape context when
@@ -741,6 +742,23 @@ static int unbind(tg_ir *k, tg_sched_item *it)
 	return rc;
 }
 
+/* GRAPH=1: the kernel's outputs, the bases fused into it and the ones
+ * it loads. */
+static void draw_kernel(const lower *L)
+{
+	tg_lazy **fused = malloc((L->memo.n + 1) * sizeof *fused);
+	size_t i;
+
+	if (!fused)
+		return;
+	for (i = 0; i < L->memo.n; i++)
+		fused[i] = L->memo.v[i].b;
+	tg_graphviz_kernel(tg_dev_name(L->outs.v[0]->dev), L->outs.v,
+	                   L->outs.n, fused, L->memo.n, L->inputs.v,
+	                   L->inputs.n);
+	free(fused);
+}
+
 /* The kernel computing the bases in `outs` (all in one group); the
  * bases it loads go to *reads. */
 static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
@@ -773,6 +791,8 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 		rc = tg_last_status();
 	if (!rc && L.symbolic)
 		rc = unbind(L.k, it);
+	if (!rc && s->graph)
+		draw_kernel(&L);
 	kctx_leave(L.k);
 	if (!rc)
 		rc = fill_item(it, &L.outs, &L.inputs);
@@ -960,6 +980,7 @@ int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 			return tg_last_status() ? tg_last_status() : TG_EINVAL;
 	if (!(s.sym = tg_symctx_enter()))
 		return tg_last_status();
+	s.graph = tg_setting_int(TG_KEY_GRAPH) != 0;
 	for (i = 0; i < n; i++)
 		realize(&s, tg_lazy_base(outs[i]));
 	rc = s.status ? s.status : walk(&s, outs, n);

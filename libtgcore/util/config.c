@@ -638,6 +638,8 @@ int tg_settings_read(tg_settings *out)
 		.tc = (int)key_int(TG_KEY_TC),
 		.tc_opt = (int)key_int(TG_KEY_TC_OPT),
 		.random_opts = key_int(TG_KEY_RANDOM_OPTS),
+		.profile = key_int(TG_KEY_PROFILE) != 0,
+		.graph = key_int(TG_KEY_GRAPH) != 0,
 	};
 	pthread_mutex_unlock(&cfg_lock);
 	return rc;

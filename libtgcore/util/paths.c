@@ -185,3 +185,13 @@ int tg_parse_bool(const char *s, int *out)
 			return *out = 0, 0;
 	return TG_EINVAL;
 }
+
+char *tg_temp_path(const char *name)
+{
+	const char *t = tg_getenv("TMPDIR");
+	char *r = tg_path_join(t && t[0] == '/' ? t : "/tmp", name);
+
+	if (!r)
+		tg_error_oom("temp_path");
+	return r;
+}

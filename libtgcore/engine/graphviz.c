@@ -1,0 +1,194 @@
+/*
+ * engine/graphviz.c - GRAPH=1: the lazy graph of everything scheduled,
+ * one cluster per kernel (the schedule), written as Graphviz dot to
+ * GRAPHPATH.dot, and drawn to GRAPHPATH.svg when `dot` is installed,
+ * at shutdown or process exit (tinygrad's GRAPH, net.dot and net.svg).
+ *
+ * Nodes are lazy bases by creation id: "ALU MUL (4,4) float32", coloured
+ * by kind as tinygrad colours its ops; realized buffers a kernel loads
+ * are boxes outside the clusters; edges run from each source to its
+ * consumer.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "engine/engine.h"
+#include "util/child.h"
+
+extern char **environ;
+
+static pthread_mutex_t gv_lock = PTHREAD_MUTEX_INITIALIZER;
+static tg_strbuf body;      /* clusters and nodes so far */
+static tg_strbuf edges;     /* after them: a node is in the cluster
+                               that declares it, not the first edge's */
+static int started, exit_hooked;
+static size_t nkernels;
+static tg_ptrmap drawn;     /* lazy id (as a pointer key) -> drawn */
+
+static void at_exit(void)
+{
+	tg_graphviz_flush();
+}
+
+static const char *kind_name(const tg_lazy *b)
+{
+	static const char *const names[] = {
+		"VIEW", "BUFFER", "CONST", "COPY", "CONTIGUOUS", "ALU", "CAST",
+		"BITCAST", "REDUCE", "ASSIGN"
+	};
+
+	return b->kind < TG_ARRAY_LEN(names) ? names[b->kind] : "?";
+}
+
+static const char *kind_color(const tg_lazy *b)
+{
+	switch (b->kind) {
+	case TG_LZ_BUFFER: return "#e0e0e0";
+	case TG_LZ_CONST: return "#ffffff";
+	case TG_LZ_ALU: return "#e0ffc0";
+	case TG_LZ_REDUCE: return "#ffc0c0";
+	case TG_LZ_CAST: case TG_LZ_BITCAST: return "#fff0a0";
+	case TG_LZ_ASSIGN: return "#e0c0ff";
+	default: return "#c0d8ff";  /* COPY, CONTIGUOUS */
+	}
+}
+
+/* Draws base b once: its node and the edges from its sources. */
+static void draw_node(const tg_lazy *b, int box)
+{
+	const void *key = (const void *)(uintptr_t)(b->id + 1);
+	char shape[160];
+	uint32_t i;
+
+	if (tg_ptrmap_has(&drawn, key) || tg_ptrmap_put(&drawn, key, NULL) < 0)
+		return;
+	tg_sints_format(tg_lazy_shape(b), tg_lazy_ndim(b), shape,
+	                sizeof shape);
+	tg_strbuf_addf(&body, "  n%llu [label=\"%s%s%s\\n%s %s\", "
+	               "fillcolor=\"%s\", shape=%s];\n",
+	               (unsigned long long)b->id, kind_name(b),
+	               b->kind == TG_LZ_ALU || b->kind == TG_LZ_REDUCE ? " "
+	               : "", b->kind == TG_LZ_ALU || b->kind == TG_LZ_REDUCE
+	               ? tg_op_name(b->op) : "", shape,
+	               tg_dtype_name(b->dtype), kind_color(b),
+	               box ? "box" : "ellipse");
+	for (i = 0; i < b->nsrc; i++)
+		tg_strbuf_addf(&edges, " n%llu -> n%llu;\n",
+		               (unsigned long long)tg_lazy_base(b->src[i])->id,
+		               (unsigned long long)b->id);
+}
+
+void tg_graphviz_kernel(const char *dev, tg_lazy *const *outs, size_t nouts,
+                        tg_lazy *const *fused, size_t nfused,
+                        tg_lazy *const *inputs, size_t ninputs)
+{
+	size_t i;
+
+	pthread_mutex_lock(&gv_lock);
+	if (!started) {
+		tg_strbuf_init(&body);
+		tg_strbuf_init(&edges);
+		started = 1;
+	}
+	if (!exit_hooked)
+		exit_hooked = atexit(at_exit) == 0;
+	/* realized inputs are boxes outside the clusters; an input another
+	 * kernel computes is drawn in that kernel's cluster */
+	for (i = 0; i < ninputs; i++)
+		if (tg_lazy_base(inputs[i])->kind == TG_LZ_BUFFER)
+			draw_node(tg_lazy_base(inputs[i]), 1);
+	tg_strbuf_addf(&body, " subgraph cluster_%zu {\n  label=\"kernel %zu "
+	               "on %s\"; style=rounded; color=\"#808080\";\n",
+	               nkernels, nkernels, dev);
+	nkernels++;
+	for (i = 0; i < nouts; i++)
+		draw_node(outs[i], 0);
+	for (i = 0; i < nfused; i++) {
+		const tg_lazy *b = tg_lazy_base(fused[i]);
+		size_t j = 0;
+
+		while (j < ninputs && tg_lazy_base(inputs[j]) != b)
+			j++;
+		if (j == ninputs && b->kind != TG_LZ_BUFFER)
+			draw_node(b, 0);
+	}
+	tg_strbuf_add(&body, " }\n");
+	pthread_mutex_unlock(&gv_lock);
+}
+
+/* dot -Tsvg in -o out; 0 when it ran and succeeded.  Not found on the
+ * PATH: -1, quietly (the .dot is still there). */
+static int run_dot(const char *in, const char *out)
+{
+	char *argv[] = { "dot", "-Tsvg", (char *)in, "-o", (char *)out, NULL };
+	int status = 0;
+	pid_t pid;
+
+	if (posix_spawnp(&pid, "dot", NULL, NULL, argv, environ))
+		return -1;
+	if (tg_reap(pid, &status))
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int write_graph(const char *base)
+{
+	size_t n = strlen(base) + 5;
+	char *dot = malloc(n), *svg = malloc(n);
+	FILE *f = NULL;
+	int rc = 0;
+
+	if (!dot || !svg) {
+		rc = tg_error_oom("graph");
+		goto out;
+	}
+	snprintf(dot, n, "%s.dot", base);
+	snprintf(svg, n, "%s.svg", base);
+	if (!(f = fopen(dot, "w"))) {
+		rc = tg_error(TG_EIO, "graph: cannot write %s", dot);
+		goto out;
+	}
+	fprintf(f, "digraph tgcore {\n rankdir=LR;\n node [style=filled, "
+	        "fontname=\"monospace\", fontsize=10];\n%s%s}\n",
+	        body.s ? body.s : "", edges.s ? edges.s : "");
+	if (fclose(f))
+		rc = tg_error(TG_EIO, "graph: cannot write %s", dot);
+	if (!rc && !run_dot(dot, svg))
+		tg_debug_log(1, "graph: %zu kernels drawn to %s", nkernels, svg);
+	else if (!rc)
+		tg_debug_log(1, "graph: %zu kernels written to %s (no `dot` to "
+		             "draw it)", nkernels, dot);
+out:
+	free(dot);
+	free(svg);
+	return rc;
+}
+
+int tg_graphviz_flush(void)
+{
+	const char *set = tg_setting_str(TG_KEY_GRAPHPATH);
+	char *base = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&gv_lock);
+	if (started && nkernels && !body.failed && !edges.failed) {
+		base = set ? strdup(set) : tg_temp_path("net");
+		rc = base ? write_graph(base) : tg_error_oom("graph");
+	}
+	if (started) {
+		tg_strbuf_release(&body);
+		tg_strbuf_release(&edges);
+	}
+	tg_ptrmap_free(&drawn);
+	started = 0;
+	nkernels = 0;
+	pthread_mutex_unlock(&gv_lock);
+	free(base);
+	return rc;
+}
