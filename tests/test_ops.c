@@ -553,6 +553,54 @@ START_TEST(pow_negative_bases)
 }
 END_TEST
 
+/* The corners tg/tg.h documents, on the device under test: NaN
+ * through maximum, minimum, relu, sign and the max reduce; the mean of
+ * nothing; integer idiv truncating and mod taking the divisor's sign. */
+START_TEST(nan_empty_and_integer_division_semantics)
+{
+	int64_t s4[1] = { 4 }, z[1] = { 0 };
+	float a[4] = { NAN, 1, -2, 0 }, b[4] = { 1, NAN, NAN, 5 }, g[4];
+	int32_t p[4] = { 7, -7, 7, -7 }, q[4] = { 2, 2, -2, -2 }, gi[4];
+	tg_tensor *x, *y, *ip, *iq;
+	int i;
+
+	tg_scope_begin();
+	x = tg_tensor_new(NULL, TG_FLOAT32, 1, s4, a);
+	y = tg_tensor_new(NULL, TG_FLOAT32, 1, s4, b);
+	ck_assert_int_eq(tg_tensor_data(tg_maximum(x, y), g, sizeof g), 0);
+	ck_assert(isnan(g[0]) && isnan(g[1]) && isnan(g[2]) && g[3] == 5);
+	ck_assert_int_eq(tg_tensor_data(tg_minimum(y, x), g, sizeof g), 0);
+	ck_assert(isnan(g[0]) && isnan(g[1]) && isnan(g[2]) && g[3] == 0);
+	ck_assert_int_eq(tg_tensor_data(tg_relu(x), g, sizeof g), 0);
+	ck_assert(isnan(g[0]) && g[1] == 1 && g[2] == 0 && g[3] == 0);
+	ck_assert_int_eq(tg_tensor_data(tg_sign(x), g, sizeof g), 0);
+	ck_assert(isnan(g[0]) && g[1] == 1 && g[2] == -1 && g[3] == 0);
+	ck_assert_int_eq(tg_tensor_data(tg_max(y, NULL, 0, 0), g, 4), 0);
+	ck_assert(isnan(g[0]));
+	ck_assert_int_eq(tg_tensor_data(tg_min(x, NULL, 0, 0), g, 4), 0);
+	ck_assert(isnan(g[0]));
+	ck_assert_int_eq(tg_tensor_data(tg_mean(tg_zeros(NULL, TG_FLOAT32, 1,
+	                                                 z), NULL, 0, 0), g, 4),
+	                 0);
+	ck_assert_float_eq(g[0], 0);
+	if (ot_dtype_ok(TG_INT32)) {
+		static const int32_t wd[4] = { 3, -3, -3, 3 };
+		static const int32_t wm[4] = { 1, 1, -1, -1 };
+
+		ip = tg_tensor_new(NULL, TG_INT32, 1, s4, p);
+		iq = tg_tensor_new(NULL, TG_INT32, 1, s4, q);
+		ck_assert_int_eq(tg_tensor_data(tg_idiv(ip, iq), gi, sizeof gi),
+		                 0);
+		for (i = 0; i < 4; i++)
+			ck_assert_int_eq(gi[i], wd[i]);
+		ck_assert_int_eq(tg_tensor_data(tg_mod(ip, iq), gi, sizeof gi), 0);
+		for (i = 0; i < 4; i++)
+			ck_assert_int_eq(gi[i], wm[i]);
+	}
+	tg_scope_end();
+}
+END_TEST
+
 /* ---- where, masked_fill, lerp ---- */
 
 START_TEST(where_broadcasts_and_promotes)
@@ -729,6 +777,7 @@ static Suite *ops_suite(void)
 	tcase_add_test(t, unary_float_ops_promote_ints);
 	tcase_add_test(t, scalar_variants_and_their_dtype);
 	tcase_add_test(t, pow_negative_bases);
+	tcase_add_test(t, nan_empty_and_integer_division_semantics);
 	tcase_add_test(t, where_broadcasts_and_promotes);
 	tcase_add_test(t, where_s_masked_fill_and_lerp);
 	tcase_add_test(t, bitwise_not_and_promotion);

@@ -711,6 +711,9 @@ tg_tensor *tg_sign(const tg_tensor *t)
 		r = view(t);
 	else
 		r = tg_sub(tg_cast(tg_gt_s(t, 0), dt), tg_cast(tg_lt_s(t, 0), dt));
+	/* NaN stays NaN (numpy, PyTorch; tinygrad mid-2024 gave 1) */
+	if (isf(t))
+		r = tg_where(tg_ne(t, t), t, r);
 	r = tg_keep(r);
 	tg_scope_end();
 	return r;

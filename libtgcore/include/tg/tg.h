@@ -524,6 +524,28 @@ TG_API tg_tensor *tg_shrink(const tg_tensor *t, size_t n,
 TG_API tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
                          double value);
 
+/*
+ * Semantics of the corners, the same on every backend (tests/test_ops.c
+ * pins them), with tinygrad's mid-2024 behaviour where it differs:
+ *  - NaN propagates through tg_maximum, tg_minimum, tg_relu (and the
+ *    max/min reductions, argmax aside): a NaN operand gives NaN
+ *    whichever side it is on, as in PyTorch.  tinygrad's maximum drops
+ *    a NaN on its right (x < NaN is false, so it returns x) and its relu
+ *    follows the backend's max.  The sign of a zero result of maximum
+ *    or minimum of +0 and -0 is not specified.
+ *  - tg_sign(NaN) is NaN (numpy, PyTorch, later tinygrad); tinygrad
+ *    mid-2024 gives 1.  sign(+-0) is 0.
+ *  - tg_mean of an empty tensor (or over an empty axis) is 0, as
+ *    tinygrad's (PyTorch gives NaN); tg_sum is 0, tg_max of nothing is
+ *    the dtype's lowest value.
+ *  - tg_idiv of integers truncates toward zero (C, tinygrad's IDIV),
+ *    while tg_mod takes the divisor's sign (Python's %, tinygrad's
+ *    mod), so idiv(a, b) * b + mod(a, b) == a only when a and b have
+ *    the same sign; tg_floor(tg_div(a, b)) is Python's //.  Integer
+ *    division by zero gives an unspecified value (no trap).  Float mod
+ *    is a - b * floor(a / b).
+ */
+
 /* -- elementwise, unary -- */
 #define TG_UNARY_OPS(X)                                                  \
 	X(neg) X(log) X(log2) X(exp) X(exp2) X(sqrt) X(rsqrt) X(sin)       \
