@@ -525,6 +525,89 @@ START_TEST(custom_dialect_gives_a_kernel_view)
 }
 END_TEST
 
+/* The inputs of the transcendental checks: the special values, then a
+ * sweep over each function's interesting range. */
+#define TX_N 2048
+static void tx_inputs(double *x, int op)
+{
+	static const double special[] = { NAN, INFINITY, -INFINITY, 0, -0.0,
+	                                  1, -1, 0.5, 2, 1e-40, 1e-310,
+	                                  1030, -1080, 150, -160, 1e5 };
+	int i, ns = (int)(sizeof special / sizeof special[0]);
+
+	for (i = 0; i < TX_N; i++) {
+		double u = (i + 0.5) / TX_N;
+
+		x[i] = i < ns ? special[i]
+		       : op == TG_LOG2 ? exp2((u - 0.5) * 300) * (1 + u)
+		       : op == TG_EXP2 ? (u - 0.5) * 260 : (u - 0.5) * 2e3;
+	}
+}
+
+/* exp2, log2 and sin from the rewrite rules (a device that sets
+ * needs_transcendental_fallback; here the C dialect, so the program
+ * runs on the CPU) against libm: within 2 units in the last place in
+ * float64 and float32 (float32 against libm's double rounded to
+ * float), special values exact.  The source calls no libm function. */
+START_TEST(transcendental_fallback_within_two_ulps)
+{
+	static const unsigned ops[3] = { TG_EXP2, TG_LOG2, TG_SIN };
+	static double x[TX_N], gd[TX_N];
+	static float xf[TX_N], gf[TX_N];
+	struct tg_renderer_caps caps = *kt_cpu_caps();
+	int o, f64, i;
+
+	caps.needs_transcendental_fallback = 1;
+	for (o = 0; o < 3; o++)
+		for (f64 = 0; f64 < 2; f64++) {
+			tg_dtype dt = f64 ? TG_FLOAT64 : TG_FLOAT32;
+			tg_uop *in = tg_ast_load(k, 1, dt, kt_st(1, TX_N));
+			tg_uop *s = sink1(tg_ast_store(k, 0, tg_ast_alu(k, ops[o], in,
+			                                                NULL, NULL),
+			                               kt_st(1, TX_N)));
+			tg_buffer *bufs[2];
+			double worst = 0;
+			tg_ksrc ks;
+
+			tx_inputs(x, (int)ops[o]);
+			for (i = 0; i < TX_N; i++)
+				xf[i] = (float)x[i];
+			ck_assert_msg(tg_codegen(s, &caps, kt_set(), &ks) == TG_OK,
+			              "%s", tg_last_error());
+			ck_assert_ptr_null(strstr(ks.src, "__builtin_exp2"));
+			ck_assert_ptr_null(strstr(ks.src, "__builtin_log2"));
+			ck_assert_ptr_null(strstr(ks.src, "__builtin_sin"));
+			bufs[0] = kt_buf_with(dt, TX_N, NULL);
+			bufs[1] = kt_buf_with(dt, TX_N, f64 ? (void *)x : (void *)xf);
+			kt_launch(&ks, bufs, 2);
+			ck_assert_int_eq(tg_buffer_copyout(bufs[0], f64 ? (void *)gd
+			                                   : (void *)gf, TX_N *
+			                                   tg_dtype_size(dt)), 0);
+			for (i = 0; i < TX_N; i++) {
+				double in_v = f64 ? x[i] : xf[i];
+				double w = ops[o] == TG_EXP2 ? exp2(in_v)
+				           : ops[o] == TG_LOG2 ? log2(in_v) : sin(in_v);
+				double g = f64 ? gd[i] : gf[i];
+				double e;
+
+				if (!f64)
+					w = (float)w;
+				if (ops[o] == TG_SIN && fabs(in_v) > 1e9)
+					continue;  /* documented: beyond the reduction */
+				e = tl_ulps(g, w, f64);
+				ck_assert_msg(e <= 2, "%s %s(%.17g) = %.17g, libm "
+				              "%.17g: %.1f ulp", tg_dtype_name(dt),
+				              tg_op_name(ops[o]), in_v, g, w, e);
+				worst = e > worst ? e : worst;
+			}
+			fprintf(stderr, "%s %s: worst %.2f ulp\n", tg_dtype_name(dt),
+			        tg_op_name(ops[o]), worst);
+			kt_unref(bufs, 2);
+			tg_ksrc_free(&ks);
+		}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("codegen");
@@ -533,6 +616,7 @@ static Suite *suite(void)
 	tcase_set_timeout(t, 120);
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, elementwise_add);
+	tcase_add_test(t, transcendental_fallback_within_two_ulps);
 	tcase_add_test(t, broadcast_add);
 	tcase_add_test(t, transposed_input);
 	tcase_add_test(t, padded_input);

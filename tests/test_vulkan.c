@@ -488,6 +488,42 @@ START_TEST(dtype_mask_matches_what_runs)
 }
 END_TEST
 
+/* GLSL has no float64 exp2, log2 or sin: codegen's rewrite rules
+ * compute them (within 2 ulp of libm here). */
+START_TEST(float64_transcendentals_compute)
+{
+	tg_dev_info info;
+	enum { N = 512 };
+	double x[N], g[N];
+	int64_t n = N;
+	int f, i;
+
+	ck_assert_int_eq(tg_dev_get_info(vk(), &info), 0);
+	if (!(info.dtype_mask & (1u << TG_FLOAT64)))
+		return;
+	for (i = 0; i < N; i++)
+		x[i] = (i - N / 2) * 0.37 + 1e-3;
+	x[0] = NAN, x[1] = INFINITY, x[2] = 0, x[3] = 1e-310;
+	for (f = 0; f < 3; f++) {
+		tg_tensor *t, *r;
+
+		tg_scope_begin();
+		t = tg_tensor_new(vk(), TG_FLOAT64, 1, &n, x);
+		r = f == 0 ? tg_exp2(t) : f == 1 ? tg_log2(t) : tg_sin(t);
+		ck_assert_msg(tg_tensor_data(r, g, sizeof g) == 0, "%s",
+		              tg_last_error());
+		for (i = 0; i < N; i++) {
+			double w = f == 0 ? exp2(x[i]) : f == 1 ? log2(x[i])
+			           : sin(x[i]);
+
+			ck_assert_msg(tl_ulps(g[i], w, 1) <= 2, "%d(%.17g) = "
+			              "%.17g, libm %.17g", f, x[i], g[i], w);
+		}
+		tg_scope_end();
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("vulkan");
@@ -503,6 +539,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, NULL, tg_shutdown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, info_describes_the_device);
+	tcase_add_test(tc, float64_transcendentals_compute);
 	tcase_add_test(tc, saxpy_needs_two_dimensional_groups);
 	tcase_add_test(tc, saxpy_small_and_odd_sizes);
 	tcase_add_test(tc, timed_launch_reports_elapsed_time);

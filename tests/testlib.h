@@ -39,6 +39,23 @@ static inline void tl_check_matmul(const float *out, const float *a,
 }
 
 /* Directory of the test-double plugins. */
+/* |got - want| in units in the last place of want, in float64 or (f64
+ * 0) float32: 0 when both are the same infinity or both NaN, 1e30 when
+ * only one is. */
+static inline double tl_ulps(double got, double want, int f64)
+{
+	double u;
+
+	if (isnan(want) || isnan(got))
+		return isnan(want) && isnan(got) ? 0 : 1e30;
+	if (isinf(want) || isinf(got))
+		return got == want ? 0 : 1e30;
+	u = f64 ? nextafter(fabs(want), INFINITY) - fabs(want)
+	        : (double)(nextafterf((float)fabs(want), INFINITY) -
+	                   (float)fabs(want));
+	return fabs(got - want) / u;
+}
+
 static inline const char *tl_plugdir(void)
 {
 	const char *d = getenv("TG_TEST_PLUGINS");

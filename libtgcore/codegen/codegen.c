@@ -159,6 +159,10 @@ static int passes(const tg_settings *s, const tg_kernel *k,
 
 	if ((rc = tg_lower(k, plan, &ls)) ||
 	    (rc = after_pass(s, ls, "lower", kn)) ||
+	    (rc = took(ir, &ls, tg_transcendental(
+	               ir, ls, caps->needs_transcendental_fallback,
+	               caps->dialect == TG_DIALECT_GLSL))) ||
+	    (rc = after_pass(s, ls, "transcendental", kn)) ||
 	    (rc = took(ir, &ls, tg_expand_upcasts(ir, ls, plan))) ||
 	    (rc = after_pass(s, ls, "expand", kn)) ||
 	    (rc = took(ir, &ls, tg_lower_reduces(ir, ls, plan))) ||

@@ -339,6 +339,14 @@ int tg_codegen_hand_opts(const tg_uop *sink,
 /* The opts as text, "UPCAST(1,4) UNROLL(2,4)", into buf ("" none). */
 void tg_opts_format(const tg_opt *opts, size_t n, char *buf, size_t len);
 
+/* --------------------------------------------- codegen/transcendental.c */
+
+/* exp2, log2 and sin rewritten into adds, multiplies, comparisons and
+ * selects: of every float dtype when `all` (the device's
+ * needs_transcendental_fallback), else of float64 when `glsl` (GLSL has
+ * no double transcendentals).  NULL on OOM. */
+tg_uop *tg_transcendental(tg_ir *ir, tg_uop *sink, int all, int glsl);
+
 /* ----------------------------------------------------- codegen/lower.c */
 
 /* The lowered IR (the contract between the passes after tg_lower,

@@ -399,7 +399,11 @@ struct tg_renderer_caps {
 	size_t local_max_total; /* largest work-group (product).  Since 0.1. */
 	size_t shared_max;  /* bytes of shared memory.  Since 0.1. */
 	uint32_t dtype_mask; /* bit (1u << tg_dtype) per usable dtype.  0.1. */
-	int needs_transcendental_fallback; /* no native exp2/log2/sin. 0.1. */
+	/* 1: the device has no exp2/log2/sin of its own; the core then
+	 * computes them from adds, multiplies and selects (within 2 ulp;
+	 * sin's reduction is exact for |x| < 1.6e6, float32 1e5).  GLSL
+	 * gets that for float64 whatever this says.  Since 0.1. */
+	int needs_transcendental_fallback;
 	int tensor_cores;   /* entries of tc (0: none).  Since 0.1; read
 	                       only with tc, since 0.3. */
 	const struct tg_tensor_core *tc; /* the device's tensor cores, the
