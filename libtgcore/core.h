@@ -102,9 +102,7 @@ char *tg_strdup(const char *s, const char *op);
 char *tg_path_join(const char *dir, const char *name);
 /* mkdir -p with mode 0700 for new directories; 0 or TG_EIO. */
 int tg_mkdir_p(const char *path);
-/* name in the temporary directory ($TMPDIR when absolute, else /tmp):
- * a new string, or NULL on OOM (reported). */
-char *tg_temp_path(const char *name);
+
 /* Environment variable through secure_getenv (NULL under setuid). */
 const char *tg_getenv(const char *name);
 /* Whether the process runs setuid or setgid (AT_SECURE): then no path
@@ -242,6 +240,10 @@ long tg_setting_int_(enum tg_key k);
 /* Text of a [core] key, NULL when unset.  Borrowed, valid until
  * tg_shutdown(). */
 const char *tg_setting_str(enum tg_key k);
+/* The file a path key names (PROFILEPATH, GRAPHPATH), else `name` in
+ * the temporary directory ($TMPDIR when absolute, else /tmp): a new
+ * string, or NULL on OOM (reported). */
+char *tg_output_path(enum tg_key k, const char *name);
 /* Where a [core] key's value came from (see tg_cfg_origin). */
 const char *tg_setting_origin(enum tg_key k);
 /* The key's name as in files and messages ("NOOPT", "devices"). */

@@ -161,6 +161,29 @@ static inline int64_t ot_numel(size_t nd, const int64_t *s)
 	return k;
 }
 
+/* Row-major offset of the multi-index idx in shape s, and back. */
+static inline int64_t ot_ravel(size_t nd, const int64_t *s,
+                               const int64_t *idx)
+{
+	int64_t lin = 0;
+	size_t i;
+
+	for (i = 0; i < nd; i++)
+		lin = lin * s[i] + idx[i];
+	return lin;
+}
+
+static inline void ot_unravel(int64_t lin, size_t nd, const int64_t *s,
+                              int64_t *idx)
+{
+	size_t i;
+
+	for (i = nd; i-- > 0;) {
+		idx[i] = s[i] ? lin % s[i] : 0;
+		lin = s[i] ? lin / s[i] : 0;
+	}
+}
+
 /* A double reference wrapped the way the int dtypes wrap (int8, uint8,
  * int32) or made 0/1 (bool); other dtypes unchanged. */
 static inline double ot_wrap(double v, tg_dtype dt)

@@ -608,17 +608,6 @@ static int odo(size_t nd, int64_t *i, const int64_t *e)
 	return 0;
 }
 
-/* Row-major offset of the multi-index i in sizes e. */
-static int64_t off(size_t nd, const int64_t *i, const int64_t *e)
-{
-	int64_t o = 0;
-	size_t j;
-
-	for (j = 0; j < nd; j++)
-		o = o * e[j] + i[j];
-	return o;
-}
-
 /* The pairs (input position, output position) of the definition of
  * both: position q of the output reads input pos[j] = q[j]*s - pb +
  * k[j]*d; the transposed one writes there (scatter-add). */
@@ -682,18 +671,18 @@ static void run_nd(const struct ndcase *c, int transpose)
 					for (ci = 0; ci < nin; ci++) {
 						int64_t other = g * nin + ci;
 						double wv = w[(co * nin + ci) * ksp +
-						              off(nd, kk, c->k)];
+						              ot_ravel(nd, c->k, kk)];
 
 						if (transpose)
 							want[(n * c->cout + other) * osp +
-							     off(nd, cpos, o)] +=
+							     ot_ravel(nd, o, cpos)] +=
 								x[(n * c->cin + co) * sp +
-								  off(nd, q, c->sz)] * wv;
+								  ot_ravel(nd, c->sz, q)] * wv;
 						else
 							want[(n * c->cout + co) * osp +
-							     off(nd, q, o)] +=
+							     ot_ravel(nd, o, q)] +=
 								x[(n * c->cin + other) * sp +
-								  off(nd, cpos, c->sz)] * wv;
+								  ot_ravel(nd, c->sz, cpos)] * wv;
 					}
 				} while (odo(nd, kk, c->k));
 			} while (odo(nd, q, transpose ? c->sz : o));

@@ -138,26 +138,6 @@ static tg_tensor *mkv(tg_dtype dt, size_t nd, const int64_t *s,
 	return t;
 }
 
-static void unravel(int64_t lin, size_t nd, const int64_t *s, int64_t *idx)
-{
-	size_t i;
-
-	for (i = nd; i-- > 0;) {
-		idx[i] = s[i] ? lin % s[i] : 0;
-		lin = s[i] ? lin / s[i] : 0;
-	}
-}
-
-static int64_t ravel(size_t nd, const int64_t *s, const int64_t *idx)
-{
-	int64_t lin = 0;
-	size_t i;
-
-	for (i = 0; i < nd; i++)
-		lin = lin * s[i] + idx[i];
-	return lin;
-}
-
 /* Layouts of an input: contiguous, permuted (built with the axes
  * reversed, then permuted back) or flipped on axis 0. */
 enum { CONTIG, PERMUTED, FLIPPED };
@@ -182,12 +162,12 @@ static tg_tensor *mk_in(tg_dtype dt, size_t nd, const int64_t *s, int kind,
 	for (i = 0; i < k; i++)
 		bv[i] = gen((int)i, which, dom, dt);
 	for (i = 0; i < k; i++) {
-		unravel(i, nd, s, idx);
+		ot_unravel(i, nd, s, idx);
 		for (j = 0; j < nd; j++)
 			bi[j] = kind == PERMUTED ? idx[nd - 1 - j] : idx[j];
 		if (kind == FLIPPED)
 			bi[0] = s[0] - 1 - idx[0];
-		lv[i] = bv[ravel(nd, bs, bi)];
+		lv[i] = bv[ot_ravel(nd, bs, bi)];
 	}
 	t = mkv(dt, nd, bs, bv);
 	free(bv);
@@ -357,10 +337,10 @@ static int64_t ref_reduce(int op, size_t nd, const int64_t *s, uint32_t mask,
 	for (o = 0; o < nout; o++) {
 		n = 0;
 		for (i = 0; i < nin; i++) {
-			unravel(i, nd, s, idx);
+			ot_unravel(i, nd, s, idx);
 			for (j = 0, k = 0; j < nd; j++)
 				oi[k++] = (mask >> j) & 1 ? 0 : idx[j];
-			if (ravel(nd, os, oi) == o)
+			if (ot_ravel(nd, os, oi) == o)
 				grp[n++] = in[i];
 		}
 		out[o] = red1(op, grp, n, corr);
@@ -1031,11 +1011,11 @@ START_TEST(softmax_family)
 					for (j = 0; j < s->nd; j++)
 						os[j] = j == (size_t)a ? 1 : s->s[j];
 					for (i = 0; i < k; i++) {
-						unravel(i, s->nd, s->s, idx);
+						ot_unravel(i, s->nd, s->s, idx);
 						memcpy(oi, idx, sizeof oi);
 						if (s->nd)
 							oi[a] = 0;
-						want[i] = in[i] - lse[ravel(s->nd, os, oi)];
+						want[i] = in[i] - lse[ot_ravel(s->nd, os, oi)];
 						if (op == 1)
 							want[i] = exp(want[i]);
 					}
@@ -1101,7 +1081,7 @@ START_TEST(cumsum_short_and_long_axes)
 		check_meta("cumsum", desc, y, nd ? sum_dtype(C[c].dt) : C[c].dt,
 		           nd, C[c].s);
 		for (i = 0; i < k; i++) {
-			unravel(i, nd, C[c].s, idx);
+			ot_unravel(i, nd, C[c].s, idx);
 			want[i] = 0;
 			if (!nd) {
 				want[i] = in[i];
@@ -1111,7 +1091,7 @@ START_TEST(cumsum_short_and_long_axes)
 				int64_t j[3];
 				memcpy(j, idx, sizeof j);
 				j[a] = t;
-				want[i] += in[ravel(nd, C[c].s, j)];
+				want[i] += in[ot_ravel(nd, C[c].s, j)];
 			}
 		}
 		check_t("cumsum", desc, y, want, tol_of(tg_tensor_dtype(y)));
@@ -1198,10 +1178,10 @@ static void check_perm(const char *op, const char *desc, tg_tensor *y,
 	for (j = 0; j < nd; j++)
 		ns[j] = s[order[j]];
 	for (i = 0; i < k; i++) {
-		unravel(i, nd, ns, idx);
+		ot_unravel(i, nd, ns, idx);
 		for (j = 0; j < nd; j++)
 			oi[order[j]] = idx[j];
-		want[i] = in[ravel(nd, s, oi)];
+		want[i] = in[ot_ravel(nd, s, oi)];
 	}
 	check_t(op, desc, y, want, 0);
 }
@@ -1432,10 +1412,10 @@ START_TEST(slice_matches_python)
 			check_meta("slice", desc, y, TG_INT32, nout, os);
 			k = ot_numel(nd, full);
 			for (i = 0; i < k; i++) {
-				unravel(i, nd, full, idx);
+				ot_unravel(i, nd, full, idx);
 				for (j = 0; j < nd; j++)
 					oi[j] = first[j] + idx[j] * step[j];
-				want[i] = in[ravel(nd, X[xi].s, oi)];
+				want[i] = in[ot_ravel(nd, X[xi].s, oi)];
 			}
 			check_t("slice", desc, y, want, 0);
 			tg_scope_end();
@@ -1575,7 +1555,7 @@ START_TEST(index_matches_numpy)
 #undef IX
 			check_meta("index", C[c].name, y, dt, C[c].nd, C[c].out);
 			for (i = 0; i < n; i++) {
-				unravel(i, C[c].nd, C[c].out, o);
+				ot_unravel(i, C[c].nd, C[c].out, o);
 				want[i] = index_ref((int)c, o);
 				if (dt == TG_INT8)
 					want[i] = (double)(int8_t)(int64_t)want[i];
@@ -1714,9 +1694,9 @@ START_TEST(gather_matches_torch)
 		y = tg_gather(x, C[c].axis, ti);
 		check_meta("gather", desc, y, C[c].dt, 3, C[c].is);
 		for (i = 0; i < k; i++) {
-			unravel(i, 3, C[c].is, idx);
+			ot_unravel(i, 3, C[c].is, idx);
 			idx[a] = (int64_t)ix[i];
-			want[i] = in[ravel(3, s, idx)];
+			want[i] = in[ot_ravel(3, s, idx)];
 		}
 		check_t("gather", desc, y, want, 0);
 		tg_scope_end();
@@ -1799,14 +1779,14 @@ START_TEST(cat_and_stack)
 		k = ot_numel(3, os);
 		for (q = 0; q < k; q++) {
 			int64_t s[3];
-			unravel(q, 3, os, idx);
+			ot_unravel(q, 3, os, idx);
 			for (i = C[c].n; i-- > 0;)
 				if (idx[a] >= at[i] && C[c].sz[i])
 					break;
 			memcpy(s, base, sizeof s);
 			s[a] = C[c].sz[i];
 			idx[a] -= at[i];
-			want[q] = in[i][ravel(3, s, idx)];
+			want[q] = in[i][ot_ravel(3, s, idx)];
 		}
 		check_t("cat", desc, y, want, 0);
 		tg_scope_end();
@@ -1832,11 +1812,11 @@ START_TEST(cat_and_stack)
 			y = tg_stack((const tg_tensor *const *)ts, 3, ax[j]);
 			check_meta("stack", desc, y, TG_INT32, 3, os);
 			for (q = 0; q < 18; q++) {
-				unravel(q, 3, os, idx);
+				ot_unravel(q, 3, os, idx);
 				for (d = 0, n = 0; d < 3; d++)
 					if ((int)d != a)
 						r[n++] = idx[d];
-				want[q] = in[idx[a]][ravel(2, s, r)];
+				want[q] = in[idx[a]][ot_ravel(2, s, r)];
 			}
 			check_t("stack", desc, y, want, 0);
 			tg_scope_end();
@@ -1876,10 +1856,10 @@ START_TEST(repeat_tiles)
 			check_meta("repeat", desc, y, TG_FLOAT32, n, os);
 			k = ot_numel(n, os);
 			for (q = 0; q < k; q++) {
-				unravel(q, n, os, idx);
+				ot_unravel(q, n, os, idx);
 				r[0] = idx[lead] % s[0];
 				r[1] = idx[lead + 1] % s[1];
-				want[q] = in[ravel(2, s, r)];
+				want[q] = in[ot_ravel(2, s, r)];
 			}
 			check_t("repeat", desc, y, want, 0);
 			tg_scope_end();
@@ -1933,9 +1913,9 @@ START_TEST(repeat_interleave_rows)
 					want[q] = in[q / C[c].rep];
 					continue;
 				}
-				unravel(q, 2, os, idx);
+				ot_unravel(q, 2, os, idx);
 				idx[a] /= C[c].rep;
-				want[q] = in[ravel(2, s, idx)];
+				want[q] = in[ot_ravel(2, s, idx)];
 			}
 			check_t("repeat_interleave", desc, y, want, 0);
 			tg_scope_end();
@@ -1961,9 +1941,9 @@ static void check_pieces(const char *op, const char *desc, tg_tensor **out,
 		check_meta(op, desc, out[i], TG_INT32, nd, ps);
 		k = ot_numel(nd, ps);
 		for (q = 0; q < k; q++) {
-			unravel(q, nd, ps, idx);
+			ot_unravel(q, nd, ps, idx);
 			idx[a] += at;
-			want[q] = in[ravel(nd, s, idx)];
+			want[q] = in[ot_ravel(nd, s, idx)];
 		}
 		check_t(op, desc, out[i], want, 0);
 		at += sz[i];
@@ -2117,7 +2097,7 @@ START_TEST(triu_tril_one_hot)
 				check_meta(up ? "triu" : "tril", desc, y, X[xi].dt, nd,
 				           X[xi].s);
 				for (i = 0; i < k; i++) {
-					unravel(i, nd, X[xi].s, idx);
+					ot_unravel(i, nd, X[xi].s, idx);
 					d = idx[nd - 1] - idx[nd - 2];
 					want[i] = (up ? d >= K[ki] : d <= K[ki]) ? in[i] : 0;
 				}

@@ -141,15 +141,14 @@ static int write_trace(const char *path)
 
 int tg_profile_flush(void)
 {
-	const char *set = tg_setting_str(TG_KEY_PROFILEPATH);
 	char *path = NULL;
 	int rc = 0;
 	size_t i;
 
 	pthread_mutex_lock(&prof_lock);
 	if (events.n) {
-		path = set ? strdup(set) : tg_temp_path("tgcore_profile.json");
-		rc = path ? write_trace(path) : tg_error_oom("profile");
+		path = tg_output_path(TG_KEY_PROFILEPATH, "tgcore_profile.json");
+		rc = path ? write_trace(path) : TG_ENOMEM;
 		if (!rc)
 			tg_debug_log(1, "profile: %zu events written to %s",
 			             events.n, path);

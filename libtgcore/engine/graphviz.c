@@ -172,14 +172,13 @@ out:
 
 int tg_graphviz_flush(void)
 {
-	const char *set = tg_setting_str(TG_KEY_GRAPHPATH);
 	char *base = NULL;
 	int rc = 0;
 
 	pthread_mutex_lock(&gv_lock);
 	if (started && nkernels && !body.failed && !edges.failed) {
-		base = set ? strdup(set) : tg_temp_path("net");
-		rc = base ? write_graph(base) : tg_error_oom("graph");
+		base = tg_output_path(TG_KEY_GRAPHPATH, "net");
+		rc = base ? write_graph(base) : TG_ENOMEM;
 	}
 	if (started) {
 		tg_strbuf_release(&body);

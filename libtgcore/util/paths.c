@@ -186,12 +186,14 @@ int tg_parse_bool(const char *s, int *out)
 	return TG_EINVAL;
 }
 
-char *tg_temp_path(const char *name)
+char *tg_output_path(enum tg_key k, const char *name)
 {
+	const char *set = tg_setting_str(k);
 	const char *t = tg_getenv("TMPDIR");
-	char *r = tg_path_join(t && t[0] == '/' ? t : "/tmp", name);
+	char *r = set ? strdup(set)
+	          : tg_path_join(t && t[0] == '/' ? t : "/tmp", name);
 
 	if (!r)
-		tg_error_oom("temp_path");
+		tg_error_oom(tg_setting_name(k));
 	return r;
 }
