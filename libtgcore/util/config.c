@@ -644,3 +644,15 @@ int tg_settings_read(tg_settings *out)
 	pthread_mutex_unlock(&cfg_lock);
 	return rc;
 }
+
+char *tg_output_path(enum tg_key k, const char *name)
+{
+	const char *set = tg_setting_str(k);
+	const char *t = tg_getenv("TMPDIR");
+	char *r = set ? strdup(set)
+	          : tg_path_join(t && t[0] == '/' ? t : "/tmp", name);
+
+	if (!r)
+		tg_error_oom(tg_setting_name(k));
+	return r;
+}

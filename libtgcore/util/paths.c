@@ -185,15 +185,3 @@ int tg_parse_bool(const char *s, int *out)
 			return *out = 0, 0;
 	return TG_EINVAL;
 }
-
-char *tg_output_path(enum tg_key k, const char *name)
-{
-	const char *set = tg_setting_str(k);
-	const char *t = tg_getenv("TMPDIR");
-	char *r = set ? strdup(set)
-	          : tg_path_join(t && t[0] == '/' ? t : "/tmp", name);
-
-	if (!r)
-		tg_error_oom(tg_setting_name(k));
-	return r;
-}
