@@ -437,10 +437,27 @@ extern pthread_mutex_t tg_lock;
 /* Opens device `index` of `rec` or returns the one already open.
  * Callers hold tg_lock. */
 int tg_devices_open(tg_plugin_rec *rec, int index, struct tg_dev **out);
+/* Checks the tables of a device a plugin (or the core: disk.c) opened
+ * and makes it the tg_dev named `name`; on failure the caller still
+ * owns impl.  Callers hold tg_lock. */
+int tg_devices_adopt(tg_plugin_rec *rec, int index, struct tg_device *impl,
+                     const char *name, struct tg_dev **out);
+/* The open device named `name`, or NULL.  Callers hold tg_lock. */
+struct tg_dev *tg_devices_find(const char *name);
 /* Closes every device (tg_shutdown). */
 void tg_devices_close_all(void);
 /* Renderer capabilities with defaults for absent fields. */
 const struct tg_renderer_caps *tg_dev_caps(const struct tg_dev *dev);
+
+/* --------------------------------------------------------- device/disk.c */
+
+/* The path of a DISK device name ("DISK:path", any case), else NULL. */
+const char *tg_disk_path(const char *name);
+/* The DISK device of `path`, opened on first use.  Callers hold
+ * tg_lock. */
+int tg_disk_open(const char *path, struct tg_dev **out);
+/* Whether dev is a DISK device (it holds data and runs no kernels). */
+int tg_disk_is(const struct tg_dev *dev);
 
 /* ------------------------------------------------------- device/select.c */
 

@@ -11,6 +11,7 @@ info="$TG_TOOLS/tg-info"
 grep -q '(TG_PLUGIN_PATH)' "$out" || fail "search path origin missing"
 grep -q 'CPU .*ABI 0\.[0-9]*: loaded, 1 device' "$out" || fail "CPU line"
 grep -q '^default device: CPU (auto' "$out" || fail "default device"
+grep -q '^built in: DISK:path' "$out" || fail "the DISK line"
 grep -q '^      dtypes: all$' "$out" || fail "CPU dtypes line"
 # OpenCL and Vulkan devices, where their runtimes have one: name,
 # driver, memory, limits and dtypes (no leak check: see ondevice.sh)

@@ -158,13 +158,10 @@ static void copy_tables(struct tg_dev *dev)
 }
 
 static struct tg_dev *dev_new(tg_plugin_rec *rec, int index,
-                              struct tg_device *impl)
+                              struct tg_device *impl, const char *name)
 {
 	struct tg_dev *dev = calloc(1, sizeof *dev);
-	tg_devname dn = { rec, index };
-	char name[96];
 
-	tg_devname_format(&dn, name, sizeof name);
 	if (!dev || !(dev->name = strdup(name)) || TG_VEC_PUSH(&devs, dev)) {
 		if (dev)
 			free(dev->name);
@@ -175,14 +172,47 @@ static struct tg_dev *dev_new(tg_plugin_rec *rec, int index,
 	dev->plugin = rec;
 	dev->impl = impl;
 	copy_tables(dev);
-	tg_lru_init(&dev->lru, (int)tg_setting_int(TG_KEY_LRU));
+	/* the cache keeps freed memory for reuse; a DISK buffer is a
+	 * mapping of the file, which must go when the buffer does */
+	tg_lru_init(&dev->lru, tg_disk_is(dev) ? 0 :
+	            (int)tg_setting_int(TG_KEY_LRU));
 	return dev;
+}
+
+struct tg_dev *tg_devices_find(const char *name)
+{
+	for (size_t i = 0; i < devs.n; i++)
+		if (!strcmp(devs.v[i]->name, name))
+			return devs.v[i];
+	return NULL;
+}
+
+int tg_devices_adopt(tg_plugin_rec *rec, int index, struct tg_device *impl,
+                     const char *name, struct tg_dev **out)
+{
+	const char *bad = check_tables(impl);
+
+	if (bad) {
+		if (!strcmp(bad, PARTIAL_GRAPH))
+			return tg_error(TG_EPLUGIN, "the device gives some of "
+			                "runtime.graph_new, graph_run and "
+			                "graph_free but not all three; refusing "
+			                "it");
+		return tg_error(TG_EPLUGIN, "the device has no valid %s "
+		                "entry; refusing it", bad);
+	}
+	if (!(*out = dev_new(rec, index, impl, name)))
+		return tg_error_oom("device open");
+	tg_debug_log(1, "opened %s: %s", (*out)->name,
+	             impl->info->description ? impl->info->description : "");
+	return 0;
 }
 
 int tg_devices_open(tg_plugin_rec *rec, int index, struct tg_dev **out)
 {
 	struct tg_device *impl = NULL;
-	const char *bad;
+	tg_devname dn = { rec, index };
+	char name[96];
 	size_t i;
 	int rc;
 
@@ -195,24 +225,11 @@ int tg_devices_open(tg_plugin_rec *rec, int index, struct tg_dev **out)
 		return tg_error(TG_EPLUGIN, "open failed without a reason");
 	if (rc < 0 || !impl)
 		return rc < 0 ? rc : TG_EPLUGIN;
-	if ((bad = check_tables(impl))) {
-		if (tg_device_closable(impl))
-			impl->close(impl);
-		if (!strcmp(bad, PARTIAL_GRAPH))
-			return tg_error(TG_EPLUGIN, "the device gives some of "
-			                "runtime.graph_new, graph_run and "
-			                "graph_free but not all three; refusing "
-			                "it");
-		return tg_error(TG_EPLUGIN, "the device has no valid %s "
-		                "entry; refusing it", bad);
-	}
-	if (!(*out = dev_new(rec, index, impl))) {
+	tg_devname_format(&dn, name, sizeof name);
+	if ((rc = tg_devices_adopt(rec, index, impl, name, out)) &&
+	    tg_device_closable(impl))
 		impl->close(impl);
-		return tg_error_oom("device open");
-	}
-	tg_debug_log(1, "opened %s: %s", (*out)->name,
-	       impl->info->description ? impl->info->description : "");
-	return 0;
+	return rc;
 }
 
 void tg_devices_close_all(void)
@@ -246,6 +263,9 @@ tg_dev *tg_dev_get(const char *name)
 	pthread_mutex_lock(&tg_lock);
 	if (!name || !name[0]) {
 		tg_select_default(&dev, NULL);
+	} else if (tg_disk_path(name)) {
+		if (tg_disk_open(tg_disk_path(name), &dev))
+			dev = NULL;
 	} else if (!tg_registry_scan()) {
 		snprintf(what, sizeof what, "device '%s'", name);
 		if (!tg_devname_parse(name, what, &dn) &&

@@ -33,6 +33,11 @@ typedef struct tg_sched_item {
 	size_t nvars;
 	const tg_uop **vars;
 	int64_t *vals;
+	/* 1: no kernel and no copy: bufs[0] is a view of bufs[1]'s memory
+	 * (a BUFVIEW), made when the schedule was; running it does
+	 * nothing, but readers of bufs[0] still wait for bufs[1]'s
+	 * writer */
+	int view;
 } tg_sched_item;
 
 typedef struct tg_schedule {

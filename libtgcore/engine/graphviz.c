@@ -40,7 +40,7 @@ static const char *kind_name(const tg_lazy *b)
 {
 	static const char *const names[] = {
 		"VIEW", "BUFFER", "CONST", "COPY", "CONTIGUOUS", "ALU", "CAST",
-		"BITCAST", "REDUCE", "ASSIGN"
+		"BITCAST", "REDUCE", "ASSIGN", "BUFVIEW"
 	};
 
 	return b->kind < TG_ARRAY_LEN(names) ? names[b->kind] : "?";

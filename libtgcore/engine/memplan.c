@@ -161,9 +161,10 @@ static int mark_and_hide(void *ctx)
 
 static int plannable(const plan *p, const tg_lazy *b)
 {
-	/* an assign writes its target's memory, never another's */
+	/* an assign writes its target's memory, never another's; a DISK
+	 * buffer is its file (and buffer views alias it) */
 	return tg_ptrmap_has(&p->computed, b) && !tg_ptrmap_has(&p->keep, b) &&
-	       b->kind != TG_LZ_ASSIGN;
+	       b->kind != TG_LZ_ASSIGN && !tg_disk_is(b->dev);
 }
 
 /* Replaces buffer `old` by `nb` in items from `from` on and in b. */

@@ -354,7 +354,8 @@ static void *prebuild_worker(void *arg)
 
 	while ((i = atomic_fetch_add(&p->next, 1)) < p->s->items.n) {
 		tg_sched_item *it = &p->s->items.v[i];
-		if (it->ast && !method_get(tg_buffer_dev(it->bufs[0]), it, p->set))
+		if (it->ast && !tg_disk_is(tg_buffer_dev(it->bufs[0])) &&
+		    !method_get(tg_buffer_dev(it->bufs[0]), it, p->set))
 			tg_clear_error();  /* the run in order reports it */
 	}
 	return NULL;
@@ -406,7 +407,8 @@ int tg_schedule_run(tg_schedule *s, const tg_settings *set)
 	for (i = 0; i < s->items.n; i++) {
 		tg_sched_item *it = &s->items.v[i];
 
-		rc = it->ast ? run_kernel(it, set) : run_copy(it, set);
+		rc = it->ast ? run_kernel(it, set) :
+		     it->view ? 0 : run_copy(it, set);
 		if (rc)
 			return rc;
 		for (j = 0; j < it->nouts; j++)

@@ -177,9 +177,9 @@ static int walk(sched *s, tg_lazy *const *outs, size_t n)
 			s->status = tg_error_oom("schedule");
 		if (atomic_load_explicit(&x->forced_realize, memory_order_relaxed) ||
 		    x->kind == TG_LZ_COPY || x->kind == TG_LZ_ASSIGN ||
-		    x->kind == TG_LZ_CONTIGUOUS)
+		    x->kind == TG_LZ_CONTIGUOUS || x->kind == TG_LZ_BUFVIEW)
 			realize(s, x);
-		if (x->kind == TG_LZ_COPY)
+		if (x->kind == TG_LZ_COPY || x->kind == TG_LZ_BUFVIEW)
 			realize(s, tg_lazy_base(x->src[0]));
 		for (k = 0; k < x->nsrc; k++) {
 			b = tg_lazy_base(x->src[k]);
@@ -658,12 +658,27 @@ void tg_schedule_free(tg_schedule *s)
 	TG_VEC_FREE(&s->items);
 }
 
-/* Gives a realized-to-be base its memory. */
+/* Gives a realized-to-be base its memory: a BUFVIEW the bytes of its
+ * source's range (lazy_ops.c checked that it is one). */
 static int give_buffer(tg_lazy *b)
 {
+	const tg_lazy *v = b->src[0];
+	tg_lazy *sb;
+	size_t off;
+
 	if (b->buf)
 		return 0;
-	b->buf = tg_buffer_new(b->dev, (size_t)tg_lazy_numel(b), b->dtype);
+	if (b->kind != TG_LZ_BUFVIEW) {
+		b->buf = tg_buffer_new(b->dev, (size_t)tg_lazy_numel(b),
+		                       b->dtype);
+		return b->buf ? 0 : tg_last_status();
+	}
+	sb = tg_lazy_base((tg_lazy *)v);
+	if (give_buffer(sb))
+		return tg_last_status();
+	off = v->base ? (size_t)v->st->views[0]->offset.c : 0;
+	b->buf = tg_buffer_view(sb->buf, off * tg_dtype_size(v->dtype),
+	                        (size_t)tg_lazy_numel(b), b->dtype);
 	return b->buf ? 0 : tg_last_status();
 }
 
@@ -804,10 +819,13 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 	return rc;
 }
 
+/* A copy, or (a BUFVIEW) a view item: b from its source's memory. */
 static int make_copy(tg_lazy *b, tg_sched_item *it, lz_vec *reads)
 {
 	lz_vec outs = { 0 };
 	int rc;
+
+	it->view = b->kind == TG_LZ_BUFVIEW;
 
 	if (TG_VEC_PUSH(&outs, b) ||
 	    TG_VEC_PUSH(reads, tg_lazy_base(b->src[0])))
@@ -852,17 +870,23 @@ static int build_items(sched *s, tg_schedule *out, reads_vec *reads)
 			              (tg_lazy *)map_get(&s->reduce_for, o) : o;
 
 			if (ok == key && !map_has(&done, o) &&
-			    o->kind != TG_LZ_COPY) {
+			    o->kind != TG_LZ_COPY && o->kind != TG_LZ_BUFVIEW) {
 				if (put(s, &done, o, NULL) < 0)
 					rc = s->status;
 				else if (TG_VEC_PUSH(&grp, o))
 					rc = tg_error_oom("schedule");
 			}
 		}
-		if (b->kind == TG_LZ_COPY) {
+		if (b->kind == TG_LZ_COPY || b->kind == TG_LZ_BUFVIEW) {
 			if (put(s, &done, b, NULL) < 0)
 				rc = s->status;
 			rc = rc ? rc : make_copy(b, &it, &rd);
+		} else if (!rc && tg_disk_is(key->dev)) {
+			rc = tg_error(TG_EUNSUPPORTED, "schedule: %s runs no "
+			              "kernels, and this needs one there (math, "
+			              "a reduce, a pad or a cast of a tensor on "
+			              "it, or an assign into it): tg_to another "
+			              "device first", tg_dev_name(key->dev));
 		} else if (!rc) {
 			rc = make_kernel(s, key, &grp, &it, &rd);
 		}

@@ -35,7 +35,10 @@ enum tg_lazy_kind {
 	TG_LZ_CAST,       /* src[0] converted to dtype */
 	TG_LZ_BITCAST,    /* src[0]'s bits as dtype */
 	TG_LZ_REDUCE,     /* op (TG_ADD, TG_MAX) over axes of src[0] */
-	TG_LZ_ASSIGN      /* src[1] (a realized target) := src[0] */
+	TG_LZ_ASSIGN,     /* src[1] (a realized target) := src[0] */
+	TG_LZ_BUFVIEW     /* src[0]'s memory (a consecutive range of a
+	                     realized base) as dtype: a buffer view, no
+	                     kernel (tinygrad's VIEW; DISK only) */
 };
 
 typedef struct tg_lazy tg_lazy;

@@ -164,6 +164,59 @@ out:
 	return r;
 }
 
+/* On DISK (tinygrad's view_supported_devices, of which tgcore has
+ * DISK only) a consecutive range of memory becomes a buffer view
+ * instead of a kernel: a, shaped ndim/shape, as dtype dt.  Anything
+ * else would need a kernel there, and is refused now with the
+ * reason. */
+static tg_lazy *disk_view(tg_lazy *a, tg_dtype dt, size_t ndim,
+                          const tg_sint *shape, const char *op)
+{
+	tg_lazy *r;
+	char sh[96];
+
+	if (!tg_st_consecutive(a->st) || a->st->views[0]->offset.u ||
+	    !tg_sints_all_int(tg_lazy_shape(a), tg_lazy_ndim(a))) {
+		shape_str(a, sh, sizeof sh);
+		return tg_error(TG_EUNSUPPORTED, "%s: a tensor %s on %s is "
+		                "not one contiguous range of the file (a "
+		                "permute, stride, pad or expand); only such a "
+		                "range can be used there: tg_to another device "
+		                "first", op, sh, tg_dev_name(a->dev)), NULL;
+	}
+	r = tg_lazy_new_base_(TG_LZ_BUFVIEW, 0, dt, a->dev, ndim, shape, &a,
+	                      1);
+	return r ? tg_lazy_finish_(r) : NULL;
+}
+
+/* A bitcast on DISK: a buffer view.  Its size may differ from the
+ * source's, as tinygrad allows there alone: the last axis is scaled
+ * (and must come out whole). */
+static tg_lazy *disk_bitcast(tg_lazy *a, tg_dtype dt)
+{
+	size_t n = tg_lazy_ndim(a), from = tg_dtype_size(a->dtype),
+	       to = tg_dtype_size(dt);
+	tg_sint shape[TG_MAX_DIMS];
+	char sh[96];
+
+	memcpy(shape, tg_lazy_shape(a), n * sizeof *shape);
+	if (!tg_sints_all_int(shape, n))  /* refused there, with the reason */
+		return disk_view(a, dt, n, shape, "bitcast");
+	if (from != to) {
+		int64_t last = n ? shape[n - 1].c * (int64_t)from : (int64_t)from;
+
+		if (last % (int64_t)to || (!n && from != to)) {
+			shape_str(a, sh, sizeof sh);
+			return tg_error(TG_EINVAL, "bitcast: the last axis of %s "
+			                "%s is %lld bytes, not a whole number of "
+			                "%s (%zu bytes)", sh, dtn(a->dtype),
+			                (long long)last, dtn(dt), to), NULL;
+		}
+		shape[n - 1] = tg_si(last / (int64_t)to);
+	}
+	return disk_view(a, dt, n, shape, "bitcast");
+}
+
 tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast)
 {
 	tg_scalar v, r;
@@ -177,9 +230,18 @@ tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast)
 		                (int)dt), NULL;
 	if (dt == a->dtype)
 		return tg_lazy_ref(a);
+	if (tg_disk_is(a->dev) && !bitcast)
+		return tg_error(TG_EUNSUPPORTED, "cast: a tensor on %s can "
+		                "only be bitcast (%s to %s needs a kernel): "
+		                "tg_to another device first",
+		                tg_dev_name(a->dev), dtn(a->dtype), dtn(dt)),
+		       NULL;
+	if (tg_disk_is(a->dev))
+		return disk_bitcast(a, dt);
 	if (bitcast && tg_dtype_size(dt) != tg_dtype_size(a->dtype))
 		return tg_error(TG_EINVAL, "bitcast: %s (%zu bytes) to %s "
-		                "(%zu bytes)", dtn(a->dtype),
+		                "(%zu bytes); only on DISK may the sizes "
+		                "differ", dtn(a->dtype),
 		                tg_dtype_size(a->dtype), dtn(dt),
 		                tg_dtype_size(dt)), NULL;
 	if (tg_lazy_is_unmasked_const(a, &v) &&
@@ -457,6 +519,10 @@ tg_lazy *tg_lazy_contiguous(tg_lazy *a)
 	if (!a)
 		return NULL;
 	base = tg_lazy_base(a);
+	if (tg_disk_is(a->dev) && !(tg_st_contiguous(a->st) &&
+	                             tg_lazy_numel(a) == tg_lazy_numel(base)))
+		return disk_view(a, a->dtype, tg_lazy_ndim(a),
+		                 tg_lazy_shape(a), "contiguous");
 	if (tg_st_contiguous(a->st) &&
 	    tg_lazy_numel(a) == tg_lazy_numel(base) &&
 	    !tg_lazy_is_unmasked_const(a, NULL) && base->kind != TG_LZ_CONST) {

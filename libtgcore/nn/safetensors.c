@@ -722,18 +722,68 @@ static int read_file(const char *path, const mapping *m, tg_state *s,
 	return check_tiling(path, s, info->v, size);
 }
 
-/* A tensor per entry, copied from the mapping to dev. */
-static int make_tensors(const char *path, tg_state *s, const tinfo *info,
-                        const unsigned char *data, tg_dev *dev)
+/* The DISK device of path (DISK:path). */
+static tg_dev *disk_of(const char *path)
 {
+	tg_strbuf sb;
+	char *name;
+	tg_dev *d;
+
+	tg_strbuf_init(&sb);
+	tg_strbuf_addf(&sb, "DISK:%s", path);
+	if (!(name = tg_strbuf_finish(&sb)))
+		return tg_error_oom(LOAD), NULL;
+	d = tg_dev_get(name);
+	free(name);
+	return d;
+}
+
+/* Maps the file now, so that the tensors read the file that was
+ * loaded even when another replaces it by rename before they are used
+ * (tg_safetensors_save does that). */
+static int map_now(tg_tensor *file)
+{
+	tg_buffer *b = tg_tensor_buffer(file);
+	int rc = b ? tg_buffer_allocate(b) : tg_last_status();
+
+	tg_buffer_unref(b);
+	return rc;
+}
+
+/* Tensor i on dev, to be read from the file (all of it, as uint8 on
+ * DISK) when it is realized: its byte range, bitcast and shaped. */
+static tg_tensor *lazy_tensor(tg_tensor *file, const tinfo *ti,
+                              size_t data_off, tg_dev *dev)
+{
+	int64_t range[2] = { (int64_t)(data_off + ti->begin),
+	                     (int64_t)(data_off + ti->end) };
+	tg_tensor *t;
+
+	if (ti->begin == ti->end)  /* nothing to read */
+		return tg_empty(dev, ti->dt, ti->ndim, ti->shape);
+	t = tg_bitcast(tg_shrink(file, 1, range), ti->dt);
+	return tg_to(tg_reshape(t, ti->ndim, ti->shape), dev);
+}
+
+/* A tensor per entry, read lazily through the file's DISK device. */
+static int make_tensors(const char *path, tg_state *s, const tinfo *info,
+                        size_t data_off, size_t size, tg_dev *dev)
+{
+	int64_t n = (int64_t)size;
+	tg_dev *d;
+	tg_tensor *file;
 	size_t i;
 	int rc = 0;
 
+	if (!dev && !(dev = tg_dev_get(NULL)))
+		return tg_error_prefix("%s: %s", LOAD, path);
+	if (!(d = disk_of(path)))
+		return tg_error_prefix("%s: %s", LOAD, path);
 	tg_scope_begin(); /* drops our references; the state keeps its own */
+	if (!(file = tg_empty(d, TG_UINT8, 1, &n)) || map_now(file))
+		rc = tg_error_prefix("%s: %s", LOAD, path);
 	for (i = 0; i < s->e.n && !rc; i++) {
-		const tinfo *ti = &info[i];
-		tg_tensor *t = tg_tensor_new(dev, ti->dt, ti->ndim, ti->shape,
-		                             data + ti->begin);
+		tg_tensor *t = lazy_tensor(file, &info[i], data_off, dev);
 
 		if (t)
 			s->e.v[i].t = tg_tensor_ref(t);
@@ -764,9 +814,10 @@ tg_state *tg_safetensors_load(const char *path, tg_dev *dev)
 	if ((rc = map_file(path, &m)))
 		goto out_free_state;
 	rc = read_file(path, &m, s, &info, &data);
-	if (!rc)
-		rc = make_tensors(path, s, info.v, data, dev);
 	munmap((void *)m.p, m.size);
+	if (!rc)
+		rc = make_tensors(path, s, info.v, (size_t)(data - m.p), m.size,
+		                  dev);
 out_free_state:
 	TG_VEC_FREE(&info);
 	if (rc) {

@@ -341,6 +341,31 @@ tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev)
 /* The tensor object stays; its value becomes value's (tinygrad's
  * assign, which optimizers and state loading use to update parameters
  * in place).  Lazy: nothing runs until t is realized. */
+/* An assign to a tensor on DISK writes the file now, from a value on
+ * any device, as tinygrad's does: no kernel could store it later.
+ * The target is a range of the file (a BUFVIEW), the value its
+ * realized memory. */
+static int assign_disk(tg_tensor *t, const tg_tensor *value)
+{
+	tg_tensor *dst, *src;
+	tg_buffer *db = NULL, *sb = NULL;
+	int rc;
+
+	tg_scope_begin();
+	dst = tg_contiguous(t);
+	src = tg_contiguous(value);
+	if (!dst || !src || !(db = tg_tensor_buffer(dst)) ||
+	    !(sb = tg_tensor_buffer(src)))
+		rc = tg_last_status();
+	else
+		rc = tg_buffer_transfer(db, sb);
+	tg_buffer_unref(db);
+	tg_buffer_unref(sb);
+	tg_scope_end();
+	return rc ? tg_error_prefix("assign to %s", tg_dev_name(t->lazy->dev))
+	          : 0;
+}
+
 int tg_assign(tg_tensor *t, const tg_tensor *value)
 {
 	char b1[160], b2[160];
@@ -356,6 +381,8 @@ int tg_assign(tg_tensor *t, const tg_tensor *value)
 		return tg_error(TG_EINVAL, "assign: %s to a %s tensor",
 		                tg_dtype_name(value->lazy->dtype),
 		                tg_dtype_name(t->lazy->dtype));
+	if (tg_disk_is(t->lazy->dev))
+		return assign_disk(t, value);
 	if (t->lazy->dev != value->lazy->dev)
 		return tg_error(TG_EINVAL, "assign: a tensor on %s to one on %s",
 		                tg_dev_name(value->lazy->dev),

@@ -154,6 +154,8 @@ int main(int argc, char **argv)
 	       isolate ? ", each tried in a child process first" : "");
 	for (i = 0; i < n; i++)
 		print_plugin(i);
+	printf("built in: DISK:path (a memory-mapped file; holds tensors, "
+	       "runs no kernels)\n");
 	name = tg_dev_default_name(&why);
 	if (name)
 		printf("default device: %s (%s)\n", name, why);

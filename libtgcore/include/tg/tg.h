@@ -173,7 +173,22 @@ typedef struct tg_dev tg_dev;
 /* Opens (once) and returns a device by name: "CPU", "cuda:1", "OPENCL:0".
  * Names are canonicalized (upper case, ":0" dropped, aliases resolved:
  * CLANG -> CPU, GPU -> OPENCL).  NULL or "" gives the default device.
- * Borrowed: the library keeps devices open until tg_shutdown(). */
+ * Borrowed: the library keeps devices open until tg_shutdown().
+ *
+ * "DISK:path" (any case before the colon) is tinygrad's DISK device, built
+ * into the core: the file at path, memory-mapped.  It holds data and runs
+ * no kernels.  A tensor of n bytes on it is the file's first n bytes (the
+ * file is created, or grown to n bytes, when it is shorter; a file that
+ * cannot be written is mapped read-only): tg_empty(disk, ...) reads the
+ * file, tg_to(x, disk) writes x there, tg_assign to a tensor on it (or a
+ * slice of one) writes the file at once from a value on any device.  On
+ * it, tg_shrink/tg_reshape to one contiguous range of the file and
+ * tg_bitcast (which may change the element size there: the last axis
+ * scales) are views of the file, read only when copied with tg_to;
+ * anything else (math, a cast, a permute that is then copied) is refused
+ * with the reason, when it is built or when it would run.  The file is
+ * opened when a tensor on it is first used; it must not shrink while
+ * tensors on it are in use.  DISK is never a default device. */
 TG_API tg_dev *tg_dev_get(const char *name);
 /* The canonical name of the default device and a sentence saying which
  * rule chose it ("CPU=1 is set").  Borrowed; NULL (with an error) when no
@@ -484,7 +499,8 @@ TG_API tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev);
 /* A tensor that will own its own contiguous memory. */
 TG_API tg_tensor *tg_contiguous(const tg_tensor *t);
 TG_API tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt);
-/* Reinterprets the bits; the element size must match. */
+/* Reinterprets the bits; the element size must match, except on DISK
+ * (see tg_dev_get), where the last axis scales as in tinygrad. */
 TG_API tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt);
 /* t takes value's value (same shape, dtype and device); the tensor
  * object, and every reference to it, stays.  Lazy like everything
@@ -501,7 +517,9 @@ TG_API tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt);
  * view was taken from, and its other views, see the new values when
  * they are next computed (not before t is realized).  The value is
  * computed in full first (one more kernel), so it may read anything.
- * Views that pad or broadcast cannot be written through. */
+ * Views that pad or broadcast cannot be written through.
+ * On DISK the value (from any device) is written into the file at once
+ * (see tg_dev_get). */
 TG_API int tg_assign(tg_tensor *t, const tg_tensor *value);
 
 /* -- movement and indexing (views: no data is copied) -- */
@@ -961,8 +979,12 @@ TG_API const char *tg_state_metadata_key(const tg_state *s, size_t i);
  * spaces to a multiple of 8 bytes. */
 TG_API int tg_safetensors_save(const tg_state *s, const char *path);
 /* Reads a safetensors file: the tensors in header order, each on `dev`
- * (NULL: the default device), copied straight from the memory-mapped
- * file (which is unmapped before returning).  "__metadata__" becomes the
+ * (NULL: the default device; a DISK device: views of the file).  The
+ * header is read and checked and the file mapped now, through its DISK
+ * device; each tensor's bytes are read when it is first realized
+ * (tinygrad's lazy safe_load), so only the tensors used are read.  They
+ * read the file that was loaded even if another replaces it by rename
+ * (as tg_safetensors_save does); writes into the file itself show.  "__metadata__" becomes the
  * state's metadata (a repeated key: its last value; a NUL in a key or
  * value is refused).  New; release it with tg_state_free. */
 TG_API tg_state *tg_safetensors_load(const char *path, tg_dev *dev);
