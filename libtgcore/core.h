@@ -527,7 +527,7 @@ struct tg_dev *tg_program_dev(const tg_program *p);
 /* One launch of p by a realize or a replay. */
 void tg_counters_kernel(const tg_program *p);
 /* One copy of `bytes` between buffers. */
-void tg_counters_copy(size_t bytes);
+void tg_counters_copy(size_t bytes, int peer);
 
 /* -------------------------------------------------------- device/graph.c */
 
@@ -560,9 +560,10 @@ int tg_graph_native(const tg_graph *g);
 int tg_buffer_handle(tg_buffer *buf, void **out);
 /* References held on buf now (a snapshot). */
 int tg_buffer_refcount(const tg_buffer *buf);
-/* Copies src into dst (same size, any devices) through host memory:
- * there is no device-to-device path yet. */
-int tg_buffer_transfer(tg_buffer *dst, tg_buffer *src);
+/* Copies src into dst (same size, any devices): by the plugin's
+ * allocator->transfer when both devices are its own and it can join
+ * them (*peer = 1; peer may be NULL), else through host memory. */
+int tg_buffer_transfer(tg_buffer *dst, tg_buffer *src, int *peer);
 
 /* ----------------------------------------------------- device/profile.c */
 

@@ -28,6 +28,7 @@ static const struct field {
 	F(tg_allocator_iface, copy_out), F(tg_allocator_iface, view),
 	F(tg_allocator_iface, view_free), F(tg_allocator_iface, mem_info),
 	F(tg_allocator_iface, wrap), F(tg_allocator_iface, unwrap),
+	F(tg_allocator_iface, transfer),
 	S(tg_allocator_iface),
 
 	F(tg_compiler_iface, struct_size), F(tg_compiler_iface, identity),

@@ -198,6 +198,55 @@ START_TEST(bad_thread_count_is_a_config_error)
 }
 END_TEST
 
+/* [cpu] devices = 2: CPU and CPU:1, each computing, with copies
+ * between them made by the plugin (a memcpy), never through a host
+ * buffer of the core's. */
+START_TEST(several_cpu_devices)
+{
+	enum { N = 1000 };
+	int64_t n = N;
+	float v[N], out[N];
+	tg_dev *c0, *c1;
+	tg_tensor *x, *y;
+	tg_counters k;
+
+	setenv("TG_CPU_DEVICES", "2", 1);
+	c0 = cpu();
+	c1 = tg_dev_get("cpu:1");
+	ck_assert_msg(c1 != NULL, "%s", tg_last_error());
+	ck_assert_str_eq(tg_dev_name(c1), "CPU:1");
+	ck_assert_ptr_ne(c0, c1);
+	for (int i = 0; i < N; i++)
+		v[i] = (float)i * 0.25f - 100;
+	tg_scope_begin();
+	x = tg_tensor_new(c0, TG_FLOAT32, 1, &n, v);
+	/* squared on CPU, moved, plus one on CPU:1, moved back */
+	y = tg_to(tg_add(tg_to(tg_mul(x, x), c1),
+	                 tg_full(c1, TG_FLOAT32, 1, &n, 1)), c0);
+	tg_counters_reset();
+	ck_assert_msg(tg_tensor_data(y, out, sizeof out) == 0, "%s",
+	              tg_last_error());
+	tg_counters_get(&k);
+	for (int i = 0; i < N; i++)
+		ck_assert_float_eq(out[i], (float)((double)v[i] * v[i] + 1));
+	ck_assert_uint_eq(k.kernels, 2);
+	ck_assert_uint_eq(k.copies, 2);
+	ck_assert_uint_eq(k.peer_copies, 2);
+	tg_scope_end();
+	ck_assert_ptr_null(tg_dev_get("CPU:2"));
+	ck_assert_error("plugin CPU has 2 devices (CPU:0 to CPU:1)");
+}
+END_TEST
+
+START_TEST(bad_device_count_makes_the_plugin_unusable)
+{
+	setenv("TG_CPU_DEVICES", "0", 1);
+	ck_assert_ptr_null(tg_dev_get("CPU"));
+	ck_assert_error("bad [cpu] devices setting (TG_CPU_DEVICES): "
+	                "expected an integer from 1 to 64");
+}
+END_TEST
+
 /* A kernel with `body` run once over n items: "k" with buffer 0. */
 static tg_program *kernel(const char *body)
 {
@@ -567,6 +616,8 @@ int main(void)
 	tcase_add_test(tc, hung_compiler_times_out);
 	tcase_add_test(tc, bad_compile_timeout_is_a_config_error);
 	tcase_add_test(tc, bad_thread_count_is_a_config_error);
+	tcase_add_test(tc, several_cpu_devices);
+	tcase_add_test(tc, bad_device_count_makes_the_plugin_unusable);
 	tcase_add_test(tc, huge_allocation_fails_cleanly);
 	tcase_add_test(tc, big_buffers_ask_for_huge_pages);
 	tcase_add_test(tc, second_compile_comes_from_the_disk_cache);

@@ -129,6 +129,7 @@ START_TEST(slices_and_bitcasts_read_without_kernels)
 	tg_counters_get(&c);
 	ck_assert_uint_eq(c.kernels, 0);
 	ck_assert_uint_eq(c.copies, 2);
+	ck_assert_uint_eq(c.peer_copies, 0);  /* two plugins: the host */
 	ck_assert_double_eq(c.copy_bytes, 40 + 12);
 	for (int k = 0; k < 10; k++)
 		ck_assert_float_eq(fo[k], l.f[k]);

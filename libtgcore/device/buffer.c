@@ -186,15 +186,50 @@ int tg_buffer_refcount(const tg_buffer *buf)
 	return atomic_load(&((tg_buffer *)buf)->refs);
 }
 
-int tg_buffer_transfer(tg_buffer *dst, tg_buffer *src)
+/* A peer copy by the plugin of both devices: 1 when it was done, 0
+ * when it cannot join them (TG_EUNSUPPORTED, or no entry), else an
+ * error. */
+static int transfer_peer(tg_buffer *dst, tg_buffer *src)
+{
+	struct tg_dev *dd = dst->dev, *sd = src->dev;
+	void *dm, *sm;
+	int rc;
+
+	if (dd == sd || dd->plugin != sd->plugin || !dd->alloc.transfer ||
+	    !src->nbytes)
+		return 0;
+	if ((rc = tg_buffer_handle(src, &sm)) || (rc = tg_buffer_handle(dst, &dm)))
+		return rc;
+	tg_clear_error();
+	rc = dd->alloc.transfer(dd->impl, dm, sd->impl, sm, src->nbytes);
+	if (rc == TG_EUNSUPPORTED) {
+		tg_debug_log(2, "copy %s -> %s through the host: %s", sd->name,
+		             dd->name, tg_last_error());
+		tg_clear_error();
+		return 0;
+	}
+	return rc < 0 ? tg_error_prefix("buffer_transfer: %zu bytes %s -> %s",
+	                                src->nbytes, sd->name, dd->name) : 1;
+}
+
+int tg_buffer_transfer(tg_buffer *dst, tg_buffer *src, int *peer)
 {
 	size_t n = src->nbytes;
 	void *tmp;
 	int rc;
 
+	if (peer)
+		*peer = 0;
 	if (dst->nbytes != n)
 		return tg_error(TG_EINVAL, "buffer_transfer: %zu bytes into a "
 		                "buffer of %zu", n, dst->nbytes);
+	if ((rc = transfer_peer(dst, src)) < 0)
+		return rc;
+	if (rc == 1) {
+		if (peer)
+			*peer = 1;
+		return 0;
+	}
 	if (!(tmp = malloc(n ? n : 1)))
 		return tg_error_oom("buffer_transfer");
 	rc = tg_buffer_copyout(src, tmp, n);

@@ -1,7 +1,7 @@
 /*
  * counters.c - what has run (tg_counters, tinygrad's GlobalCounters):
  * kernels launched by realizes and replays, their estimated work, and
- * copies.  Atomics, since realizes on different threads add at once;
+ * copies (and which of them went device to device).  Atomics, since realizes on different threads add at once;
  * the doubles are kept as integers (operations and bytes are whole
  * numbers) so that they can be atomic too.
  */
@@ -11,7 +11,8 @@
 
 #include "core.h"
 
-static atomic_uint_fast64_t n_kernels, n_copies, n_ops, n_mem, n_copy_bytes;
+static atomic_uint_fast64_t n_kernels, n_copies, n_ops, n_mem, n_copy_bytes,
+                            n_peer;
 
 void tg_counters_kernel(const tg_program *p)
 {
@@ -23,9 +24,11 @@ void tg_counters_kernel(const tg_program *p)
 	atomic_fetch_add(&n_mem, (uint_fast64_t)mem);
 }
 
-void tg_counters_copy(size_t bytes)
+void tg_counters_copy(size_t bytes, int peer)
 {
 	atomic_fetch_add(&n_copies, 1);
+	if (peer)
+		atomic_fetch_add(&n_peer, 1);
 	atomic_fetch_add(&n_copy_bytes, bytes);
 }
 
@@ -38,6 +41,7 @@ void tg_counters_get(tg_counters *out)
 	out->ops = (double)atomic_load(&n_ops);
 	out->mem_bytes = (double)atomic_load(&n_mem);
 	out->copy_bytes = (double)atomic_load(&n_copy_bytes);
+	out->peer_copies = atomic_load(&n_peer);
 }
 
 void tg_counters_reset(void)
@@ -47,4 +51,5 @@ void tg_counters_reset(void)
 	atomic_store(&n_ops, 0);
 	atomic_store(&n_mem, 0);
 	atomic_store(&n_copy_bytes, 0);
+	atomic_store(&n_peer, 0);
 }

@@ -529,10 +529,12 @@ static int run_steps(tg_plan *p, tg_buffer *const *ins)
 			rc = tg_graph_run(st->graph);
 		else {
 			tg_buffer *dst = resolve(p, ins, st->dst);
+			int peer;
 
 			if (!(rc = tg_buffer_transfer(dst, resolve(p, ins,
-			                                            st->src))))
-				tg_counters_copy(tg_buffer_nbytes(dst));
+			                                            st->src),
+			                              &peer)))
+				tg_counters_copy(tg_buffer_nbytes(dst), peer);
 		}
 		if (rc)
 			return tg_error_prefix("jit: replay step %zu of %zu", i,

@@ -314,14 +314,15 @@ static int run_copy(tg_sched_item *it, const tg_settings *set)
 {
 	size_t n = tg_buffer_nbytes(it->bufs[1]);
 	double start = set->profile ? tg_now_s() : 0;
-	int rc = tg_buffer_transfer(it->bufs[0], it->bufs[1]);
+	int peer, rc = tg_buffer_transfer(it->bufs[0], it->bufs[1], &peer);
 	char name[128];
 
 	if (!rc && set->profile) {
 		/* the copy waits for the source, so the wall time is its own */
-		snprintf(name, sizeof name, "copy %zu B %s -> %s", n,
+		snprintf(name, sizeof name, "copy %zu B %s -> %s%s", n,
 		         tg_dev_name(tg_buffer_dev(it->bufs[1])),
-		         tg_dev_name(tg_buffer_dev(it->bufs[0])));
+		         tg_dev_name(tg_buffer_dev(it->bufs[0])),
+		         peer ? " (peer)" : "");
 		tg_profile_event(&(tg_profile_ev){
 			.dev = tg_dev_name(tg_buffer_dev(it->bufs[0])),
 			.name = name, .cat = "copy", .start_s = start,
@@ -329,13 +330,14 @@ static int run_copy(tg_sched_item *it, const tg_settings *set)
 			.nbufs = 2 });
 	}
 	if (!rc) {
-		tg_counters_copy(n);
+		tg_counters_copy(n, peer);
 		tg_capture_copy(it->bufs[0], it->bufs[1]);
 	}
 	if (!rc && set->debug >= 2)
-		fprintf(stderr, "*** copy %zu bytes %s -> %s\n", n,
+		fprintf(stderr, "*** copy %zu bytes %s -> %s%s\n", n,
 		        tg_dev_name(tg_buffer_dev(it->bufs[1])),
-		        tg_dev_name(tg_buffer_dev(it->bufs[0])));
+		        tg_dev_name(tg_buffer_dev(it->bufs[0])),
+		        peer ? " (peer)" : "");
 	return rc;
 }
 

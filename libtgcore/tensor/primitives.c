@@ -358,7 +358,7 @@ static int assign_disk(tg_tensor *t, const tg_tensor *value)
 	    !(sb = tg_tensor_buffer(src)))
 		rc = tg_last_status();
 	else
-		rc = tg_buffer_transfer(db, sb);
+		rc = tg_buffer_transfer(db, sb, NULL);
 	tg_buffer_unref(db);
 	tg_buffer_unref(sb);
 	tg_scope_end();

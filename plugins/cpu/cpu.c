@@ -11,7 +11,12 @@
  *           -march=native -shared -fPIC", on x86 with
  *           -mprefer-vector-width=512 (compile.c says why)
  *   threads threads per launch, 0 = one per core   default 0
+ *   devices how many CPU devices (CPU, CPU:1, ...)  default 1
+ *           all of host memory, each with its own thread pool: tinygrad's
+ *           CLANG:n, for multi-device work on one machine; copies between
+ *           them are a memcpy (allocator->transfer)
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +45,7 @@ struct cpu_ctx {
 	struct tg_renderer_caps caps; /* cpu_renderer with this CPU's
 	                                vector width */
 	struct tg_tensor_core tc;   /* caps.tc: the register tile */
+	char name[16];              /* "CPU", "CPU:1" */
 	char description[256];
 };
 
@@ -163,6 +169,17 @@ static void cpu_view_free(struct tg_device *dev, void *view)
 {
 	(void)dev;
 	(void)view;
+}
+
+/* Every CPU device's memory is host memory, so a copy between two of
+ * them is a memcpy; launches have finished when they return. */
+static int cpu_transfer(struct tg_device *dev, void *dst,
+                        struct tg_device *src_dev, const void *src, size_t n)
+{
+	(void)dev;
+	(void)src_dev;
+	memcpy(dst, src, n);
+	return 0;
 }
 
 static int cpu_mem_info(struct tg_device *dev, uint64_t *free_bytes,
@@ -388,16 +405,54 @@ static int cpu_graph_run(struct tg_device *dev, void *graph,
 /* Probe, open, close                                                  */
 /* ------------------------------------------------------------------ */
 
-/* There is always exactly one CPU device, and finding it costs nothing. */
+#define CPU_MAX_DEVICES 64
+
+/* The devices setting: 1 unless [cpu] devices says otherwise. */
+static int cpu_devices(const struct tg_host *host, int *n)
+{
+	const char *s = host->config_get(host, "devices");
+	char *end;
+	long v;
+
+	*n = 1;
+	if (s == NULL || *s == '\0')
+		return 0;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	while (*end == ' ' || *end == '\t')
+		end++;
+	if (errno != 0 || end == s || *end != '\0' || v < 1 ||
+	    v > CPU_MAX_DEVICES)
+		return host->set_error(host, TG_ECONFIG,
+			"cpu: bad devices value '%s' ([cpu] devices or "
+			"TG_CPU_DEVICES): expected an integer from 1 to %d", s,
+			CPU_MAX_DEVICES);
+	*n = (int)v;
+	return 0;
+}
+
+/* The CPU devices are all there, and finding them costs nothing; a bad
+ * devices setting makes the plugin unusable with the reason. */
 static int cpu_probe(const struct tg_host *host, struct tg_probe *out)
 {
-	(void)host;
-	out->ndevices = 1;
+	int n, i;
+
+	if (cpu_devices(host, &n) != 0) {
+		out->ndevices = 0;
+		if (TG_HAS(out, struct tg_probe, reason))
+			snprintf(out->reason, sizeof(out->reason), "bad "
+			         "[cpu] devices setting (TG_CPU_DEVICES): "
+			         "expected an integer from 1 to %d",
+			         CPU_MAX_DEVICES);
+		return 0;
+	}
+	out->ndevices = n;
 	if (TG_HAS(out, struct tg_probe, type))
 		out->type = TG_DEVICE_CPU;
 	if (TG_HAS(out, struct tg_probe, types)) {
-		out->ntypes = 1;
-		out->types[0] = TG_DEVICE_CPU;
+		out->ntypes = n < TG_PROBE_MAX_TYPES ? n : TG_PROBE_MAX_TYPES;
+		for (i = 0; i < out->ntypes; i++)
+			out->types[i] = TG_DEVICE_CPU;
 	}
 	if (TG_HAS(out, struct tg_probe, reason))
 		out->reason[0] = '\0';
@@ -417,7 +472,7 @@ static void describe(struct cpu_ctx *ctx)
 	ctx->info = (struct tg_device_info){
 		.struct_size = TG_STRUCT_SIZE(struct tg_device_info,
 		                              total_memory),
-		.name = "CPU",
+		.name = ctx->name,
 		.description = ctx->description,
 		.type = TG_DEVICE_CPU,
 		.total_memory = sysconf_bytes(_SC_PHYS_PAGES),
@@ -481,16 +536,24 @@ static int cpu_open(const struct tg_host *host, int index,
                     struct tg_device **out)
 {
 	struct cpu_ctx *ctx;
-	int ret;
+	int ret, n;
 
-	if (index != 0)
+	if ((ret = cpu_devices(host, &n)) != 0)
+		return ret;
+	if (index < 0 || index >= n)
 		return host->set_error(host, TG_ENODEV, "cpu open: no device "
-		                       "%d (there is only CPU:0)", index);
+		                       "%d (there %s %d: [cpu] devices sets "
+		                       "how many)", index, n == 1 ? "is" : "are",
+		                       n);
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return host->set_error(host, TG_ENOMEM,
 		                       "cpu open: out of host memory");
 	ctx->host = host;
+	if (index == 0)
+		snprintf(ctx->name, sizeof(ctx->name), "CPU");
+	else
+		snprintf(ctx->name, sizeof(ctx->name), "CPU:%d", index);
 	ret = cpu_pool_threads(host, &ctx->nthreads);
 	if (ret != 0)
 		goto out_free_ctx;
@@ -532,7 +595,7 @@ static void cpu_close(struct tg_device *dev)
 /* ------------------------------------------------------------------ */
 
 static const struct tg_allocator_iface cpu_allocator = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, wrap),
+	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, transfer),
 	.alloc = cpu_alloc,
 	.free = cpu_free,
 	.copy_in = cpu_copy_in,
@@ -541,6 +604,7 @@ static const struct tg_allocator_iface cpu_allocator = {
 	.view_free = cpu_view_free,
 	.mem_info = cpu_mem_info,
 	.wrap = cpu_wrap,
+	.transfer = cpu_transfer,
 };
 
 static const struct tg_compiler_iface cpu_compiler = {

@@ -10,6 +10,9 @@
  *    retry path.
  *  - "Compiling" copies the source into the blob; a source containing
  *    "#error" fails with that line, in the error and in the log.
+ *  - Copies between the two devices: MOCK to MOCK:1 by the plugin
+ *    (allocator->transfer, a memcpy); MOCK:1 to MOCK it refuses with
+ *    TG_EUNSUPPORTED, so the core's fallback through the host runs.
  *  - The runtime knows two kernels whatever the source says:
  *      fill: bufs[0][i] = (float)vals[0]
  *      add:  bufs[0][i] = bufs[1][i] + bufs[2][i]
@@ -268,8 +271,23 @@ static void mock_program_free(struct tg_device *dev, void *prog)
 /* Tables, probe and open                                              */
 /* ------------------------------------------------------------------ */
 
+/* One way only, so that tests see both paths of the core. */
+static int mock_transfer(struct tg_device *dev, void *dst,
+                         struct tg_device *src_dev, const void *src, size_t n)
+{
+	struct mock_dev *d = (struct mock_dev *)dev;
+	struct mock_dev *s = (struct mock_dev *)src_dev;
+
+	if (strcmp(s->name, "MOCK") || strcmp(d->name, "MOCK:1"))
+		return d->host->set_error(d->host, TG_EUNSUPPORTED, "mock "
+		                          "transfer: no link from %s to %s",
+		                          s->name, d->name);
+	memcpy(dst, src, n);
+	return 0;
+}
+
 static const struct tg_allocator_iface mock_allocator = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, mem_info),
+	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, transfer),
 	.alloc = mock_alloc,
 	.free = mock_free,
 	.copy_in = mock_copy_in,
@@ -277,6 +295,7 @@ static const struct tg_allocator_iface mock_allocator = {
 	.view = mock_view,
 	.view_free = mock_view_free,
 	.mem_info = mock_mem_info,
+	.transfer = mock_transfer,
 };
 
 static const struct tg_compiler_iface mock_compiler = {

@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 9
+#define TG_PLUGIN_ABI_MINOR 10
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -329,6 +329,18 @@ struct tg_allocator_iface {
 	/* Releases a handle from wrap (not the memory: the caller's).
 	 * Optional (NULL: nothing to release), since 0.9. */
 	void (*unwrap)(struct tg_device *dev, void *mem);
+	/* Copies n bytes (n > 0) from `src`, a handle of `src_dev` (another
+	 * device this plugin opened), to `dst`, a handle of `dev`, without
+	 * a round trip through host memory (a peer copy: cuMemcpyPeer,
+	 * clEnqueueCopyBuffer in a shared context, a memcpy between host
+	 * memories).  Called on the destination device; it must see
+	 * every write queued on src_dev to src (as copy_out does), and work
+	 * queued on dev later must see the copy (as after copy_in).  Return
+	 * TG_EUNSUPPORTED for a pair of devices it cannot join: the core
+	 * then copies through the host.  Optional (NULL: always through
+	 * the host), since 0.10. */
+	int (*transfer)(struct tg_device *dev, void *dst,
+	                struct tg_device *src_dev, const void *src, size_t n);
 };
 /* Kinds of allocator->wrap. */
 #define TG_WRAP_HOST 1
@@ -612,7 +624,7 @@ typedef const struct tg_plugin *(*tg_plugin_entry_fn)(
 	               _Alignof(type), #type " must end with " #last)
 #endif
 TG_ASSERT_LAST(struct tg_host, kernel_op);
-TG_ASSERT_LAST(struct tg_allocator_iface, unwrap);
+TG_ASSERT_LAST(struct tg_allocator_iface, transfer);
 TG_ASSERT_LAST(struct tg_compiler_iface, compile);
 TG_ASSERT_LAST(struct tg_renderer_caps, render);
 TG_ASSERT_LAST(struct tg_kernel_info, local);

@@ -331,6 +331,9 @@ typedef struct tg_counters {
 	double ops;        /* estimated arithmetic operations */
 	double mem_bytes;  /* estimated bytes the kernels moved */
 	double copy_bytes; /* bytes the copies moved */
+	uint64_t peer_copies; /* of the copies, those made device to device
+	                         by the plugin (allocator->transfer), not
+	                         through host memory */
 } tg_counters;
 
 TG_API void tg_counters_get(tg_counters *out);
