@@ -430,6 +430,9 @@ struct tg_dev {
 	struct tg_runtime_iface rt;
 	struct tg_renderer_caps caps;
 	tg_lru lru;
+	/* a device group (group.c): its members, borrowed; 0 otherwise */
+	size_t ngroup;
+	struct tg_dev **group;
 };
 
 /* The global lock for the registry and the device list. */
@@ -448,6 +451,16 @@ struct tg_dev *tg_devices_find(const char *name);
 void tg_devices_close_all(void);
 /* Renderer capabilities with defaults for absent fields. */
 const struct tg_renderer_caps *tg_dev_caps(const struct tg_dev *dev);
+
+/* -------------------------------------------------------- device/group.c */
+/* (public: tg_dev_group*) */
+
+#define TG_GROUP_MAX 64
+/* 0 when dev is a single device, else an error naming op: a group has
+ * no memory, programs or queue of its own. */
+int tg_dev_refuse_group(const tg_dev *dev, const char *op);
+/* Frees every group (tg_shutdown, after the devices). */
+void tg_groups_free(void);
 
 /* --------------------------------------------------------- device/disk.c */
 

@@ -34,6 +34,8 @@ static tg_buffer *buffer_new(struct tg_dev *dev, size_t count,
 
 	if (!dev)
 		return tg_error(TG_EINVAL, "%s: device is NULL", op), NULL;
+	if (tg_dev_refuse_group(dev, op))
+		return NULL;
 	if (!isz)
 		return tg_error(TG_EINVAL, "%s: invalid dtype %d", op,
 		                (int)dt), NULL;

@@ -245,6 +245,7 @@ void tg_devices_close_all(void)
 		free(dev);
 	}
 	TG_VEC_FREE(&devs);
+	tg_groups_free();
 }
 
 const struct tg_renderer_caps *tg_dev_caps(const struct tg_dev *dev)
@@ -295,7 +296,8 @@ const char *tg_dev_name(const tg_dev *dev)
 
 const char *tg_dev_description(const tg_dev *dev)
 {
-	const char *d = dev ? dev->impl->info->description : NULL;
+	const char *d = dev && !dev->ngroup ? dev->impl->info->description
+	                                    : NULL;
 
 	return d ? d : "";
 }
@@ -306,6 +308,11 @@ int tg_dev_synchronize(tg_dev *dev)
 
 	if (!dev)
 		return tg_error(TG_EINVAL, "dev_synchronize: device is NULL");
+	for (size_t i = 0; i < dev->ngroup; i++)
+		if ((rc = tg_dev_synchronize(dev->group[i])))
+			return rc;
+	if (dev->ngroup)
+		return 0;
 	rc = dev->rt.synchronize(dev->impl);
 	return rc < 0 ? tg_error_prefix("synchronize %s", dev->name) : 0;
 }
@@ -332,6 +339,8 @@ int tg_dev_get_info(tg_dev *dev, tg_dev_info *info)
 	if (!dev || !info)
 		return tg_error(TG_EINVAL, "dev_get_info: %s is NULL",
 		                dev ? "info" : "device");
+	if (tg_dev_refuse_group(dev, "dev_get_info"))
+		return tg_last_status();
 	total_b = dev->impl->info->total_memory;
 	if (dev->alloc.mem_info &&
 	    dev->alloc.mem_info(dev->impl, &free_b, &total_b) < 0)

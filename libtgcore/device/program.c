@@ -129,6 +129,8 @@ tg_program *tg_program_new(tg_dev *dev, const char *name, const char *src)
 	if (!dev || !name || !src)
 		return tg_error(TG_EINVAL, "program_new: %s is NULL", !dev ?
 		                "device" : !name ? "name" : "source"), NULL;
+	if (tg_dev_refuse_group(dev, "program_new"))
+		return NULL;
 	if (compile(dev, name, src, &blob, &len))
 		return NULL;
 	p = calloc(1, sizeof *p);

@@ -991,7 +991,31 @@ static void sched_free(sched *s)
 	TG_VEC_FREE(&s->realize_order);
 }
 
+static int schedule_flat(tg_lazy *const *outs, size_t n, tg_schedule *out);
+
+/* A multi-device tensor is realized as its shards. */
 int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
+{
+	tg_lazy **flat;
+	size_t nflat, i;
+	int rc;
+
+	for (i = 0; i < n && !tg_lazy_is_multi(outs[i]); i++)
+		;
+	if (i == n)
+		return schedule_flat(outs, n, out);
+	memset(out, 0, sizeof *out);
+	for (i = 0; i < n; i++)
+		if (!outs[i])
+			return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if ((rc = tg_multi_flatten(outs, n, &flat, &nflat)))
+		return rc;
+	rc = schedule_flat(flat, nflat, out);
+	free(flat);
+	return rc;
+}
+
+static int schedule_flat(tg_lazy *const *outs, size_t n, tg_schedule *out)
 {
 	sched s = { 0 };
 	reads_vec reads = { 0 };

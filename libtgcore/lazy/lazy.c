@@ -169,6 +169,8 @@ static void lazy_destroy(tg_lazy *lb, tg_lazy **work, size_t *nwork)
 		work[(*nwork)++] = lb->src[i];
 	if (lb->base)
 		work[(*nwork)++] = lb->base;
+	/* shards are never MULTI: this recursion is one level deep */
+	tg_multi_free(lb->multi);
 	tg_buffer_unref(lb->buf);
 	tg_st_free(lb->st);
 	tg_st_free(lb->cchild_st);
@@ -378,6 +380,22 @@ tg_lazy *tg_lazy_new_base_(uint8_t kind, unsigned op, tg_dtype dt,
 	return lb;
 }
 
+tg_lazy *tg_lazy_new_multi_(tg_dev *group, tg_dtype dt, size_t ndim,
+                            const int64_t *shape, tg_multi *m)
+{
+	tg_sint s[TG_MAX_DIMS];
+	tg_lazy *lb;
+
+	to_sints(ndim, shape, s);
+	if (!(lb = lazy_alloc(TG_LZ_MULTI, dt, group,
+	                      tg_st_from_shape(NULL, ndim, s)))) {
+		tg_multi_free(m);
+		return NULL;
+	}
+	lb->multi = m;
+	return lb;
+}
+
 /* A 0-size buffer: a CONST 0 base of that shape (nothing to compute). */
 static tg_lazy *zero_size(tg_dev *dev, tg_dtype dt, size_t ndim,
                           const int64_t *shape)
@@ -402,6 +420,8 @@ tg_lazy *tg_lazy_const(tg_dev *dev, tg_dtype dt, tg_scalar v, size_t ndim,
 		         TG_MAX_DIMS);
 		return NULL;
 	}
+	if (dev && dev->ngroup)
+		return tg_multi_const(dev, dt, v, ndim, shape);
 	for (i = 0; i < ndim; i++)
 		if (shape[i] == 0)
 			return zero_size(dev, dt, ndim, shape);
@@ -470,6 +490,8 @@ tg_lazy *tg_lazy_empty(tg_dev *dev, tg_dtype dt, size_t ndim,
 	if (ndim > TG_MAX_DIMS)
 		return tg_error(TG_EINVAL, "empty: %zu dims (at most %d)", ndim,
 		                TG_MAX_DIMS), NULL;
+	if (dev && dev->ngroup)
+		return tg_multi_empty(dev, dt, ndim, shape);
 	for (i = 0; i < ndim; i++) {
 		if (shape[i] < 0)
 			return tg_error(TG_EINVAL, "empty: negative size %lld "
@@ -574,6 +596,11 @@ static tg_lazy *move_sized(int kind, tg_lazy *a, size_t n,
 	if (n > TG_MAX_DIMS)
 		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)",
 		                mv_name[kind], n, TG_MAX_DIMS), NULL;
+	if (tg_lazy_is_multi(a))
+		return tg_multi_move(kind == MV_RESHAPE ? TG_MM_RESHAPE :
+		                     kind == MV_EXPAND ? TG_MM_EXPAND :
+		                     kind == MV_PAD ? TG_MM_PAD : TG_MM_SHRINK,
+		                     a, n, v);
 	if (tg_dims_decode(nv, v, s))
 		return tg_error_prefix("%s", mv_name[kind]), NULL;
 	WITH_SYMCTX(tg_st_is_sym(a->st) || tg_dims_sym(nv, v), ir,
@@ -607,6 +634,8 @@ tg_lazy *tg_lazy_permute(tg_lazy *a, size_t n, const uint32_t *axis)
 
 	if (!a)
 		return NULL;
+	if (tg_lazy_is_multi(a))
+		return tg_multi_move(TG_MM_PERMUTE, a, n, axis);
 	WITH_SYMCTX(tg_st_is_sym(a->st), ir,
 	            st = tg_st_permute(ir, a->st, n, axis));
 	return tg_lazy_view_(a, st);
@@ -618,6 +647,8 @@ tg_lazy *tg_lazy_stride(tg_lazy *a, size_t n, const int64_t *mul)
 
 	if (!a)
 		return NULL;
+	if (tg_lazy_is_multi(a))
+		return tg_multi_move(TG_MM_STRIDE, a, n, mul);
 	WITH_SYMCTX(tg_st_is_sym(a->st), ir,
 	            st = tg_st_stride(ir, a->st, n, mul));
 	return tg_lazy_view_(a, st);
@@ -630,6 +661,11 @@ tg_lazy *tg_lazy_as_strided(tg_lazy *a, size_t ndim, const int64_t *shape,
 
 	if (!a)
 		return NULL;
+	if (tg_lazy_is_multi(a))
+		return tg_error(TG_EUNSUPPORTED, "as_strided: a tensor on the "
+		                "device group %s (sliding windows of a sharded "
+		                "tensor are not supported; tg_to one device "
+		                "first)", tg_dev_name(a->dev)), NULL;
 	WITH_SYMCTX(tg_st_is_sym(a->st), ir,
 	            st = tg_st_as_strided(ir, a->st, ndim, shape, strides,
 	                                  offset));

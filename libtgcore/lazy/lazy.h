@@ -36,10 +36,15 @@ enum tg_lazy_kind {
 	TG_LZ_BITCAST,    /* src[0]'s bits as dtype */
 	TG_LZ_REDUCE,     /* op (TG_ADD, TG_MAX) over axes of src[0] */
 	TG_LZ_ASSIGN,     /* src[1] (a realized target) := src[0] */
-	TG_LZ_BUFVIEW     /* src[0]'s memory (a consecutive range of a
+	TG_LZ_BUFVIEW,    /* src[0]'s memory (a consecutive range of a
 	                     realized base) as dtype: a buffer view, no
 	                     kernel (tinygrad's VIEW; DISK only) */
+	TG_LZ_MULTI       /* one lazy per device of a group (multi): never
+	                     scheduled itself, never a source of another
+	                     kind */
 };
+
+typedef struct tg_multi tg_multi;
 
 typedef struct tg_lazy tg_lazy;
 struct tg_lazy {
@@ -63,6 +68,7 @@ struct tg_lazy {
 	/* ASSIGN through a view (tg_lazy_assign_view): the view of the
 	 * target buffer its kernel stores through; NULL: all of it */
 	tg_st *assign_st;
+	tg_multi *multi;     /* MULTI: owned */
 	/* lazy cache */
 	uint64_t hash;
 	tg_lazy *cache_next;
@@ -176,7 +182,58 @@ int tg_lazy_child(tg_lazy *base, tg_lazy **child, tg_st **st);
 /* Records child as base's contiguous child unless it has one; takes st. */
 void tg_lazy_set_child(tg_lazy *base, tg_lazy *child, tg_st *st);
 
+/* -- multi.c: tensors over a device group (tinygrad's MultiLazyBuffer).
+ * A MULTI lazy has the group as its device and the whole tensor's
+ * shape and dtype; its shards are ordinary lazies, one per member.
+ * Every tg_lazy_ op above hands a MULTI operand to multi.c, which does
+ * the op shard by shard (resharding, all-reducing or refusing with the
+ * reason); operands must all be MULTI on one group. */
+struct tg_multi {
+	size_t n;        /* = the group's size */
+	tg_lazy **lbs;   /* owned: the shard on member i */
+	uint8_t *real;   /* 0: shard i stands for zeros (a shrink to
+	                    another shard's rows left it out) */
+	int axis;        /* the axis split across the members, or -1 when
+	                    each holds all of it (replicated) */
+};
+
+static inline int tg_lazy_is_multi(const tg_lazy *lb)
+{
+	return lb && lb->kind == TG_LZ_MULTI;
+}
+/* a (on one device) split along `axis` over group's members, in order
+ * and as evenly as rows allow (the first ones get ceil(rows / n)), or
+ * each a copy when axis is -1.  Each shard is its own contiguous
+ * buffer.  Refused when a member would get no rows. */
+tg_lazy *tg_multi_shard(tg_lazy *a, tg_dev *group, int axis);
+/* A constant / empty tensor on every member of group (replicated). */
+tg_lazy *tg_multi_const(tg_dev *group, tg_dtype dt, tg_scalar v,
+                        size_t ndim, const int64_t *shape);
+tg_lazy *tg_multi_empty(tg_dev *group, tg_dtype dt, size_t ndim,
+                        const int64_t *shape);
+tg_lazy *tg_multi_alu(unsigned op, tg_lazy *const *in, size_t n);
+tg_lazy *tg_multi_cast(tg_lazy *a, tg_dtype dt, int bitcast);
+tg_lazy *tg_multi_reduce(unsigned op, tg_lazy *a, uint32_t axes,
+                         int64_t threshold);
+tg_lazy *tg_multi_contiguous(tg_lazy *a);
+tg_lazy *tg_multi_assign(tg_lazy *target, tg_lazy *value);
+/* To one device: the shards gathered there; to the group: a itself. */
+tg_lazy *tg_multi_copy(tg_lazy *a, tg_dev *dev);
+/* kind: the lazy.c movement (reshape, expand, pad, shrink: int64 args;
+ * permute: uint32; stride: int64 steps). */
+enum tg_multi_move { TG_MM_RESHAPE, TG_MM_EXPAND, TG_MM_PAD, TG_MM_SHRINK,
+                     TG_MM_PERMUTE, TG_MM_STRIDE };
+tg_lazy *tg_multi_move(int kind, tg_lazy *a, size_t n, const void *arg);
+/* Appends lb's shards (lb itself when not MULTI), borrowed, to *out
+ * (a TG_VEC(tg_lazy *)); TG_ENOMEM on OOM. */
+int tg_multi_flatten(tg_lazy *const *lbs, size_t n, tg_lazy ***out,
+                     size_t *nout);
+void tg_multi_free(tg_multi *m);
+
 /* -- shared by the files of lazy/ only -- */
+/* A MULTI lazy over m (taken) of the group, shape and dtype given. */
+tg_lazy *tg_lazy_new_multi_(tg_dev *group, tg_dtype dt, size_t ndim,
+                            const int64_t *shape, tg_multi *m);
 /* A new base (not yet interned) of kind/op over src (references
  * taken); a 0-size shape gives CONST 0.  NULL on OOM. */
 tg_lazy *tg_lazy_new_base_(uint8_t kind, unsigned op, tg_dtype dt,

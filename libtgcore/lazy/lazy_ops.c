@@ -146,6 +146,9 @@ tg_lazy *tg_lazy_alu(unsigned op, tg_lazy *a, tg_lazy *b, tg_lazy *c)
 		return tg_error(TG_EINVAL, "alu: %s is not an ALU op",
 		                tg_op_name(op)), NULL;
 	for (i = 0; i < n; i++)
+		if (tg_lazy_is_multi(in[i]))
+			return tg_multi_alu(op, in, n);
+	for (i = 0; i < n; i++)
 		if (!in[i])
 			return NULL;
 	if (check_alu(op, in, n))
@@ -230,6 +233,8 @@ tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast)
 		                (int)dt), NULL;
 	if (dt == a->dtype)
 		return tg_lazy_ref(a);
+	if (tg_lazy_is_multi(a))
+		return tg_multi_cast(a, dt, bitcast);
 	if (tg_disk_is(a->dev) && !bitcast)
 		return tg_error(TG_EUNSUPPORTED, "cast: a tensor on %s can "
 		                "only be bitcast (%s to %s needs a kernel): "
@@ -391,6 +396,8 @@ tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
 		return tg_error(TG_EINVAL, "reduce: op %s (only ADD and MAX)",
 		                tg_op_name(op)), NULL;
 	n = tg_lazy_ndim(a);
+	if (tg_lazy_is_multi(a) && !(n < 32 && axes >> n))
+		return tg_multi_reduce(op, a, axes, threshold);
 	if (n < 32 && axes >> n)
 		return tg_error(TG_EINVAL, "reduce: axis mask 0x%x on %zu dims",
 		                axes, n), NULL;
@@ -442,6 +449,8 @@ tg_lazy *tg_lazy_assign(tg_lazy *target, tg_lazy *value)
 
 	if (!target || !value)
 		return NULL;
+	if (tg_lazy_is_multi(target) || tg_lazy_is_multi(value))
+		return tg_multi_assign(target, value);
 	if (TG_NEVER(!tg_lazy_is_plain(target))) {
 		tg_error(TG_EINTERNAL, "assign: the target is not a realized "
 		         "buffer read in order");
@@ -518,6 +527,8 @@ tg_lazy *tg_lazy_contiguous(tg_lazy *a)
 
 	if (!a)
 		return NULL;
+	if (tg_lazy_is_multi(a))
+		return tg_multi_contiguous(a);
 	base = tg_lazy_base(a);
 	if (tg_disk_is(a->dev) && !(tg_st_contiguous(a->st) &&
 	                             tg_lazy_numel(a) == tg_lazy_numel(base)))
@@ -572,6 +583,10 @@ tg_lazy *tg_lazy_copy(tg_lazy *a, tg_dev *dev)
 		return NULL;
 	if (a->dev == dev)
 		return tg_lazy_ref(a);
+	if (tg_lazy_is_multi(a))
+		return tg_multi_copy(a, dev);
+	if (dev->ngroup)  /* tinygrad's to(tuple): a copy on each */
+		return tg_multi_shard(a, dev, -1);
 	base = tg_lazy_base(a);
 	if (base->kind == TG_LZ_CONST) {
 		c = tg_lazy_const(dev, a->dtype, base->value, 0, NULL);

@@ -61,7 +61,15 @@ int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes)
 		                "%zu bytes", nbytes, need);
 	if (!need)
 		return 0;
-	if (!(c = tg_lazy_contiguous(t->lazy)))
+	if (tg_lazy_is_multi(t->lazy)) {  /* gathered on the first member */
+		tg_lazy *g = tg_lazy_copy(t->lazy, t->lazy->dev->group[0]);
+
+		c = g ? tg_lazy_contiguous(g) : NULL;
+		tg_lazy_unref(g);
+	} else {
+		c = tg_lazy_contiguous(t->lazy);
+	}
+	if (!c)
 		return tg_last_status();
 	rc = tg_lazy_realize(&c, 1);
 	if (!rc)

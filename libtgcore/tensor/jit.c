@@ -202,6 +202,16 @@ static int prepare(tg_tensor *const *in, size_t nin, tg_tensor **p,
 	return 0;
 }
 
+/* Captures record buffers of single devices; a tensor on a device
+ * group has none of its own. */
+static int multi_refused(const char *what, size_t i, const tg_tensor *t)
+{
+	return tg_error(TG_EUNSUPPORTED, "jit: %s %zu is on the device group "
+	                "%s; the JIT does not capture multi-device tensors "
+	                "yet (call the step without it)", what, i,
+	                tg_dev_name(t->lazy->dev));
+}
+
 /* Runs the step and checks that it filled every output (out[] holds
  * NULLs on entry). */
 static int step(tg_jit *j, tg_tensor *const *in, size_t nin,
@@ -217,10 +227,13 @@ static int step(tg_jit *j, tg_tensor *const *in, size_t nin,
 	if (rc > 0)
 		return tg_error(TG_EINVAL, "jit: the step returned %d (0 or a "
 		                "negative status expected)", rc);
-	for (i = 0; i < nout; i++)
+	for (i = 0; i < nout; i++) {
 		if (!out[i])
 			return tg_error(TG_EINVAL, "jit: the step left output %zu "
 			                "NULL", i);
+		if (tg_lazy_is_multi(out[i]->lazy))
+			return multi_refused("output", i, out[i]);
+	}
 	return 0;
 }
 
@@ -464,6 +477,9 @@ static int check_call(const tg_jit *j, tg_tensor *const *in, size_t nin,
 			                                          "input %zu", i)
 			                        : tg_error(TG_EINVAL, "jit_call: "
 			                                   "input %zu is NULL", i);
+	for (i = 0; i < nin; i++)
+		if (tg_lazy_is_multi(in[i]->lazy))
+			return multi_refused("input", i, in[i]);
 	return 0;
 }
 

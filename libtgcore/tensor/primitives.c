@@ -328,6 +328,29 @@ tg_tensor *tg_contiguous(const tg_tensor *t)
 	               TG_FN_CONTIGUOUS, t, NULL, 0) : NULL;
 }
 
+tg_tensor *tg_shard(const tg_tensor *t, tg_dev *group, int axis)
+{
+	char b[160];
+
+	if (!t)
+		return NULL;
+	if (!group || !tg_dev_group_size(group))
+		return tg_t_fail(TG_EINVAL, "shard", "%s is not a device group "
+		                 "(tg_dev_group makes one)", tg_dev_name(group));
+	if (axis < -(int)t->ndim || axis >= (int)t->ndim)
+		return tg_t_fail(TG_EINVAL, "shard", "axis %d of a tensor %s",
+		                 axis, SHAPE(t, b));
+	if (axis < 0)
+		axis += (int)t->ndim;
+	return REC(tg_t_wrap(tg_multi_shard(t->lazy, group, axis)),
+	           TG_FN_COPY, t, NULL, 0);
+}
+
+int tg_shard_axis(const tg_tensor *t)
+{
+	return t && tg_lazy_is_multi(t->lazy) ? t->lazy->multi->axis : -1;
+}
+
 tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev)
 {
 	if (!t)
@@ -390,7 +413,10 @@ int tg_assign(tg_tensor *t, const tg_tensor *value)
 	if (t->lazy == value->lazy)
 		return 0;
 	old = t->lazy;
-	if (tg_lazy_is_plain(old)) {
+	if (tg_lazy_is_multi(old)) {
+		/* shard by shard, each as below */
+		t->lazy = tg_lazy_assign(old, value->lazy);
+	} else if (tg_lazy_is_plain(old)) {
 		/* realized: write its memory, which the JIT and every view
 		 * of it read (tinygrad's assign) */
 		t->lazy = tg_lazy_assign(old, value->lazy);

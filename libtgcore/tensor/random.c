@@ -126,13 +126,18 @@ static tg_tensor *draw_counters(tg_dev *dev, int64_t num, int64_t half)
 	return c1;
 }
 
-/* numel uint32 random words, flat. */
+/* numel uint32 random words, flat.  On a device group: drawn on its
+ * first member and copied to every member (one stream, as on one
+ * device, and every replica the same). */
 static tg_tensor *random_bits(tg_dev *dev, int64_t num)
 {
 	int64_t half = (num + 1) / 2, cut[2] = { 0, num };
 	tg_tensor *c1, *c2, *x, *key, *lo, *hi;
 	const tg_tensor *both[2];
 
+	if (dev && tg_dev_group_size(dev))
+		return tg_to(random_bits(tg_dev_group_member(dev, 0), num),
+		             dev);
 	if (!(dev = dev ? dev : tg_dev_get(NULL)) ||
 	    !(c1 = draw_counters(dev, num, half)))
 		return NULL;

@@ -335,8 +335,20 @@ tg_tensor *tg_empty(tg_dev *dev, tg_dtype dt, size_t ndim,
 tg_tensor *tg_tensor_new(tg_dev *dev, tg_dtype dt, size_t ndim,
                          const int64_t *shape, const void *data)
 {
-	tg_tensor *t = tg_empty(dev, dt, ndim, shape);
+	tg_tensor *t;
 	size_t n;
+
+	if (dev && tg_dev_group_size(dev)) {  /* on the first, then copied */
+		tg_tensor *one, *r;
+
+		tg_scope_begin();
+		one = tg_tensor_new(tg_dev_group_member(dev, 0), dt, ndim,
+		                    shape, data);
+		r = tg_keep(tg_to(one, dev));
+		tg_scope_end();
+		return r;
+	}
+	t = tg_empty(dev, dt, ndim, shape);
 
 	if (!t || !data || !(n = (size_t)tg_tensor_numel(t)))
 		return t;

@@ -215,8 +215,19 @@ typedef struct tg_dev_info {
 
 /* Fills `info`; strings are borrowed from the device. */
 TG_API int tg_dev_get_info(tg_dev *dev, tg_dev_info *info);
-/* Waits for all work queued on the device. */
+/* Waits for all work queued on the device (on each of a group's). */
 TG_API int tg_dev_synchronize(tg_dev *dev);
+
+/* A device group: n (2 to 64) distinct devices named as one, the device
+ * of tensors sharded or replicated across them (tinygrad's device tuple;
+ * see tg_shard).  The same list gives the same group; borrowed like a
+ * device.  Its name is the members' joined by ',' ("CPU,CPU:1").  A
+ * group has no memory or kernels of its own: tg_buffer_new,
+ * tg_program_new and tg_dev_get_info refuse it. */
+TG_API tg_dev *tg_dev_group(tg_dev *const *devs, size_t n);
+/* Members of a group (0 for a single device), and member i. */
+TG_API size_t tg_dev_group_size(const tg_dev *dev);
+TG_API tg_dev *tg_dev_group_member(const tg_dev *dev, size_t i);
 
 /* ------------------------------------------------------------------ */
 /* Buffers                                                             */
@@ -499,6 +510,42 @@ TG_API tg_tensor *tg_tensor_from_buffer(tg_buffer *buf, size_t ndim,
 TG_API tg_buffer *tg_tensor_buffer(tg_tensor *t);
 /* The same values on another device (a lazy copy). */
 TG_API tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev);
+/*
+ * Multi-device tensors (tinygrad's shard and MultiLazyBuffer).
+ * tg_shard(t, group, axis) splits t along axis (negative counts from
+ * the end) over the members of a device group (tg_dev_group), in order:
+ * the first members get ceil(rows / n) rows each and the last the rest;
+ * a split that leaves a member no rows is refused.  tg_to(t, group)
+ * gives every member a whole copy (replicated).  The result's device is
+ * the group, its shape the whole tensor's.  Then:
+ *  - elementwise ops run shard by shard; their operands must all be on
+ *    the group (tg_full_like and friends make replicated constants);
+ *    a replicated operand is sliced to the sharded one's rows, and one
+ *    split along another axis is gathered to each member first;
+ *  - a reduce over the split axis reduces each shard and then adds (or
+ *    maxes) the partial results on every member, combined in member
+ *    order, so that the replicas agree bit for bit: the result is
+ *    replicated.  Other reduces stay split;
+ *  - reshape, permute, expand, pad, shrink and flip map the split axis
+ *    through.  Refused with the reason: a reshape that would move
+ *    elements between members, expanding, flipping or striding the
+ *    split axis, a shrink of it to anything but one member's rows (or
+ *    all), a pad of it that does not undo such a shrink, sliding
+ *    windows (tg_pool and convolutions over the split axis);
+ *  - tg_to(t, dev) gathers the shards on one device; reading the data
+ *    gathers on the group's first member;
+ *  - gradients flow back through tg_shard (to t's device), and tg_assign
+ *    writes each shard in place, so optimizers work on replicated or
+ *    sharded parameters (data-parallel training: parameters replicated,
+ *    the batch sharded along axis 0).
+ * A tensor with data on a group (tg_tensor_new), and random numbers
+ * (tg_rand and the rest: the same stream as on one device), are made on
+ * the first member and copied to the others.  The JIT refuses tensors
+ * on a group (for now).
+ */
+TG_API tg_tensor *tg_shard(const tg_tensor *t, tg_dev *group, int axis);
+/* The axis t is split along, or -1 (one device, or replicated). */
+TG_API int tg_shard_axis(const tg_tensor *t);
 /* A tensor that will own its own contiguous memory. */
 TG_API tg_tensor *tg_contiguous(const tg_tensor *t);
 TG_API tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt);

@@ -1,0 +1,709 @@
+/*
+ * multi.c - tensors over a device group (tinygrad's MultiLazyBuffer).
+ *
+ * A MULTI lazy holds one ordinary lazy per member of its group: the
+ * shards of an axis (`axis`), or whole copies (axis -1, replicated).
+ * Every op runs shard by shard on the shards' own devices:
+ *  - elementwise ops line their operands up first: a replicated operand
+ *    is sliced to the sharded one's rows, one sharded along another
+ *    axis is gathered to every member and sliced;
+ *  - a reduce over the sharded axis reduces each shard, then all-reduces
+ *    (every member adds up the partial results, copied to it, in member
+ *    order, so that the replicas agree bit for bit);
+ *  - movement ops map the sharded axis through (reshape finds where it
+ *    goes, and refuses one that would move rows between shards);
+ *  - a shrink to exactly one shard's rows keeps that shard and marks
+ *    the others "not real" (zeros); padding it back to the whole axis
+ *    makes every shard real again (tinygrad's `real`);
+ *  - a copy to one device gathers: each real shard is copied there,
+ *    padded to the whole axis and the pieces are added.
+ * Sizes must be integers: symbolic shapes are refused.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lazy/lazy.h"
+
+void tg_multi_free(tg_multi *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		tg_lazy_unref(m->lbs[i]);
+	free(m->lbs);
+	free(m->real);
+	free(m);
+}
+
+static tg_multi *multi_alloc(size_t n, int axis)
+{
+	tg_multi *m = calloc(1, sizeof *m);
+
+	if (!m || !(m->lbs = calloc(n, sizeof *m->lbs)) ||
+	    !(m->real = malloc(n))) {
+		if (m)
+			free(m->lbs);
+		free(m);
+		return tg_error_oom("multi-device tensor"), NULL;
+	}
+	m->n = n;
+	m->axis = axis;
+	memset(m->real, 1, n);
+	return m;
+}
+
+static void dims(const tg_lazy *lb, int64_t *out)
+{
+	tg_lazy_dims(lb, out);
+}
+
+static size_t first_real(const tg_multi *m)
+{
+	size_t i = 0;
+
+	while (i + 1 < m->n && !m->real[i])
+		i++;
+	return i;
+}
+
+/* The MULTI lazy over m (taken; its lbs all set) on group: its shape is
+ * the first real shard's, the sharded axis summed over the real ones. */
+static tg_lazy *wrap(tg_dev *group, tg_multi *m)
+{
+	int64_t shape[TG_MAX_DIMS], d[TG_MAX_DIMS];
+	size_t r, nd;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (!m->lbs[i])
+			return tg_multi_free(m), (tg_lazy *)NULL;
+	r = first_real(m);
+	nd = tg_lazy_ndim(m->lbs[r]);
+	for (size_t i = 0; i < m->n; i++)
+		if (tg_lazy_is_sym(m->lbs[i])) {
+			tg_multi_free(m);
+			return tg_error(TG_EUNSUPPORTED, "multi-device tensor on "
+			                "%s: symbolic sizes are not supported",
+			                tg_dev_name(group)), NULL;
+		}
+	dims(m->lbs[r], shape);
+	if (m->axis >= 0) {
+		shape[m->axis] = 0;
+		for (size_t i = 0; i < m->n; i++)
+			if (m->real[i]) {
+				dims(m->lbs[i], d);
+				shape[m->axis] += d[m->axis];
+			}
+	}
+	return tg_lazy_new_multi_(group, m->lbs[r]->dtype, nd, shape, m);
+}
+
+/* Rows [bounds[2i], bounds[2i+1]) of the sharded axis live on shard i. */
+static void bounds_of(const tg_multi *m, int64_t *b)
+{
+	int64_t d[TG_MAX_DIMS], at = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		dims(m->lbs[i], d);
+		b[2 * i] = at;
+		at += d[m->axis];
+		b[2 * i + 1] = at;
+	}
+}
+
+/* lb shrunk to rows [lo, hi) of axis. */
+static tg_lazy *rows(tg_lazy *lb, int axis, int64_t lo, int64_t hi)
+{
+	int64_t d[TG_MAX_DIMS], pairs[2 * TG_MAX_DIMS];
+	size_t nd = tg_lazy_ndim(lb);
+
+	dims(lb, d);
+	for (size_t k = 0; k < nd; k++) {
+		pairs[2 * k] = (int)k == axis ? lo : 0;
+		pairs[2 * k + 1] = (int)k == axis ? hi : d[k];
+	}
+	return tg_lazy_shrink(lb, nd, pairs);
+}
+
+/* A zero of lb's shape and dtype on its device (a shard that is not
+ * real). */
+static tg_lazy *zeros_like(const tg_lazy *lb, tg_dtype dt)
+{
+	int64_t d[TG_MAX_DIMS];
+	tg_scalar z = { 0 };
+
+	dims(lb, d);
+	return tg_lazy_const(lb->dev, dt, z, tg_lazy_ndim(lb), d);
+}
+
+/* ------------------------------------------------------------ creation */
+
+/* Even bounds: the first members get ceil(rows / n) each. */
+static int even_bounds(const tg_lazy *a, int axis, size_t n, int64_t *b)
+{
+	int64_t d[TG_MAX_DIMS], sz;
+	char sh[96];
+
+	dims(a, d);
+	sz = (d[axis] + (int64_t)n - 1) / (int64_t)n;
+	for (size_t i = 0; i < n; i++) {
+		b[2 * i] = sz * (int64_t)i < d[axis] ? sz * (int64_t)i : d[axis];
+		b[2 * i + 1] = sz * (int64_t)(i + 1) < d[axis] ?
+		               sz * (int64_t)(i + 1) : d[axis];
+		if (b[2 * i] == b[2 * i + 1]) {
+			tg_sints_format(tg_lazy_shape(a), tg_lazy_ndim(a), sh,
+			                sizeof sh);
+			return tg_error(TG_EINVAL, "shard: axis %d of %s has "
+			                "%lld rows, too few for %zu devices (%lld "
+			                "each leaves device %zu none)", axis, sh,
+			                (long long)d[axis], n, (long long)sz, i);
+		}
+	}
+	return 0;
+}
+
+tg_lazy *tg_multi_shard(tg_lazy *a, tg_dev *group, int axis)
+{
+	int64_t b[2 * TG_GROUP_MAX];
+	tg_multi *m;
+
+	if (!a || !group)
+		return NULL;
+	if (tg_lazy_is_multi(a))
+		return tg_error(TG_EINVAL, "shard: the tensor is already on "
+		                "the device group %s", tg_dev_name(a->dev)), NULL;
+	if (tg_lazy_is_sym(a))
+		return tg_error(TG_EUNSUPPORTED, "shard: symbolic sizes are "
+		                "not supported"), NULL;
+	if (axis >= (int)tg_lazy_ndim(a))
+		return tg_error(TG_EINVAL, "shard: axis %d of a %zu-dim tensor",
+		                axis, tg_lazy_ndim(a)), NULL;
+	if (axis >= 0 && even_bounds(a, axis, group->ngroup, b))
+		return NULL;
+	if (!(m = multi_alloc(group->ngroup, axis)))
+		return NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		tg_lazy *s = axis >= 0 ? rows(a, axis, b[2 * i], b[2 * i + 1])
+		                       : tg_lazy_ref(a);
+		tg_lazy *c = s ? tg_lazy_copy(s, group->group[i]) : NULL;
+		tg_scalar v;
+
+		/* each shard its own buffer, unless it is a constant */
+		m->lbs[i] = !c || tg_lazy_is_unmasked_const(c, &v) ?
+		            tg_lazy_ref(c) : tg_lazy_contiguous(c);
+		tg_lazy_unref(s);
+		tg_lazy_unref(c);
+	}
+	return wrap(group, m);
+}
+
+tg_lazy *tg_multi_const(tg_dev *group, tg_dtype dt, tg_scalar v,
+                        size_t ndim, const int64_t *shape)
+{
+	tg_multi *m = multi_alloc(group->ngroup, -1);
+
+	for (size_t i = 0; m && i < m->n; i++)
+		m->lbs[i] = tg_lazy_const(group->group[i], dt, v, ndim, shape);
+	return m ? wrap(group, m) : NULL;
+}
+
+tg_lazy *tg_multi_empty(tg_dev *group, tg_dtype dt, size_t ndim,
+                        const int64_t *shape)
+{
+	tg_multi *m = multi_alloc(group->ngroup, -1);
+
+	for (size_t i = 0; m && i < m->n; i++)
+		m->lbs[i] = tg_lazy_empty(group->group[i], dt, ndim, shape);
+	return m ? wrap(group, m) : NULL;
+}
+
+/* ------------------------------------------------------------- copies */
+
+tg_lazy *tg_multi_copy(tg_lazy *a, tg_dev *dev)
+{
+	const tg_multi *m = a->multi;
+	int64_t pairs[2 * TG_MAX_DIMS], d[TG_MAX_DIMS], sd[TG_MAX_DIMS], at = 0;
+	size_t nd = tg_lazy_ndim(a);
+	tg_lazy *acc = NULL;
+	unsigned op = a->dtype == TG_BOOL ? TG_MAX : TG_ADD;
+
+	if (dev->ngroup)
+		return tg_error(TG_EUNSUPPORTED, "to: from the device group "
+		                "%s to another, %s (tg_to one device first)",
+		                tg_dev_name(a->dev), tg_dev_name(dev)), NULL;
+	if (m->axis < 0) {
+		for (size_t i = 0; i < m->n; i++)
+			if (m->real[i] && m->lbs[i]->dev == dev)
+				return tg_lazy_ref(m->lbs[i]);
+		return tg_lazy_copy(m->lbs[first_real(m)], dev);
+	}
+	/* the real shards, in order, make up the whole axis */
+	dims(a, d);
+	memset(pairs, 0, sizeof pairs);
+	for (size_t i = 0; i < m->n; i++) {
+		tg_lazy *c, *p, *s;
+
+		if (!m->real[i])
+			continue;
+		dims(m->lbs[i], sd);
+		pairs[2 * m->axis] = at;
+		at += sd[m->axis];
+		pairs[2 * m->axis + 1] = d[m->axis] - at;
+		c = tg_lazy_copy(m->lbs[i], dev);
+		p = c ? tg_lazy_pad(c, nd, pairs) : NULL;
+		tg_lazy_unref(c);
+		s = acc && p ? tg_lazy_alu(op, acc, p, NULL) : tg_lazy_ref(p);
+		tg_lazy_unref(acc);
+		tg_lazy_unref(p);
+		if (!(acc = s))
+			return NULL;
+	}
+	return acc;
+}
+
+/* ----------------------------------------------------------- elementwise */
+
+/* The shards of mlb lined up with (axis, bounds) of the result: its own
+ * when they match, a replicated one's rows, or (another split) gathered
+ * to each member and sliced.  New references in out[]. */
+static int line_up(const tg_lazy *mlb, int axis, const int64_t *b,
+                   int keep, tg_lazy **out)
+{
+	const tg_multi *m = mlb->multi;
+	int64_t mb[2 * TG_GROUP_MAX];
+	size_t i;
+
+	if (m->axis >= 0)
+		bounds_of(m, mb);
+	if (keep || (m->axis == axis &&
+	             (axis < 0 || !memcmp(mb, b, 2 * m->n * sizeof *b)))) {
+		for (i = 0; i < m->n; i++)
+			out[i] = tg_lazy_ref(m->lbs[i]);
+		return 0;
+	}
+	for (i = 0; i < m->n; i++) {
+		tg_lazy *whole = m->axis < 0 ? tg_lazy_ref(m->lbs[i]) :
+		                 tg_multi_copy((tg_lazy *)mlb, m->lbs[i]->dev);
+
+		out[i] = whole ? rows(whole, axis, b[2 * i], b[2 * i + 1]) : NULL;
+		tg_lazy_unref(whole);
+		if (!out[i])
+			return tg_last_status();
+	}
+	return 0;
+}
+
+tg_lazy *tg_multi_alu(unsigned op, tg_lazy *const *in, size_t n)
+{
+	tg_lazy *src[3][TG_GROUP_MAX] = { { 0 } };
+	int64_t b[2 * TG_GROUP_MAX];
+	const tg_lazy *a = in[0];
+	int axis = -1, keep = 0, rc = 0;
+	size_t i, k, ng;
+	tg_multi *m;
+
+	for (k = 0; k < n; k++)
+		if (!tg_lazy_is_multi(in[k]) || in[k]->dev != a->dev)
+			return tg_error(TG_EINVAL, "alu %s: operands on %s and "
+			                "%s (all must be on one device group)",
+			                tg_op_name(op), tg_dev_name(a->dev),
+			                tg_dev_name(in[k]->dev)), NULL;
+	ng = a->multi->n;
+	/* they share one split: the last sharded operand's */
+	for (k = 0; k < n; k++) {
+		if (in[k]->multi->axis >= 0) {
+			axis = in[k]->multi->axis;
+			bounds_of(in[k]->multi, b);
+		}
+		keep |= memchr(in[k]->multi->real, 0, ng) != NULL;
+	}
+	if (!(m = multi_alloc(ng, axis)))
+		return NULL;
+	for (i = 0; i < ng; i++)
+		for (k = 0; k < n; k++)
+			m->real[i] &= in[k]->multi->real[i];
+	if (!memchr(m->real, 1, ng)) {
+		tg_multi_free(m);
+		return tg_error(TG_EUNSUPPORTED, "alu %s: the operands keep "
+		                "different devices' rows, so no device holds "
+		                "a result", tg_op_name(op)), NULL;
+	}
+	for (k = 0; k < n && !rc; k++)
+		rc = line_up(in[k], axis, b, keep, src[k]);
+	for (i = 0; i < ng && !rc; i++)
+		if (m->real[i] && !(m->lbs[i] = tg_lazy_alu(op, src[0][i],
+		                                            src[1][i],
+		                                            src[2][i])))
+			rc = tg_last_status();
+	for (i = 0; i < ng && !rc; i++)
+		if (!m->real[i])
+			m->lbs[i] = zeros_like(src[0][i],
+			                       m->lbs[first_real(m)]->dtype);
+	for (k = 0; k < n; k++)
+		for (i = 0; i < ng; i++)
+			tg_lazy_unref(src[k][i]);
+	if (rc)
+		return tg_multi_free(m), (tg_lazy *)NULL;
+	return wrap(a->dev, m);
+}
+
+/* The same op on every shard (cast, contiguous): fn(shard, arg). */
+static tg_lazy *each(tg_lazy *a, tg_lazy *(*fn)(tg_lazy *, const void *),
+                     const void *arg)
+{
+	const tg_multi *src = a->multi;
+	tg_multi *m = multi_alloc(src->n, src->axis);
+
+	if (!m)
+		return NULL;
+	memcpy(m->real, src->real, src->n);
+	for (size_t i = 0; i < m->n; i++)
+		m->lbs[i] = fn(src->lbs[i], arg);
+	return wrap(a->dev, m);
+}
+
+typedef struct cast_arg {
+	tg_dtype dt;
+	int bitcast;
+} cast_arg;
+
+static tg_lazy *cast_one(tg_lazy *lb, const void *arg)
+{
+	const cast_arg *c = arg;
+
+	return tg_lazy_cast(lb, c->dt, c->bitcast);
+}
+
+tg_lazy *tg_multi_cast(tg_lazy *a, tg_dtype dt, int bitcast)
+{
+	return each(a, cast_one, &(cast_arg){ dt, bitcast });
+}
+
+static tg_lazy *contiguous_one(tg_lazy *lb, const void *arg)
+{
+	(void)arg;
+	return tg_lazy_contiguous(lb);
+}
+
+tg_lazy *tg_multi_contiguous(tg_lazy *a)
+{
+	return each(a, contiguous_one, NULL);
+}
+
+tg_lazy *tg_multi_assign(tg_lazy *target, tg_lazy *value)
+{
+	const tg_multi *t = target->multi, *v = value->multi;
+	int64_t tb[2 * TG_GROUP_MAX], vb[2 * TG_GROUP_MAX];
+	tg_multi *m;
+
+	if (!tg_lazy_is_multi(target) || !tg_lazy_is_multi(value) ||
+	    target->dev != value->dev)
+		return tg_error(TG_EINVAL, "assign: a tensor on %s to one on "
+		                "%s", tg_dev_name(value->dev),
+		                tg_dev_name(target->dev)), NULL;
+	if (t->axis >= 0)
+		bounds_of(t, tb);
+	if (v->axis >= 0)
+		bounds_of(v, vb);
+	if (t->axis != v->axis ||
+	    (t->axis >= 0 && memcmp(tb, vb, 2 * t->n * sizeof *tb)))
+		return tg_error(TG_EINVAL, "assign: the value is split along "
+		                "axis %d, the tensor along %d (-1: copied "
+		                "whole), or at other rows", v->axis,
+		                t->axis), NULL;
+	if (!(m = multi_alloc(t->n, t->axis)))
+		return NULL;
+	memcpy(m->real, t->real, t->n);
+	for (size_t i = 0; i < t->n; i++)
+		m->lbs[i] = tg_lazy_is_plain(t->lbs[i]) ?
+		            tg_lazy_assign(t->lbs[i], v->lbs[i]) :
+		            tg_lazy_ref(v->lbs[i]);
+	return wrap(target->dev, m);
+}
+
+/* ------------------------------------------------------------- reduces */
+
+/* Every member gets the op over all parts, copied to it and combined in
+ * member order (so that every replica is the same, bit for bit). */
+static tg_multi *all_reduce(unsigned op, tg_lazy *const *parts, size_t n)
+{
+	tg_multi *m = multi_alloc(n, -1);
+
+	for (size_t i = 0; m && i < n; i++) {
+		tg_lazy *acc = NULL;
+
+		for (size_t j = 0; j < n; j++) {
+			tg_lazy *c = tg_lazy_copy(parts[j], parts[i]->dev);
+			tg_lazy *s = acc && c ? tg_lazy_alu(op, acc, c, NULL)
+			                      : tg_lazy_ref(c);
+
+			tg_lazy_unref(acc);
+			tg_lazy_unref(c);
+			if (!(acc = s))
+				break;
+		}
+		if (!(m->lbs[i] = acc)) {
+			tg_multi_free(m);
+			return NULL;
+		}
+	}
+	return m;
+}
+
+tg_lazy *tg_multi_reduce(unsigned op, tg_lazy *a, uint32_t axes,
+                         int64_t threshold)
+{
+	const tg_multi *src = a->multi;
+	tg_lazy *parts[TG_GROUP_MAX] = { 0 };
+	int across = src->axis >= 0 && (axes >> src->axis & 1);
+	int all_real = !memchr(src->real, 0, src->n);
+	tg_multi *m;
+	size_t i;
+
+	if (!across) {
+		if (!(m = multi_alloc(src->n, src->axis)))
+			return NULL;
+		memcpy(m->real, src->real, src->n);
+		for (i = 0; i < src->n; i++)
+			m->lbs[i] = tg_lazy_reduce_split(op, src->lbs[i], axes,
+			                                 threshold);
+		return wrap(a->dev, m);
+	}
+	for (i = 0; i < src->n; i++)
+		parts[i] = tg_lazy_reduce_split(op, src->lbs[i], axes,
+		                                threshold);
+	if (all_real) {
+		m = all_reduce(op, parts, src->n);
+	} else if ((m = multi_alloc(src->n, -1))) {
+		/* one real shard: its result stands; the others stay zeros */
+		memcpy(m->real, src->real, src->n);
+		for (i = 0; i < src->n; i++)
+			m->lbs[i] = tg_lazy_ref(parts[i]);
+	}
+	for (i = 0; i < src->n; i++)
+		tg_lazy_unref(parts[i]);
+	return m ? wrap(a->dev, m) : NULL;
+}
+
+/* ------------------------------------------------------------ movement */
+
+static int64_t prod(const int64_t *v, size_t from, size_t to)
+{
+	int64_t p = 1;
+
+	for (size_t i = from; i < to; i++)
+		p *= v[i];
+	return p;
+}
+
+static tg_lazy *refuse(const tg_lazy *a, const char *op, const char *why)
+{
+	char sh[96];
+
+	tg_sints_format(tg_lazy_shape(a), tg_lazy_ndim(a), sh, sizeof sh);
+	return tg_error(TG_EUNSUPPORTED, "%s: a tensor %s split along axis "
+	                "%d over %s: %s", op, sh, a->multi->axis,
+	                tg_dev_name(a->dev), why), NULL;
+}
+
+/* Where the sharded axis goes in a reshape to shape: the last axis
+ * whose leading product is the old one's; every shard must fill whole
+ * rows of it.  Shard i's new shape in shapes[i]. */
+static int reshape_axis(const tg_lazy *a, size_t nd, const int64_t *shape,
+                        int64_t (*shapes)[TG_MAX_DIMS])
+{
+	const tg_multi *m = a->multi;
+	int64_t old[TG_MAX_DIMS], d[TG_MAX_DIMS], pre, tail;
+	int k, at = -1;
+
+	dims(a, old);
+	pre = prod(old, 0, (size_t)m->axis);
+	for (k = 0; k < (int)nd; k++)
+		if (prod(shape, 0, (size_t)k) == pre)
+			at = k;
+	tail = at >= 0 ? prod(shape, (size_t)at + 1, nd) : 0;
+	for (size_t i = 0; at >= 0 && i < m->n; i++) {
+		dims(m->lbs[i], d);
+		int64_t rowsz = prod(d, (size_t)m->axis, tg_lazy_ndim(a));
+
+		if (!tail || rowsz % tail)
+			return -1;
+		memcpy(shapes[i], shape, nd * sizeof *shape);
+		shapes[i][at] = rowsz / tail;
+	}
+	return at;
+}
+
+static tg_lazy *move_reshape(tg_lazy *a, size_t nd, const int64_t *shape)
+{
+	const tg_multi *src = a->multi;
+	int64_t shapes[TG_GROUP_MAX][TG_MAX_DIMS];
+	int at = src->axis;
+	tg_multi *m;
+
+	if (src->axis >= 0 &&
+	    (at = reshape_axis(a, nd, shape, shapes)) < 0)
+		return refuse(a, "reshape", "the new shape would move elements "
+		              "between devices");
+	if (!(m = multi_alloc(src->n, at)))
+		return NULL;
+	memcpy(m->real, src->real, src->n);
+	for (size_t i = 0; i < src->n; i++)
+		m->lbs[i] = tg_lazy_reshape(src->lbs[i], nd, at >= 0 ?
+		                            shapes[i] : shape);
+	return wrap(a->dev, m);
+}
+
+/* A pad of the sharded axis is allowed where it undoes a shrink to one
+ * shard (tinygrad's rule): the shards that were not real become zeros
+ * that are. */
+static tg_lazy *pad_back(tg_lazy *a, size_t n, const int64_t *pairs)
+{
+	const tg_multi *src = a->multi;
+	int64_t b[2 * TG_GROUP_MAX];
+	size_t r = first_real(src);
+	tg_multi *m;
+
+	bounds_of(src, b);
+	for (size_t k = 0; k < n; k++)
+		if ((int)k != src->axis && (pairs[2 * k] || pairs[2 * k + 1]))
+			return refuse(a, "pad", "the sharded axis and another "
+			              "cannot be padded at once");
+	if (!memchr(src->real, 0, src->n) ||
+	    pairs[2 * src->axis] != b[2 * r] ||
+	    pairs[2 * src->axis + 1] != b[2 * src->n - 1] - b[2 * r + 1])
+		return refuse(a, "pad", "the sharded axis can only be padded "
+		              "back to the whole of a shrink to one shard");
+	if (!(m = multi_alloc(src->n, src->axis)))
+		return NULL;
+	for (size_t i = 0; i < src->n; i++)
+		m->lbs[i] = src->real[i] ? tg_lazy_ref(src->lbs[i]) :
+		            zeros_like(src->lbs[i], a->dtype);
+	return wrap(a->dev, m);
+}
+
+/* A shrink of the sharded axis to exactly one shard's rows keeps that
+ * shard (the others become zeros that are not real). */
+static tg_lazy *shrink_to_shard(tg_lazy *a, size_t n, const int64_t *pairs)
+{
+	const tg_multi *src = a->multi;
+	int64_t b[2 * TG_GROUP_MAX], d[TG_MAX_DIMS];
+	size_t idx = src->n;
+	tg_multi *m;
+
+	bounds_of(src, b);
+	dims(a, d);
+	for (size_t i = 0; i < src->n; i++)
+		if (pairs[2 * src->axis] == b[2 * i] &&
+		    pairs[2 * src->axis + 1] == b[2 * i + 1])
+			idx = i;
+	if (idx == src->n)
+		return refuse(a, "shrink", "the sharded axis can only be "
+		              "shrunk to exactly one device's rows");
+	for (size_t k = 0; k < n; k++)
+		if ((int)k != src->axis &&
+		    (pairs[2 * k] || pairs[2 * k + 1] != d[k]))
+			return refuse(a, "shrink", "the sharded axis and another "
+			              "cannot be shrunk at once");
+	if (!(m = multi_alloc(src->n, src->axis)))
+		return NULL;
+	for (size_t i = 0; i < src->n; i++) {
+		m->real[i] = i == idx;
+		m->lbs[i] = i == idx ? tg_lazy_ref(src->lbs[i]) :
+		            zeros_like(src->lbs[i], a->dtype);
+	}
+	return wrap(a->dev, m);
+}
+
+/* Expand, pad, shrink, stride, permute: the same op on every shard,
+ * with the sharded axis's entry made the shard's own. */
+static tg_lazy *move_each(int kind, tg_lazy *a, size_t n, const void *arg)
+{
+	const tg_multi *src = a->multi;
+	int64_t v[2 * TG_MAX_DIMS], d[TG_MAX_DIMS];
+	const uint32_t *perm = arg;
+	int ax = src->axis;
+	tg_multi *m;
+
+	if (kind != TG_MM_PERMUTE)
+		memcpy(v, arg, (kind == TG_MM_PAD || kind == TG_MM_SHRINK ?
+		                2 * n : n) * sizeof *v);
+	if (kind == TG_MM_PERMUTE && ax >= 0)
+		for (size_t k = 0; k < n; k++)
+			if (perm[k] == (uint32_t)src->axis)
+				ax = (int)k;
+	if (!(m = multi_alloc(src->n, ax)))
+		return NULL;
+	memcpy(m->real, src->real, src->n);
+	for (size_t i = 0; i < src->n; i++) {
+		tg_lazy *lb = src->lbs[i];
+
+		dims(lb, d);
+		if (kind == TG_MM_EXPAND && src->axis >= 0)
+			v[src->axis] = d[src->axis];
+		if (kind == TG_MM_SHRINK && src->axis >= 0)
+			v[2 * src->axis] = 0, v[2 * src->axis + 1] = d[src->axis];
+		m->lbs[i] = kind == TG_MM_EXPAND ? tg_lazy_expand(lb, n, v) :
+		            kind == TG_MM_PAD ? tg_lazy_pad(lb, n, v) :
+		            kind == TG_MM_SHRINK ? tg_lazy_shrink(lb, n, v) :
+		            kind == TG_MM_STRIDE ? tg_lazy_stride(lb, n, v) :
+		            tg_lazy_permute(lb, n, perm);
+	}
+	return wrap(a->dev, m);
+}
+
+tg_lazy *tg_multi_move(int kind, tg_lazy *a, size_t n, const void *arg)
+{
+	const tg_multi *src = a->multi;
+	const int64_t *v = arg;
+	int64_t d[TG_MAX_DIMS];
+	int ax = src->axis;
+
+	if (n != tg_lazy_ndim(a) && kind != TG_MM_RESHAPE &&
+	    kind != TG_MM_EXPAND)
+		return tg_error(TG_EINVAL, "movement op: %zu axes for a "
+		                "%zu-dim tensor", n, tg_lazy_ndim(a)), NULL;
+	dims(a, d);
+	if (kind == TG_MM_RESHAPE)
+		return move_reshape(a, n, v);
+	if (ax < 0 || kind == TG_MM_PERMUTE)
+		return move_each(kind, a, n, arg);
+	if (kind == TG_MM_EXPAND && (n != tg_lazy_ndim(a) || v[ax] != d[ax]))
+		return refuse(a, "expand", "the sharded axis cannot be "
+		              "expanded");
+	if (kind == TG_MM_STRIDE && v[ax] != 1)
+		return refuse(a, "stride", "the sharded axis cannot be "
+		              "flipped or strided");
+	if (kind == TG_MM_PAD && (v[2 * ax] || v[2 * ax + 1]))
+		return pad_back(a, n, v);
+	if (kind == TG_MM_SHRINK && (v[2 * ax] || v[2 * ax + 1] != d[ax]))
+		return shrink_to_shard(a, n, v);
+	return move_each(kind, a, n, arg);
+}
+
+/* ------------------------------------------------------------ realize */
+
+int tg_multi_flatten(tg_lazy *const *lbs, size_t n, tg_lazy ***out,
+                     size_t *nout)
+{
+	size_t k = 0, i, j;
+	tg_lazy **v;
+
+	for (i = 0; i < n; i++)
+		k += tg_lazy_is_multi(lbs[i]) ? lbs[i]->multi->n : 1;
+	if (!(v = malloc((k ? k : 1) * sizeof *v)))
+		return tg_error_oom("realize");
+	k = 0;
+	for (i = 0; i < n; i++) {
+		if (!tg_lazy_is_multi(lbs[i])) {
+			v[k++] = lbs[i];
+			continue;
+		}
+		for (j = 0; j < lbs[i]->multi->n; j++)
+			v[k++] = lbs[i]->multi->lbs[j];
+	}
+	*out = v;
+	*nout = k;
+	return 0;
+}
