@@ -211,7 +211,8 @@ enum tg_key_kind { TG_KSTR, TG_KINT, TG_KBOOL, TG_KFLOAT_TYPE };
 	X(PROFILE, "PROFILE", "PROFILE", BOOL, 0, 1, 0)                 \
 	X(PROFILEPATH, "PROFILEPATH", "PROFILEPATH", STR, 0, 0, 0)      \
 	X(GRAPH, "GRAPH", "GRAPH", BOOL, 0, 1, 0)                       \
-	X(GRAPHPATH, "GRAPHPATH", "GRAPHPATH", STR, 0, 0, 0)
+	X(GRAPHPATH, "GRAPHPATH", "GRAPHPATH", STR, 0, 0, 0)            \
+	X(RING, "RING", "RING", INT, 0, 2, 1)
 
 enum tg_key {
 #define TG_KEY_ENUM_(id, ...) TG_KEY_##id,

@@ -227,16 +227,16 @@ START_TEST(split_threshold_chooses_the_split)
 	tg_lazy *x = tg_lazy_empty(dev, TG_FLOAT32, 1, n);
 	tg_lazy *y = tg_lazy_empty(dev, TG_FLOAT32, 1, m), *r;
 
-	r = tg_lazy_reduce_split(TG_ADD, x, 1, 0);
+	r = tg_lazy_reduce_split(TG_ADD, x, 1, 0, 1);
 	ck_assert_ptr_eq(tg_lazy_base(r)->src[0], x);
 	tg_lazy_unref(r);
-	r = tg_lazy_reduce_split(TG_ADD, x, 1, 65537);
+	r = tg_lazy_reduce_split(TG_ADD, x, 1, 65537, 1);
 	ck_assert_ptr_eq(tg_lazy_base(r)->src[0], x);
 	tg_lazy_unref(r);
 	r = tg_lazy_reduce(TG_ADD, y, 1);  /* 4096 < 32768: whole */
 	ck_assert_ptr_eq(tg_lazy_base(r)->src[0], y);
 	tg_lazy_unref(r);
-	r = tg_lazy_reduce_split(TG_ADD, y, 1, 1024);
+	r = tg_lazy_reduce_split(TG_ADD, y, 1, 1024, 1);
 	ck_assert_int_eq(tg_lazy_base(tg_lazy_base(r)->src[0])->kind,
 	                 TG_LZ_REDUCE);
 	tg_lazy_unref(r);

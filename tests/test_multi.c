@@ -217,6 +217,43 @@ START_TEST(reduces_all_reduce)
 }
 END_TEST
 
+/* RING=2 forces the ring all-reduce, RING=0 the direct one: the same
+ * sums (within rounding), replicas equal bit for bit, and the copies
+ * each makes: n(n-1) parts, or 2(n-1) chunks per member. */
+START_TEST(ring_and_direct_all_reduce)
+{
+	enum { R = 9, C = 7 };
+	float a[R * C], direct[C], ring[C], rep[C];
+	double want[C];
+	tg_tensor *x = mat(R, C, a, 6), *s = ok(tg_shard(x, group3, 0)), *y;
+	tg_counters k;
+
+	for (int j = 0; j < C; j++) {
+		want[j] = 0;
+		for (int i = 0; i < R; i++)
+			want[j] += a[i * C + j];
+	}
+	ck_assert_int_eq(tg_realize(s), 0);  /* its copies do not count */
+	for (int mode = 0; mode <= 2; mode += 2) {
+		float *out = mode ? ring : direct;
+
+		ck_assert_int_eq(tg_config_set("RING", mode ? "2" : "0"), 0);
+		y = ok(tg_sum(s, (int[]){ 0 }, 1, 0));
+		tg_counters_reset();
+		ck_assert_msg(tg_realize(y) == 0, "%s", tg_last_error());
+		tg_counters_get(&k);
+		ck_assert_uint_eq(k.copies, mode ? 2 * 2 * 3 : 3 * 2);
+		read_f(y, out, C);
+		near(out, want, C, 1e-6);
+		for (int m = 1; m < 3; m++) {
+			read_f(ok(tg_to(y, cpu[m])), rep, C);
+			ck_assert_mem_eq(rep, out, sizeof rep);
+		}
+	}
+	ck_assert_int_lt(tg_config_set("RING", "3"), 0);
+}
+END_TEST
+
 START_TEST(movement_through_the_split_axis)
 {
 	enum { R = 4, C = 6 };
@@ -414,6 +451,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, shard_refusals);
 	tcase_add_test(tc, elementwise_across_splits);
 	tcase_add_test(tc, reduces_all_reduce);
+	tcase_add_test(tc, ring_and_direct_all_reduce);
 	tcase_add_test(tc, movement_through_the_split_axis);
 	tcase_add_test(tc, movement_refusals);
 	tcase_add_test(tc, random_numbers_and_the_jit);

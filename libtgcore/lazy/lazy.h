@@ -115,12 +115,14 @@ tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast);
 /* Reduced axes stay as size 1.  Large reduces split in two. */
 tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes);
 /* tg_lazy_reduce, split in two when each output reduces at least
- * `threshold` elements (0: never).  The tensor layer passes the
- * SPLIT_REDUCEOP and REDUCEOP_SPLIT_THRESHOLD settings; tg_lazy_reduce
- * uses tinygrad's default. */
+ * `threshold` elements (0: never), and for a multi-device tensor
+ * all-reduced as `ring` says (the RING setting, multi.c).  The tensor
+ * layer passes the SPLIT_REDUCEOP, REDUCEOP_SPLIT_THRESHOLD and RING
+ * settings; tg_lazy_reduce uses tinygrad's defaults. */
 #define TG_REDUCE_SPLIT_DEFAULT 32768
+#define TG_RING_DEFAULT 1
 tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
-                              int64_t threshold);
+                              int64_t threshold, int ring);
 tg_lazy *tg_lazy_contiguous(tg_lazy *a);
 /* Whether lb reads all of a base that has memory, in order (a realized
  * buffer, or a view of one that is the same array). */
@@ -214,7 +216,7 @@ tg_lazy *tg_multi_empty(tg_dev *group, tg_dtype dt, size_t ndim,
 tg_lazy *tg_multi_alu(unsigned op, tg_lazy *const *in, size_t n);
 tg_lazy *tg_multi_cast(tg_lazy *a, tg_dtype dt, int bitcast);
 tg_lazy *tg_multi_reduce(unsigned op, tg_lazy *a, uint32_t axes,
-                         int64_t threshold);
+                         int64_t threshold, int ring);
 tg_lazy *tg_multi_contiguous(tg_lazy *a);
 tg_lazy *tg_multi_assign(tg_lazy *target, tg_lazy *value);
 /* To one device: the shards gathered there; to the group: a itself. */

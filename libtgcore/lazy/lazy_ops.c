@@ -378,11 +378,12 @@ static tg_lazy *reduce_const_(const tg_lazy *a, uint32_t axes, tg_scalar v)
 
 tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes)
 {
-	return tg_lazy_reduce_split(op, a, axes, TG_REDUCE_SPLIT_DEFAULT);
+	return tg_lazy_reduce_split(op, a, axes, TG_REDUCE_SPLIT_DEFAULT,
+	                            TG_RING_DEFAULT);
 }
 
 tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
-                              int64_t threshold)
+                              int64_t threshold, int ring)
 {
 	size_t n, i;
 	int64_t in_n = 1, out_n = 1, f;
@@ -397,7 +398,7 @@ tg_lazy *tg_lazy_reduce_split(unsigned op, tg_lazy *a, uint32_t axes,
 		                tg_op_name(op)), NULL;
 	n = tg_lazy_ndim(a);
 	if (tg_lazy_is_multi(a) && !(n < 32 && axes >> n))
-		return tg_multi_reduce(op, a, axes, threshold);
+		return tg_multi_reduce(op, a, axes, threshold, ring);
 	if (n < 32 && axes >> n)
 		return tg_error(TG_EINVAL, "reduce: axis mask 0x%x on %zu dims",
 		                axes, n), NULL;

@@ -451,8 +451,109 @@ static tg_multi *all_reduce(unsigned op, tg_lazy *const *parts, size_t n)
 	return m;
 }
 
+/* The ring (tinygrad's RING): the parts flattened and cut into n
+ * chunks, k of them [b[k], b[k+1]).  n-1 steps of reduce-scatter: in
+ * step s member i passes its running chunk (i - s) mod n to member
+ * i + 1, which combines it with its own; then member i holds chunk
+ * (i + 1) mod n whole.  n-1 steps of all-gather pass the whole chunks
+ * on.  Each chunk is combined once and copied, so the replicas agree
+ * bit for bit.  acc[i * n + k]: member i's chunk k. */
+static int ring_steps(unsigned op, tg_lazy **acc, size_t n)
+{
+	for (int gather = 0; gather < 2; gather++)
+		for (size_t s = 0; s + 1 < n; s++)
+			for (size_t i = 0; i < n; i++) {
+				size_t k = (i + n - s + (size_t)gather) % n;
+				size_t d = (i + 1) % n;
+				tg_lazy **dst = &acc[d * n + k];
+				tg_lazy *c = tg_lazy_copy(acc[i * n + k],
+				                          (*dst)->dev);
+				tg_lazy *r = gather || !c ? tg_lazy_ref(c) :
+				             tg_lazy_alu(op, *dst, c, NULL);
+
+				tg_lazy_unref(c);
+				if (!r)
+					return tg_last_status();
+				tg_lazy_unref(*dst);
+				*dst = r;
+			}
+	return 0;
+}
+
+static tg_multi *ring_reduce(unsigned op, tg_lazy *const *parts, size_t n,
+                             int64_t total)
+{
+	int64_t shape[TG_MAX_DIMS], b[TG_GROUP_MAX + 1], pairs[2];
+	size_t nd = tg_lazy_ndim(parts[0]), i, k;
+	tg_lazy **acc = calloc(n * n, sizeof *acc);
+	tg_multi *m = acc ? multi_alloc(n, -1) : NULL;
+	int rc = m ? 0 : TG_ENOMEM;
+
+	dims(parts[0], shape);
+	for (k = 0; k <= n; k++)
+		b[k] = total * (int64_t)k / (int64_t)n;
+	for (i = 0; i < n && !rc; i++) {
+		tg_lazy *flat = tg_lazy_reshape(parts[i], 1, &total);
+
+		for (k = 0; k < n; k++) {
+			pairs[0] = b[k], pairs[1] = b[k + 1];
+			acc[i * n + k] = flat ? tg_lazy_shrink(flat, 1, pairs)
+			                      : NULL;
+			if (!acc[i * n + k])
+				rc = tg_last_status();
+		}
+		tg_lazy_unref(flat);
+	}
+	rc = rc ? rc : ring_steps(op, acc, n);
+	/* member i: its chunks put back together */
+	for (i = 0; i < n && !rc; i++) {
+		tg_lazy *whole = NULL, *s;
+
+		for (k = 0; k < n && !rc; k++) {
+			pairs[0] = b[k], pairs[1] = total - b[k + 1];
+			s = tg_lazy_pad(acc[i * n + k], 1, pairs);
+			tg_lazy *t = whole && s ? tg_lazy_alu(parts[0]->dtype ==
+			             TG_BOOL ? TG_MAX : TG_ADD, whole, s, NULL)
+			             : tg_lazy_ref(s);
+
+			tg_lazy_unref(whole);
+			tg_lazy_unref(s);
+			if (!(whole = t))
+				rc = tg_last_status();
+		}
+		if (!rc && !(m->lbs[i] = tg_lazy_reshape(whole, nd, shape)))
+			rc = tg_last_status();
+		tg_lazy_unref(whole);
+	}
+	for (i = 0; acc && i < n * n; i++)
+		tg_lazy_unref(acc[i]);
+	free(acc);
+	if (rc == TG_ENOMEM && !m)
+		tg_error_oom("all-reduce");
+	if (rc)
+		tg_multi_free(m);
+	return rc ? NULL : m;
+}
+
+/* The ring where it pays (RING: 1 for more than 2 members and big
+ * parts, 2 always, 0 never), else the direct all-reduce. */
+static tg_multi *all_reduce_any(unsigned op, tg_lazy *const *parts,
+                                size_t n, int ring)
+{
+	int64_t d[TG_MAX_DIMS];
+	int64_t total = 1;
+
+	dims(parts[0], d);
+	for (size_t k = 0; k < tg_lazy_ndim(parts[0]); k++)
+		total *= d[k];
+	if (total >= (int64_t)n &&
+	    (ring >= 2 || (ring == 1 && n > 2 && total >= 256000)))
+		return ring_reduce(op, parts, n, total);
+	return all_reduce(op, parts, n);
+}
+
 tg_lazy *tg_multi_reduce(unsigned op, tg_lazy *a, uint32_t axes,
-                         int64_t threshold)
+                         int64_t threshold, int ring)
 {
 	const tg_multi *src = a->multi;
 	tg_lazy *parts[TG_GROUP_MAX] = { 0 };
@@ -467,14 +568,14 @@ tg_lazy *tg_multi_reduce(unsigned op, tg_lazy *a, uint32_t axes,
 		memcpy(m->real, src->real, src->n);
 		for (i = 0; i < src->n; i++)
 			m->lbs[i] = tg_lazy_reduce_split(op, src->lbs[i], axes,
-			                                 threshold);
+			                                 threshold, ring);
 		return wrap(a->dev, m);
 	}
 	for (i = 0; i < src->n; i++)
 		parts[i] = tg_lazy_reduce_split(op, src->lbs[i], axes,
-		                                threshold);
+		                                threshold, ring);
 	if (all_real) {
-		m = all_reduce(op, parts, src->n);
+		m = all_reduce_any(op, parts, src->n, ring);
 	} else if ((m = multi_alloc(src->n, -1))) {
 		/* one real shard: its result stands; the others stay zeros */
 		memcpy(m->real, src->real, src->n);

@@ -474,7 +474,8 @@ tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes)
 
 	if (!t)
 		return NULL;
-	lb = tg_lazy_reduce_split(op, t->lazy, axes, split_threshold());
+	lb = tg_lazy_reduce_split(op, t->lazy, axes, split_threshold(),
+	                          (int)tg_setting_int(TG_KEY_RING));
 	return tg_t_record(tg_t_wrap(lb), TG_FN_REDUCE, op, &t, 1, &mask, 1);
 }
 

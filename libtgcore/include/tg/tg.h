@@ -522,10 +522,11 @@ TG_API tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev);
  *    the group (tg_full_like and friends make replicated constants);
  *    a replicated operand is sliced to the sharded one's rows, and one
  *    split along another axis is gathered to each member first;
- *  - a reduce over the split axis reduces each shard and then adds (or
- *    maxes) the partial results on every member, combined in member
- *    order, so that the replicas agree bit for bit: the result is
- *    replicated.  Other reduces stay split;
+ *  - a reduce over the split axis reduces each shard and then
+ *    all-reduces the partial results (adds or maxes them on every
+ *    member: directly, or around a ring of chunks, as the RING setting
+ *    says), so that every member holds the same result, bit for bit:
+ *    it is replicated.  Other reduces stay split;
  *  - reshape, permute, expand, pad, shrink and flip map the split axis
  *    through.  Refused with the reason: a reshape that would move
  *    elements between members, expanding, flipping or striding the
