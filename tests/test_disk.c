@@ -24,18 +24,6 @@ static void teardown(void)
 	tg_shutdown();
 }
 
-/* TG_TEST_TMP/<pid>-name, in one of four rotating static buffers. */
-static const char *tmp_path(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-	const char *tmp = getenv("TG_TEST_TMP");
-	char *p = buf[k++ % 4];
-
-	snprintf(p, 512, "%s/%d-%s", tmp ? tmp : "/tmp", (int)getpid(), name);
-	return p;
-}
-
 static void write_file(const char *path, const void *bytes, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -91,7 +79,7 @@ typedef struct layout {
 
 static const char *write_layout(const char *name, layout *l)
 {
-	const char *path = tmp_path(name);
+	const char *path = tl_tmp_path(name);
 
 	memset(l, 0, sizeof *l);
 	memcpy(l->head, "tgcore-disk-test", 16);
@@ -152,7 +140,7 @@ END_TEST
 
 START_TEST(to_disk_and_back)
 {
-	const char *path = tmp_path("out.bin");
+	const char *path = tl_tmp_path("out.bin");
 	int64_t shape[2] = { 3, 4 };
 	float v[12], back[12];
 	unsigned char *bytes;
@@ -195,7 +183,7 @@ END_TEST
 /* The file a DISK buffer maps is the file: written there, read here. */
 START_TEST(disk_tensors_see_the_file)
 {
-	const char *path = tmp_path("shared.bin");
+	const char *path = tl_tmp_path("shared.bin");
 	int64_t n = 4;
 	int32_t v[4] = { 1, 2, 3, 4 }, w[4] = { 9, 8, 7, 6 }, out[4];
 	tg_tensor *a;
@@ -283,7 +271,7 @@ START_TEST(refusals_name_the_reason)
 	/* names and files */
 	ck_assert_ptr_null(tg_dev_get("DISK:"));
 	ck_assert_error("device 'DISK:': no file named (expected DISK:path)");
-	snprintf(dir, sizeof dir, "DISK:%s", tmp_path("no/such/dir.bin"));
+	snprintf(dir, sizeof dir, "DISK:%s", tl_tmp_path("no/such/dir.bin"));
 	ck_assert_ptr_nonnull(tg_dev_get(dir)); /* opened when used */
 	ck_assert_int_lt(tg_realize(ok(tg_to(head, tg_dev_get(dir)))), 0);
 	ck_assert_error("cannot open the file: No such file or directory");
@@ -323,7 +311,7 @@ static tg_tensor *seq(tg_dtype dt, size_t ndim, const int64_t *shape,
 
 START_TEST(safetensors_load_reads_only_what_is_used)
 {
-	const char *path = tmp_path("lazy.safetensors");
+	const char *path = tl_tmp_path("lazy.safetensors");
 	int64_t sa[2] = { 64, 32 }, sb[1] = { 5 }, sc[3] = { 2, 3, 4 };
 	tg_state *s = tg_state_new(), *in;
 	tg_tensor *b;

@@ -27,21 +27,9 @@ static void teardown(void)
 	tg_shutdown();
 }
 
-/* TG_TEST_TMP/<pid>-name, in one of four rotating static buffers. */
-static const char *tmp_path(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-	const char *tmp = getenv("TG_TEST_TMP");
-	char *p = buf[k++ % 4];
-
-	snprintf(p, 512, "%s/%d-%s", tmp ? tmp : "/tmp", (int)getpid(), name);
-	return p;
-}
-
 static const char *write_raw(const char *name, const void *bytes, size_t n)
 {
-	const char *path = tmp_path(name);
+	const char *path = tl_tmp_path(name);
 	FILE *f = fopen(path, "wb");
 
 	ck_assert_ptr_nonnull(f);
@@ -203,7 +191,7 @@ START_TEST(round_trip_every_dtype)
 {
 	int64_t shape[2] = { 2, 3 };
 	unsigned char in[TG_NDTYPES][6 * 8];
-	const char *path = tmp_path("dtypes.safetensors");
+	const char *path = tl_tmp_path("dtypes.safetensors");
 	tg_state *s = tg_state_new(), *l;
 	int dt;
 	size_t i;
@@ -240,7 +228,7 @@ END_TEST
 
 START_TEST(round_trip_scalars_empty_and_large)
 {
-	const char *path = tmp_path("shapes.safetensors");
+	const char *path = tl_tmp_path("shapes.safetensors");
 	int64_t big = 1 << 20, z03[2] = { 0, 3 }, z205[3] = { 2, 0, 5 };
 	int64_t i64 = -1234567890123LL, got64;
 	double f64 = -0.125, gotd;
@@ -283,7 +271,7 @@ END_TEST
 
 START_TEST(round_trip_names_with_escapes)
 {
-	const char *path = tmp_path("names.safetensors");
+	const char *path = tl_tmp_path("names.safetensors");
 	static const char *const names[] = {
 		"quote\"back\\slash", "tab\tnew\nline\x01", "caf\xc3\xa9",
 		"emoji \xf0\x9f\x98\x80", "/slash/",
@@ -320,7 +308,7 @@ static const char golden_name[] = "q\"\\\n\x01\xc3\xa9";
 
 START_TEST(save_matches_golden_bytes)
 {
-	const char *path = tmp_path("golden.safetensors");
+	const char *path = tl_tmp_path("golden.safetensors");
 	int64_t two = 2;
 	float v[2] = { 1, 2 };
 	int8_t m1 = -1;
@@ -342,7 +330,7 @@ START_TEST(save_matches_golden_bytes)
 	ck_assert_int_eq(memcmp(got, golden, GOLDEN_LEN), 0);
 
 	/* the write went through path.tmp, renamed away */
-	ck_assert_int_ne(stat(tmp_path("golden.safetensors.tmp"), &st), 0);
+	ck_assert_int_ne(stat(tl_tmp_path("golden.safetensors.tmp"), &st), 0);
 	tg_state_free(s);
 }
 END_TEST
@@ -369,7 +357,7 @@ END_TEST
 
 START_TEST(save_empty_state_and_overwrite)
 {
-	const char *path = tmp_path("empty.st");
+	const char *path = tl_tmp_path("empty.st");
 	static const unsigned char want[] = "\x08\0\0\0\0\0\0\0{}      ";
 	unsigned char got[32];
 	tg_state *s = tg_state_new(), *l;
@@ -396,7 +384,7 @@ END_TEST
 
 START_TEST(save_failures)
 {
-	const char *dir = tmp_path("a-directory");
+	const char *dir = tl_tmp_path("a-directory");
 	tg_state *s = tg_state_new();
 	struct stat st;
 	float v = 3;
@@ -408,15 +396,15 @@ START_TEST(save_failures)
 
 	/* the rename fails: the temporary file does not stay behind */
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	ck_assert_int_eq(mkdir(tmp_path("a-directory/inside"), 0700), 0);
+	ck_assert_int_eq(mkdir(tl_tmp_path("a-directory/inside"), 0700), 0);
 	ck_assert_int_lt(tg_safetensors_save(s, dir), 0);
 	ck_assert_error("cannot rename");
-	ck_assert_int_ne(stat(tmp_path("a-directory.tmp"), &st), 0);
+	ck_assert_int_ne(stat(tl_tmp_path("a-directory.tmp"), &st), 0);
 
 	ck_assert_int_lt(tg_safetensors_save(NULL, "x"), 0);
 	ck_assert_error("safetensors_save: NULL state");
 	add(s, "__metadata__", f32(0, NULL, &v));
-	ck_assert_int_lt(tg_safetensors_save(s, tmp_path("meta.st")), 0);
+	ck_assert_int_lt(tg_safetensors_save(s, tl_tmp_path("meta.st")), 0);
 	ck_assert_error("'__metadata__' is reserved");
 	tg_state_free(s);
 }
@@ -453,7 +441,7 @@ START_TEST(state_load_into_model)
 	static const float w[6] = { 1, 2, 3, 4, 5, 6 }, b[3] = { 7, 8, 9 };
 	static const float zero[6] = { 0 };
 	int64_t ws[2] = { 2, 3 }, bs = 3, step = 100;
-	const char *path = tmp_path("ckpt.st");
+	const char *path = tl_tmp_path("ckpt.st");
 	tg_state *ck = tg_state_new(), *m = model(), *file;
 	tg_tensor *w_before = tg_state_get(m, "w");
 
@@ -719,7 +707,7 @@ END_TEST
 	"\"a\":{\"dtype\":\"I8\",\"shape\":[],\"data_offsets\":[0,1]}}"
 START_TEST(metadata_round_trip)
 {
-	const char *path = tmp_path("meta.safetensors");
+	const char *path = tl_tmp_path("meta.safetensors");
 	unsigned char got[256];
 	tg_state *s = tg_state_new(), *l;
 	int8_t one = 1;
@@ -819,7 +807,7 @@ START_TEST(rejects_lying_lengths)
 	                        "{" ENT("a", "F32", "[1]", "[0,4]") "}", 4),
 	           "header byte 10: unterminated string");
 	/* over the reference's 100 MB limit (a sparse file) */
-	path = tmp_path("huge.st");
+	path = tl_tmp_path("huge.st");
 	ck_assert_ptr_nonnull(f = fopen(path, "wb"));
 	memset(b, 0, 8);
 	b[0] = 0x08, b[1] = 0xe1, b[2] = 0xf5, b[3] = 0x05; /* 100000008 */
@@ -831,9 +819,9 @@ START_TEST(rejects_lying_lengths)
 	unlink(path);
 	free(b);
 
-	load_fails(tmp_path("missing.st"), "cannot open: No such file");
-	ck_assert_int_eq(mkdir(tmp_path("dir.st"), 0700), 0);
-	load_fails(tmp_path("dir.st"), "not a regular file");
+	load_fails(tl_tmp_path("missing.st"), "cannot open: No such file");
+	ck_assert_int_eq(mkdir(tl_tmp_path("dir.st"), 0700), 0);
+	load_fails(tl_tmp_path("dir.st"), "not a regular file");
 }
 END_TEST
 

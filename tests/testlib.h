@@ -79,16 +79,27 @@ static inline void tl_use_plugins(const char *path)
 	setenv("TG_PLUGIN_DEFAULT_PATH", "0", 1);
 }
 
+/* TG_TEST_TMP/<pid>-name (/tmp outside make check), in one of four
+ * rotating static buffers, so that a few paths can be held at once. */
+static inline const char *tl_tmp_path(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+	const char *tmp = getenv("TG_TEST_TMP");
+	char *p = buf[k++ % 4];
+
+	snprintf(p, 512, "%s/%d-%s", tmp ? tmp : "/tmp", (int)getpid(), name);
+	return p;
+}
+
 /* Writes `text` into a new file under TG_TEST_TMP; returns its path in
  * a static buffer. */
 static inline const char *tl_write_file(const char *name, const char *text)
 {
 	static char path[512];
-	const char *tmp = getenv("TG_TEST_TMP");
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/%d-%s", tmp ? tmp : "/tmp",
-	         (int)getpid(), name);
+	snprintf(path, sizeof path, "%s", tl_tmp_path(name));
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs(text, f);

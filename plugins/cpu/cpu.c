@@ -16,7 +16,6 @@
  *           CLANG:n, for multi-device work on one machine; copies between
  *           them are a memcpy (allocator->transfer)
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 
 #include "child.h"
 #include "cpu.h"
+#include "text.h"
 #include "tool.h"
 
 #define CPU_ALIGN 64 /* a cache line, and the widest AVX-512 load */
@@ -411,18 +411,12 @@ static int cpu_graph_run(struct tg_device *dev, void *graph,
 static int cpu_devices(const struct tg_host *host, int *n)
 {
 	const char *s = host->config_get(host, "devices");
-	char *end;
 	long v;
 
 	*n = 1;
 	if (s == NULL || *s == '\0')
 		return 0;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (errno != 0 || end == s || *end != '\0' || v < 1 ||
-	    v > CPU_MAX_DEVICES)
+	if (text_long(s, 1, CPU_MAX_DEVICES, &v) != 0)
 		return host->set_error(host, TG_ECONFIG,
 			"cpu: bad devices value '%s' ([cpu] devices or "
 			"TG_CPU_DEVICES): expected an integer from 1 to %d", s,

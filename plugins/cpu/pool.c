@@ -26,7 +26,6 @@
  * list (the workers are not woken for them) and, between shared jobs,
  * as one step of thread 0.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -36,6 +35,7 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "text.h"
 
 /* Helgrind follows mutexes, not C11 atomics: the barrier tells it that
  * what came before an arrival happens before what follows the wait. */
@@ -104,19 +104,13 @@ static size_t online_cores(void)
 int cpu_pool_threads(const struct tg_host *host, size_t *nthreads)
 {
 	const char *s = host->config_get(host, "threads");
-	char *end;
 	long n;
 
 	if (s == NULL || *s == '\0') {
 		*nthreads = online_cores();
 		return 0;
 	}
-	errno = 0;
-	n = strtol(s, &end, 10);
-	while (*end == ' ' || *end == '\t')
-		end++;
-	if (errno != 0 || end == s || *end != '\0' || n < 0 ||
-	    n > POOL_MAX_THREADS)
+	if (text_long(s, 0, POOL_MAX_THREADS, &n) != 0)
 		return host->set_error(host, TG_ECONFIG,
 			"cpu open: bad threads value '%s' ([cpu] threads or "
 			"TG_CPU_THREADS): expected an integer from 0 (one per "

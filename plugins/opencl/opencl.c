@@ -14,13 +14,13 @@
  *   device    an index into what is left: only that device
  */
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opencl.h"
+#include "text.h"
 
 #define PLATFORM_NOT_FOUND_KHR (-1001) /* cl_khr_icd: no ICD installed */
 
@@ -218,14 +218,9 @@ struct devlist {
 /* A non-negative decimal index no larger than INT_MAX; -1 otherwise. */
 static long parse_index(const char *s)
 {
-	char *end;
 	long v;
 
-	if (!isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return *end == '\0' && errno == 0 && v <= INT_MAX ? v : -1;
+	return text_long(s, 0, INT_MAX, &v) == 0 ? v : -1;
 }
 
 /* The config value of `key`, NULL when unset or empty. */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "vulkan.h"
 
 /* Defined at the bottom, with the descriptor. */
@@ -172,13 +173,11 @@ static int device_type(VkPhysicalDeviceType t)
 static int parse_index(const struct tg_host *host, int *index)
 {
 	const char *s = host->config_get(host, "device");
-	char *end;
 	long v;
 
 	if (s == NULL || s[0] == '\0')
 		return 0;
-	v = strtol(s, &end, 10);
-	if (*end != '\0' || v < 0 || v > 63)
+	if (text_long(s, 0, 63, &v) != 0)
 		return -1;
 	*index = (int)v;
 	return 0;
