@@ -331,6 +331,30 @@ START_TEST(movement_refusals)
 }
 END_TEST
 
+/* Gradients flow back through tg_shard to the tensor's own device:
+ * d/dx sum(shard(x)^2 * w) = 2 x w, w replicated. */
+START_TEST(gradients_through_shard)
+{
+	enum { R = 5, C = 3 };
+	float xv[R * C], wv[R * C], g[R * C];
+	double want[R * C];
+	tg_tensor *x = mat(R, C, xv, 7), *w = mat(R, C, wv, 8), *loss, *gx;
+
+	ck_assert_int_eq(tg_set_requires_grad(x, 1), 0);
+	loss = ok(tg_sum(ok(tg_mul(ok(tg_square(ok(tg_shard(x, group3, 0)))),
+	                           ok(tg_to(w, group3)))), NULL, 0, 0));
+	ck_assert_ptr_eq(tg_tensor_dev(loss), group3);
+	ck_assert_msg(tg_backward(loss, NULL) == 0, "%s", tg_last_error());
+	gx = tg_grad(x);
+	ck_assert_ptr_nonnull(gx);
+	ck_assert_ptr_eq(tg_tensor_dev(gx), cpu[0]);
+	read_f(gx, g, R * C);
+	for (int i = 0; i < R * C; i++)
+		want[i] = 2.0 * xv[i] * wv[i];
+	near(g, want, R * C, 1e-6);
+}
+END_TEST
+
 static int double_it(void *ctx, tg_tensor *const *in, size_t nin,
                      tg_tensor **out, size_t nout)
 {
@@ -454,6 +478,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, ring_and_direct_all_reduce);
 	tcase_add_test(tc, movement_through_the_split_axis);
 	tcase_add_test(tc, movement_refusals);
+	tcase_add_test(tc, gradients_through_shard);
 	tcase_add_test(tc, random_numbers_and_the_jit);
 	tcase_add_test(tc, data_parallel_training_follows_one_device);
 	suite_add_tcase(s, tc);
