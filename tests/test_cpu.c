@@ -242,8 +242,8 @@ START_TEST(bad_device_count_makes_the_plugin_unusable)
 {
 	setenv("TG_CPU_DEVICES", "0", 1);
 	ck_assert_ptr_null(tg_dev_get("CPU"));
-	ck_assert_error("bad [cpu] devices setting (TG_CPU_DEVICES): "
-	                "expected an integer from 1 to 64");
+	ck_assert_error("cpu: bad devices value '0' ([cpu] devices or "
+	                "TG_CPU_DEVICES): expected an integer from 1 to 64");
 }
 END_TEST
 

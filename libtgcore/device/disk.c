@@ -9,7 +9,8 @@
  * is the same file: tg_empty(disk, ...) followed by tg_to reads the
  * file, and tg_to(x, disk) writes it.  lazy_ops.c turns a slice of a
  * contiguous range and a bitcast into buffer views on it; anything
- * that would need a kernel is refused by realize.c with the reason.
+ * that would need a kernel is refused with the reason (schedule.c's
+ * build_items, before anything runs).
  *
  * It is built from the same tables as a plugin's device, so the rest
  * of the core treats it like any other, but it lives in the core: it
@@ -35,7 +36,6 @@ typedef struct disk_mem {
 	unsigned char *p;
 	size_t size;
 	int writable;
-	int is_view;
 } disk_mem;
 
 typedef struct disk_ctx {
@@ -107,7 +107,7 @@ static int disk_alloc(struct tg_device *d, size_t size, void **out)
 		free(m);
 		return disk_err(d, TG_EIO, "cannot map the file", errno);
 	}
-	*m = (disk_mem){ p, size, writable, 0 };
+	*m = (disk_mem){ p, size, writable };
 	*out = m;
 	return 0;
 }
@@ -153,7 +153,7 @@ static int disk_view(struct tg_device *d, void *mem, size_t offset,
 	(void)d;
 	if (!v)
 		return tg_error_oom("DISK view");
-	*v = (disk_mem){ m->p + offset, size, m->writable, 1 };
+	*v = (disk_mem){ m->p + offset, size, m->writable };
 	*out = v;
 	return 0;
 }
@@ -277,13 +277,16 @@ static tg_plugin_rec disk_rec = {
 static disk_ctx *ctx_new(const char *path)
 {
 	disk_ctx *c = calloc(1, sizeof *c);
-	size_t n = strlen(path);
+	tg_strbuf sb;
 
 	if (!c)
 		return NULL;
+	tg_strbuf_init(&sb);
+	tg_strbuf_addf(&sb, DISK_PREFIX "%s", path);
+	c->name = tg_strbuf_finish(&sb);
+	tg_strbuf_addf(&sb, "memory-mapped file %s", path);
+	c->description = tg_strbuf_finish(&sb);
 	c->path = strdup(path);
-	c->name = malloc(sizeof DISK_PREFIX + n);
-	c->description = malloc(sizeof "memory-mapped file " + n);
 	if (!c->path || !c->name || !c->description) {
 		free(c->path);
 		free(c->name);
@@ -291,11 +294,6 @@ static disk_ctx *ctx_new(const char *path)
 		free(c);
 		return NULL;
 	}
-	memcpy(c->name, DISK_PREFIX, sizeof DISK_PREFIX - 1);
-	memcpy(c->name + sizeof DISK_PREFIX - 1, path, n + 1);
-	memcpy(c->description, "memory-mapped file ",
-	       sizeof "memory-mapped file " - 1);
-	memcpy(c->description + sizeof "memory-mapped file " - 1, path, n + 1);
 	c->info = (struct tg_device_info){
 		.struct_size = sizeof c->info, .name = c->name,
 		.description = c->description, .type = TG_DEVICE_CPU,

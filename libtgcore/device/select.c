@@ -35,9 +35,12 @@ int tg_devname_parse(const char *name, const char *what, tg_devname *out)
 	size_t n = colon ? (size_t)(colon - name) : strlen(name);
 	long idx = 0;
 
-	if (tg_disk_path(name))
-		n = 4;  /* DISK:path: refused below, whatever the path */
-	else if (!n || n >= sizeof base ||
+	if (n == 4 && !strncasecmp(name, "DISK", 4))
+		return tg_error(TG_EINVAL, "%s: DISK holds files and runs no "
+		                "kernels, so it cannot compute; open it with "
+		                "tg_dev_get(\"DISK:path\") and move tensors with "
+		                "tg_to", what);
+	if (!n || n >= sizeof base ||
 	    (colon && (tg_parse_long(colon + 1, &idx) || idx < 0 ||
 	               idx > 4096 || !isdigit((unsigned char)colon[1]))))
 		return tg_error(TG_EINVAL, "%s: bad device name '%s' (expected "
@@ -45,11 +48,6 @@ int tg_devname_parse(const char *name, const char *what, tg_devname *out)
 		                name);
 	memcpy(base, name, n);
 	base[n] = '\0';
-	if (!strcasecmp(base, "DISK"))
-		return tg_error(TG_EINVAL, "%s: DISK holds files and runs no "
-		                "kernels, so it cannot compute; open it with "
-		                "tg_dev_get(\"DISK:path\") and move tensors with "
-		                "tg_to", what);
 	out->index = (int)idx;
 	if ((out->plugin = tg_registry_find(base)))
 		return 0;

@@ -356,7 +356,7 @@ static void *prebuild_worker(void *arg)
 
 	while ((i = atomic_fetch_add(&p->next, 1)) < p->s->items.n) {
 		tg_sched_item *it = &p->s->items.v[i];
-		if (it->ast && !tg_disk_is(tg_buffer_dev(it->bufs[0])) &&
+		if (it->ast &&
 		    !method_get(tg_buffer_dev(it->bufs[0]), it, p->set))
 			tg_clear_error();  /* the run in order reports it */
 	}

@@ -993,7 +993,8 @@ static void sched_free(sched *s)
 
 static int schedule_flat(tg_lazy *const *outs, size_t n, tg_schedule *out);
 
-/* A multi-device tensor is realized as its shards. */
+/* A multi-device tensor is realized as its shards (a NULL output passes
+ * through to schedule_flat, which reports it). */
 int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 {
 	tg_lazy **flat;
@@ -1005,9 +1006,6 @@ int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 	if (i == n)
 		return schedule_flat(outs, n, out);
 	memset(out, 0, sizeof *out);
-	for (i = 0; i < n; i++)
-		if (!outs[i])
-			return tg_last_status() ? tg_last_status() : TG_EINVAL;
 	if ((rc = tg_multi_flatten(outs, n, &flat, &nflat)))
 		return rc;
 	rc = schedule_flat(flat, nflat, out);

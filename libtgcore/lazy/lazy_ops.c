@@ -208,7 +208,7 @@ static tg_lazy *disk_bitcast(tg_lazy *a, tg_dtype dt)
 	if (from != to) {
 		int64_t last = n ? shape[n - 1].c * (int64_t)from : (int64_t)from;
 
-		if (last % (int64_t)to || (!n && from != to)) {
+		if (last % (int64_t)to || !n) {
 			shape_str(a, sh, sizeof sh);
 			return tg_error(TG_EINVAL, "bitcast: the last axis of %s "
 			                "%s is %lld bytes, not a whole number of "

@@ -407,8 +407,10 @@ static int cpu_graph_run(struct tg_device *dev, void *graph,
 
 #define CPU_MAX_DEVICES 64
 
-/* The devices setting: 1 unless [cpu] devices says otherwise. */
-static int cpu_devices(const struct tg_host *host, int *n)
+/* The devices setting: 1 unless [cpu] devices says otherwise.  On a bad
+ * value, why (why_n bytes) says so and the return is TG_ECONFIG. */
+static int cpu_devices(const struct tg_host *host, int *n, char *why,
+                       size_t why_n)
 {
 	const char *s = host->config_get(host, "devices");
 	long v;
@@ -416,11 +418,12 @@ static int cpu_devices(const struct tg_host *host, int *n)
 	*n = 1;
 	if (s == NULL || *s == '\0')
 		return 0;
-	if (text_long(s, 1, CPU_MAX_DEVICES, &v) != 0)
-		return host->set_error(host, TG_ECONFIG,
-			"cpu: bad devices value '%s' ([cpu] devices or "
-			"TG_CPU_DEVICES): expected an integer from 1 to %d", s,
-			CPU_MAX_DEVICES);
+	if (text_long(s, 1, CPU_MAX_DEVICES, &v) != 0) {
+		snprintf(why, why_n, "cpu: bad devices value '%s' ([cpu] "
+		         "devices or TG_CPU_DEVICES): expected an integer "
+		         "from 1 to %d", s, CPU_MAX_DEVICES);
+		return TG_ECONFIG;
+	}
 	*n = (int)v;
 	return 0;
 }
@@ -429,15 +432,13 @@ static int cpu_devices(const struct tg_host *host, int *n)
  * devices setting makes the plugin unusable with the reason. */
 static int cpu_probe(const struct tg_host *host, struct tg_probe *out)
 {
+	char why[256];
 	int n, i;
 
-	if (cpu_devices(host, &n) != 0) {
+	if (cpu_devices(host, &n, why, sizeof why) != 0) {
 		out->ndevices = 0;
 		if (TG_HAS(out, struct tg_probe, reason))
-			snprintf(out->reason, sizeof(out->reason), "bad "
-			         "[cpu] devices setting (TG_CPU_DEVICES): "
-			         "expected an integer from 1 to %d",
-			         CPU_MAX_DEVICES);
+			snprintf(out->reason, sizeof(out->reason), "%s", why);
 		return 0;
 	}
 	out->ndevices = n;
@@ -530,10 +531,11 @@ static int cpu_open(const struct tg_host *host, int index,
                     struct tg_device **out)
 {
 	struct cpu_ctx *ctx;
+	char why[256];
 	int ret, n;
 
-	if ((ret = cpu_devices(host, &n)) != 0)
-		return ret;
+	if ((ret = cpu_devices(host, &n, why, sizeof why)) != 0)
+		return host->set_error(host, ret, "%s", why);
 	if (index < 0 || index >= n)
 		return host->set_error(host, TG_ENODEV, "cpu open: no device "
 		                       "%d (there %s %d: [cpu] devices sets "
