@@ -3,7 +3,8 @@
 # examples: build tools, libraries, and the runtimes the backends are tested
 # on (PoCL for OpenCL, Mesa's lavapipe for Vulkan), clang with libFuzzer
 # (libclang-rt-dev, only recommended by clang) for .ci/fuzz, debhelper
-# and lintian for .ci/packages, the Fashion-MNIST data set, and numpy
+# and lintian for .ci/packages, the Fashion-MNIST data set, Open MPI
+# (libtgcore-dist and its mpirun test), and numpy
 # with OpenBLAS (the benchmarks' anchor: Debian's numpy otherwise uses
 # the reference BLAS).  Idempotent: packages already
 # present are left alone.
@@ -18,6 +19,7 @@ PACKAGES="
   ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc
   dataset-fashion-mnist
+  libopenmpi-dev openmpi-bin
   python3-numpy libopenblas0-pthread
 "
 

@@ -87,7 +87,19 @@ START_TEST(errors_set_prefix_and_clear)
 	ck_assert_str_eq(tg_status_name(TG_ENOMEM), "TG_ENOMEM");
 	ck_assert_str_eq(tg_status_name(TG_EINTERNAL), "TG_EINTERNAL");
 	ck_assert_str_eq(tg_status_name(TG_ETIMEOUT), "TG_ETIMEOUT");
+	ck_assert_str_eq(tg_status_name(TG_ECOMM), "TG_ECOMM");
 	ck_assert_str_eq(tg_status_name(-99), "TG_E?");
+	/* the public setter, for libraries on tgcore; a status that is not
+	 * negative becomes TG_EINVAL, so an error never reads as success */
+	ck_assert_int_eq(tg_set_error(TG_ECOMM, "dist: rank %d gone", 3),
+	                 TG_ECOMM);
+	ck_assert_str_eq(tg_last_error(), "dist: rank 3 gone");
+	ck_assert_int_eq(tg_last_status(), TG_ECOMM);
+	ck_assert_int_eq(tg_set_error(0, "oops"), TG_EINVAL);
+	/* a message may quote the one before */
+	tg_set_error(TG_EIO, "x: %s", tg_last_error());
+	ck_assert_str_eq(tg_last_error(), "x: oops");
+	tg_clear_error();
 }
 END_TEST
 

@@ -617,7 +617,7 @@ static int decode(mg_ctx *c, tg_uop *const *order, size_t n)
 		if (stn && !c->st[stn->id]) {
 			if (!(c->st[stn->id] = tg_st_of_uop(stn)))
 				return tg_last_status() ? tg_last_status()
-				                        : TG_ENOMEM;
+				                        : tg_error_oom("tracker");
 			c->stn[c->nstn++] = stn;
 		}
 		if (order[i]->op == TG_REDUCE_AXIS && c->nred < TG_MAX_DIMS)
@@ -633,13 +633,15 @@ static tg_uop *merge_axes(tg_ir *ir, tg_uop *sink)
 	mg_ctx c = { 0 };
 	size_t n = 0, i;
 	tg_uop **order = tg_ast_toposort(sink, &n), *r = sink;
-	int rc = TG_ENOMEM;
+	int rc;
 
 	c.st = calloc(tg_ir_count(ir), sizeof *c.st);
 	c.stn = malloc((n ? n : 1) * sizeof *c.stn);
-	if (!order || !c.st || !c.stn ||
-	    (rc = tg_ast_full_shape(sink, &c.nd, c.full)) ||
-	    (rc = decode(&c, order, n))) {
+	if (!order || !c.st || !c.stn)
+		rc = tg_error_oom("tables");
+	else if (!(rc = tg_ast_full_shape(sink, &c.nd, c.full)))
+		rc = decode(&c, order, n);
+	if (rc) {
 		tg_ir_fail(ir, rc, "kernel: merging axes: %s", tg_last_error());
 		r = NULL;
 		goto out;

@@ -13,9 +13,14 @@
 static _Thread_local char err_msg[TG_ERROR_MAX];
 static _Thread_local int err_status;
 
+/* Formats into a copy first, so that the message may quote the last
+ * one (tg_set_error(s, "x: %s", tg_last_error())). */
 int tg_verror(int status, const char *fmt, va_list ap)
 {
-	vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+	char msg[TG_ERROR_MAX];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	memcpy(err_msg, msg, sizeof msg);
 	err_status = status;
 	return status;
 }
@@ -40,6 +45,16 @@ static void append(const char *s)
 		k = sizeof err_msg - 1 - n;
 	memcpy(err_msg + n, s, k);
 	err_msg[n + k] = '\0';
+}
+
+int tg_set_error(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tg_verror(status < 0 ? status : TG_EINVAL, fmt, ap);
+	va_end(ap);
+	return err_status;
 }
 
 int tg_error_prefix(const char *fmt, ...)
@@ -82,7 +97,7 @@ const char *tg_status_name(int status)
 	static const char *const names[] = {
 		"TG_OK", "TG_EINVAL", "TG_ENOMEM", "TG_ENODEV", "TG_ECOMPILE",
 		"TG_EPLUGIN", "TG_ECONFIG", "TG_EIO", "TG_EUNSUPPORTED",
-		"TG_ERUNTIME", "TG_EINTERNAL", "TG_ETIMEOUT",
+		"TG_ERUNTIME", "TG_EINTERNAL", "TG_ETIMEOUT", "TG_ECOMM",
 	};
 	_Static_assert(TG_ARRAY_LEN(names) == 1 - TG_STATUS_MIN,
 	               "one name per status");

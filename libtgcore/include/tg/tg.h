@@ -74,11 +74,13 @@ typedef enum tg_status {
 	TG_EUNSUPPORTED = -8, /* the device cannot do this */
 	TG_ERUNTIME = -9,     /* a device runtime call failed */
 	TG_EINTERNAL = -10,   /* an internal invariant broke (a bug) */
-	TG_ETIMEOUT = -11     /* ran past its time limit and was stopped */
+	TG_ETIMEOUT = -11,    /* ran past its time limit and was stopped */
+	TG_ECOMM = -12        /* communication between processes failed
+	                       * (tg/dist.h: an MPI call, a peer gone) */
 } tg_status;
 
 /* The most negative status. */
-#define TG_STATUS_MIN TG_ETIMEOUT
+#define TG_STATUS_MIN TG_ECOMM
 
 /* Static name of a status, e.g. "TG_ENOMEM". */
 TG_API const char *tg_status_name(int status);
@@ -93,6 +95,10 @@ TG_API const char *tg_last_error(void);
 /* The status that went with tg_last_error(), TG_OK when none. */
 TG_API int tg_last_status(void);
 TG_API void tg_clear_error(void);
+/* Sets the calling thread's last error and returns status (negative),
+ * for libraries built on tgcore (tg/dist.h's libtgcore-dist is one), so
+ * that their errors read like tgcore's own. */
+TG_API int tg_set_error(int status, const char *fmt, ...) TG_PRINTF(2, 3);
 
 /* ------------------------------------------------------------------ */
 /* Data types                                                          */
