@@ -31,13 +31,13 @@ run() { # seconds, then the command; prints the exit status
 
 run 300 "$mpirun" -np 2 --oversubscribe "$bin"
 [ $rc -eq 0 ] || fail "suite on 2 ranks (exit $rc)"
-grep -q '100%: Checks: 8, Failures: 0, Errors: 0' "$log" ||
+grep -q '100%: Checks: 9, Failures: 0, Errors: 0' "$log" ||
 	fail "suite on 2 ranks: not every check ran and passed"
-echo "2 ranks: $(grep -c '100%: Checks: 8' "$log") ranks passed"
+echo "2 ranks: $(grep -c '100%: Checks: 9' "$log") ranks passed"
 
 run 300 "$bin"
 [ $rc -eq 0 ] || fail "suite alone (exit $rc)"
-grep -q '100%: Checks: 8, Failures: 0, Errors: 0' "$log" ||
+grep -q '100%: Checks: 9, Failures: 0, Errors: 0' "$log" ||
 	fail "suite alone"
 echo "1 rank: passed"
 

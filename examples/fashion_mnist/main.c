@@ -6,7 +6,7 @@
  *
  *   fashion_mnist [--quick | --full] [--data DIR] [--out DIR] [--device NAME]
  *                 [--epochs N] [--batch N] [--lr X] [--seed N]
- *                 [--eval CHECKPOINT] [--smoke]
+ *                 [--eval CHECKPOINT] [--smoke] [--dist]
  *
  * --quick (the default) trains a narrow net (8 and 16 channels) for two
  * epochs: about 87% test accuracy in about two minutes on 2 cores.
@@ -15,6 +15,14 @@
  * a checkpoint and only evaluates it.  The device is the default one;
  * --device NAME or DEVICE=NAME (or CPU=1, ...) picks another, as for
  * every tgcore program.
+ *
+ * --dist trains data-parallel across the processes of an MPI job
+ * (tg/dist.h; `mpirun -np 2 fashion_mnist --dist`): rank 0's initial
+ * weights go to every rank, each rank runs its share of every global
+ * batch (--batch is the global batch), the gradients are averaged
+ * over the ranks every step, and only rank 0 evaluates, prints and
+ * saves.  At the end it prints the job's images/s and each rank's
+ * share of time spent communicating.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -29,7 +37,11 @@
 #include <unistd.h>
 
 #include <tg/tg.h>
+#ifdef TG_HAVE_DIST
+#include <tg/dist.h>
+#endif
 
+#include "dp.h"
 #include "idx.h"
 #include "model.h"
 
@@ -38,7 +50,7 @@
 
 typedef struct options {
 	const char *data, *out, *eval;
-	int epochs, batch, width, smoke;
+	int epochs, batch, width, smoke, dist;
 	double lr;
 	unsigned long seed;
 } options;
@@ -79,6 +91,7 @@ static void usage(FILE *f)
 	        "  --device NAME the device (as DEVICE=NAME): CPU, OPENCL, ...\n"
 	        "  --eval FILE   evaluate a checkpoint instead of training\n"
 	        "  --smoke       a few steps on a slice of the data (tests)\n"
+	        "  --dist        data-parallel over an MPI job (under mpirun)\n"
 	        "The device is the default one; DEVICE=NAME picks another.\n");
 }
 
@@ -106,6 +119,8 @@ static int parse(int argc, char **argv, options *o)
 			o->width = 2, o->epochs = 8;
 		} else if (!strcmp(a, "--smoke")) {
 			o->smoke = 1;
+		} else if (!strcmp(a, "--dist")) {
+			o->dist = 1;
 		} else if (v && !strcmp(a, "--data")) {
 			o->data = v, i++;
 		} else if (v && !strcmp(a, "--device")) {
@@ -364,8 +379,10 @@ static int all_tensors(tg_state *s, tg_tensor ***out, size_t *n)
 	return 0;
 }
 
+/* rank and size: this process's place in a --dist job (0 and 1
+ * otherwise); every rank trains on its rows of each global batch. */
 static int train(model *m, tg_state *st, const dataset *tr,
-                 const dataset *te, const options *o)
+                 const dataset *te, const options *o, int rank, int size)
 {
 	size_t n = o->smoke ? 512 : tr->n, steps = n / (size_t)o->batch, s;
 	size_t *perm = malloc(n * sizeof *perm), nt, seen = 0, i;
@@ -376,7 +393,9 @@ static int train(model *m, tg_state *st, const dataset *tr,
 	int tty = isatty(1), e, rc = 1;
 	tg_tensor **ts = NULL;
 	tg_optim *opt = NULL;
-	trainer tr_ctx = { m, NULL };
+	trainer tr_ctx = { m, NULL, NULL, 0 };
+	size_t lb = (size_t)o->batch / (size_t)size;  /* this rank's rows */
+	dp *d = NULL;
 	tg_jit *step_jit = tg_jit_new(model_train_step, &tr_ctx);
 	tg_jit *eval_jit = tg_jit_new(eval_step, m);
 	char path[1100];
@@ -389,6 +408,15 @@ static int train(model *m, tg_state *st, const dataset *tr,
 		goto out;
 	}
 	tr_ctx.opt = opt;
+	if (o->batch % size) {
+		fprintf(stderr, "fashion_mnist: --batch %d does not split over "
+		        "%d ranks\n", o->batch, size);
+		goto out;
+	}
+	if (o->dist && !(d = dp_new(&tr_ctx, ts, nt))) {
+		rc = die("--dist");
+		goto out;
+	}
 	for (i = 0; i < n; i++)
 		perm[i] = i;
 	tg_set_training(1);
@@ -409,11 +437,12 @@ static int train(model *m, tg_state *st, const dataset *tr,
 				goto out;
 			}
 			tg_scope_begin();
-			if (batch(tr, perm + s * (size_t)o->batch,
-			          (size_t)o->batch, &x, &y) ||
-			    (in[0] = x, in[1] = y,
-			     tg_jit_call(step_jit, in, 2, &loss, 1)) ||
-			    tg_tensor_item(loss, &lv)) {
+			if (batch(tr, perm + s * (size_t)o->batch +
+			          (size_t)rank * lb, lb, &x, &y) ||
+			    (d ? dp_step(d, x, y, &lv) :
+			     ((in[0] = x, in[1] = y,
+			       tg_jit_call(step_jit, in, 2, &loss, 1)) ||
+			      tg_tensor_item(loss, &lv)))) {
 				tg_scope_end();
 				rc = die("training step");
 				goto out;
@@ -432,7 +461,13 @@ static int train(model *m, tg_state *st, const dataset *tr,
 		train_time += now() - te0;
 		if (tty)
 			putchar('\n');
-		acc = evaluate(m, eval_jit, te, o->smoke ? 1000 : te->n);
+		if (d && dp_sync_stats(d)) {
+			rc = die("averaging the statistics");
+			goto out;
+		}
+		/* in a --dist job rank 0 evaluates, prints and saves */
+		acc = rank ? 0 : evaluate(m, eval_jit, te,
+		                          o->smoke ? 1000 : te->n);
 		if (acc < 0) {
 			rc = die("evaluation");
 			goto out;
@@ -444,6 +479,14 @@ static int train(model *m, tg_state *st, const dataset *tr,
 		fflush(stdout);
 	}
 	tg_set_training(0);
+	if (d && dp_report(d, train_time, seen)) {
+		rc = die("--dist report");
+		goto out;
+	}
+	if (rank) {
+		rc = 0;
+		goto out;
+	}
 	if (mkdir(o->out, 0777) && errno != EEXIST) {
 		fprintf(stderr, "fashion_mnist: %s: %s\n", o->out,
 		        strerror(errno));
@@ -464,6 +507,7 @@ static int train(model *m, tg_state *st, const dataset *tr,
 	       "(compilation included)\n", (double)seen / train_time, first);
 	rc = 0;
 out:
+	dp_free(d);
 	tg_jit_free(step_jit);
 	tg_jit_free(eval_jit);
 	tg_optim_free(opt);
@@ -503,12 +547,24 @@ int main(int argc, char **argv)
 	dataset tr, te;
 	model m;
 	tg_state *st = NULL;
-	int rc = 1;
+	int rc = 1, rank = 0, size = 1;
 
 	memset(&tr, 0, sizeof tr);
 	memset(&te, 0, sizeof te);
 	if (parse(argc, argv, &o))
 		return 2;
+	if (o.dist) {
+		if (o.eval) {
+			fprintf(stderr, "fashion_mnist: --dist trains; --eval "
+			        "runs alone\n");
+			return 2;
+		}
+		if (dp_init(&argc, &argv, &rank, &size))
+			return die("--dist");
+		/* only rank 0 prints; errors still go to stderr */
+		if (rank && !freopen("/dev/null", "w", stdout))
+			return die("--dist");
+	}
 	if ((!o.eval && load_split(&o, "train", &tr)) ||
 	    load_split(&o, "t10k", &te))
 		goto out;
@@ -521,17 +577,22 @@ int main(int argc, char **argv)
 		rc = die("model state");
 		goto free_model;
 	}
-	printf("fashion_mnist: %s, %s net, device %s\n",
-	       o.eval ? "evaluating" : "training",
-	       o.width > 1 ? "full" : "quick",
+	printf("fashion_mnist: %s, %s net, device %s", o.eval ?
+	       "evaluating" : "training", o.width > 1 ? "full" : "quick",
 	       tg_dev_name(tg_dev_get(NULL)));
+	if (o.dist)
+		printf(", %d ranks of %d images each per step", size,
+		       o.batch / size);
+	printf("\n");
 	rc = o.eval ? eval_checkpoint(&m, st, &te, o.eval)
-	            : train(&m, st, &tr, &te, &o);
+	            : train(&m, st, &tr, &te, &o, rank, size);
 	tg_state_free(st);
 free_model:
 	model_free(&m);
 out:
 	idx_free(&tr.x), idx_free(&tr.y), idx_free(&te.x), idx_free(&te.y);
 	tg_shutdown();
+	if (o.dist && dp_finish() && !rc)
+		rc = die("--dist");
 	return rc;
 }

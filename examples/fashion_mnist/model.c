@@ -85,3 +85,44 @@ int model_train_step(void *ctx, tg_tensor *const *in, size_t nin,
 	out[0] = loss;
 	return 0;
 }
+
+int model_grad_step(void *ctx, tg_tensor *const *in, size_t nin,
+                    tg_tensor **out, size_t nout)
+{
+	trainer *t = ctx;
+	tg_tensor *loss;
+	size_t i;
+
+	(void)nin;
+	if (nout != 1 + t->nparams)
+		return tg_set_error(TG_EINVAL, "grad step: %zu outputs for %zu "
+		                    "parameters", nout, t->nparams);
+	loss = tg_sparse_categorical_crossentropy(model_forward(t->m, in[0]),
+	                                          in[1], -1, 0);
+	if (!loss || tg_optim_zero_grad(t->opt) || tg_backward(loss, NULL))
+		return tg_last_status();
+	out[0] = loss;
+	for (i = 0; i < t->nparams; i++)
+		if (!(out[1 + i] = tg_grad(t->params[i])))
+			return tg_set_error(TG_EINVAL, "grad step: parameter "
+			                    "%zu got no gradient", i);
+	return 0;
+}
+
+int model_update_step(void *ctx, tg_tensor *const *in, size_t nin,
+                      tg_tensor **out, size_t nout)
+{
+	trainer *t = ctx;
+	size_t i;
+	int rc = 0;
+
+	(void)out, (void)nout;
+	for (i = 0; i < nin && !rc; i++)
+		rc = tg_set_grad(t->params[i], in[i]);
+	if (!rc)
+		rc = tg_optim_step(t->opt, NULL, 0);
+	/* the parameters must not keep this call's inputs */
+	for (i = 0; i < nin; i++)
+		tg_set_grad(t->params[i], NULL);
+	return rc;
+}

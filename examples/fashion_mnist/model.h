@@ -24,14 +24,25 @@ tg_state *model_state(const model *m);
 /* Logits (N, CLASSES) of x (N, 1, 28, 28). */
 tg_tensor *model_forward(model *m, const tg_tensor *x);
 
-/* What a training step needs: the model and its optimizer. */
+/* What a training step needs: the model and its optimizer; for the
+ * split step (data-parallel), the parameters that get gradients. */
 typedef struct trainer {
 	model *m;
 	tg_optim *opt;
+	tg_tensor **params;
+	size_t nparams;
 } trainer;
 /* One training step, as a tg_jit step (ctx: a trainer): in = { images,
  * labels }, out = { loss }; backward and the optimizer's update. */
 int model_train_step(void *ctx, tg_tensor *const *in, size_t nin,
                      tg_tensor **out, size_t nout);
+
+/* The same step in two halves, for a gradient all-reduce between them.
+ * Gradients: in = { images, labels }, out = { loss, the gradient of
+ * each of t->params }.  Update: in = the gradients, out = none. */
+int model_grad_step(void *ctx, tg_tensor *const *in, size_t nin,
+                    tg_tensor **out, size_t nout);
+int model_update_step(void *ctx, tg_tensor *const *in, size_t nin,
+                      tg_tensor **out, size_t nout);
 
 #endif

@@ -28,4 +28,26 @@ grep -q '<svg' "$out/fashion_mnist_curve.svg" || fail "no curve"
 "$bin" --smoke --eval "$out/fashion_mnist.safetensors" >"$log" 2>&1 \
 	|| fail "--eval"
 grep -q 'fashion_mnist.safetensors: test accuracy' "$log" || fail "eval line"
+# --dist: the same smoke run as a job of 2 ranks, when the build has MPI
+# (the binary says so) and mpirun is here
+if "$bin" --dist --data /nonexistent/dir 2>&1 | grep -q 'this build has no MPI'; then
+	echo "fashion_mnist --dist: not tested (built without MPI)"
+elif ! command -v mpirun >/dev/null 2>&1; then
+	echo "fashion_mnist --dist: not tested (no mpirun)"
+else
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	export OMPI_MCA_btl_vader_single_copy_mechanism=none
+	TG_DIST_TIMEOUT=120 timeout 600 mpirun -np 2 --oversubscribe "$bin" \
+		--dist --smoke --batch 64 --out "$out/dist" >"$log" 2>&1 ||
+		fail "--dist training"
+	grep -q '2 ranks of 32 images each per step' "$log" || fail "--dist split"
+	grep -q '^epoch 1: train loss [0-9.]*, test accuracy' "$log" ||
+		fail "--dist: no accuracy line"
+	[ "$(grep -c '^epoch 1: train loss' "$log")" = 1 ] ||
+		fail "--dist: a rank other than 0 printed"
+	grep -q '^job: 2 ranks, [0-9]* images/s; time communicating: rank 0 [0-9.]*% rank 1 [0-9.]*%' "$log" ||
+		fail "--dist: no job line"
+	test -s "$out/dist/fashion_mnist.safetensors" || fail "--dist: no checkpoint"
+	echo "fashion_mnist --dist: $(grep '^job:' "$log")"
+fi
 echo "fashion_mnist smoke: OK"

@@ -7,7 +7,9 @@
  * chunk's nonblocking collective starts as soon as its bytes are
  * packed, so the later copies overlap the earlier transfers (PyTorch
  * DDP's buckets).  Then every chunk is waited for (comm.c: with a
- * deadline) and the results copied back.  Staging through the host
+ * deadline) and the results copied back: into the memory of a tensor
+ * that owns its own, else with tg_assign (a constant becomes memory, a
+ * view writes through to what it views).  Staging through the host
  * works for every device and costs two memory copies of the data,
  * small next to a network's time for it.
  */
@@ -180,7 +182,20 @@ static int agree(const pack *p, int local_rc)
 	                    first);
 }
 
-/* Realizes the tensors and takes their memory; lays out the stage. */
+static size_t nbytes_of(const pack *p, size_t i)
+{
+	return (size_t)tg_tensor_numel(p->ts[i]) *
+	       tg_dtype_size(tg_tensor_dtype(p->ts[i]));
+}
+
+static tg_dtype dtype_of(const pack *p, size_t i)
+{
+	return tg_tensor_dtype(p->ts[i]);
+}
+
+/* Realizes the tensors and takes the memory of those that own theirs;
+ * the others (a constant, a view) are read with tg_tensor_data and
+ * written with tg_assign (bufs[i] NULL).  Lays out the stage. */
 static int take_memory(pack *p)
 {
 	size_t i;
@@ -190,15 +205,49 @@ static int take_memory(pack *p)
 		                    "tensors: %s", p->c->name, tg_last_error());
 	for (i = 0; i < p->n; i++) {
 		if (!(p->bufs[i] = tg_tensor_buffer(p->ts[i])))
-			return tg_set_error(tg_last_status(), "%s: tensor %zu: "
-			                    "%s", p->c->name, i, tg_last_error());
+			tg_clear_error();
 		p->off[i] = p->total;
-		p->total += tg_buffer_nbytes(p->bufs[i]);
+		p->total += nbytes_of(p, i);
 	}
 	if (!(p->stage = malloc(p->total ? p->total : 1)))
 		return tg_set_error(TG_ENOMEM, "%s: %zu bytes of host memory "
 		                    "for staging", p->c->name, p->total);
 	return 0;
+}
+
+/* Tensor i's values into the stage. */
+static int copy_out(pack *p, size_t i)
+{
+	unsigned char *at = p->stage + p->off[i];
+	int rc = p->bufs[i] ? tg_buffer_copyout(p->bufs[i], at, nbytes_of(p, i))
+	                    : tg_tensor_data(p->ts[i], at, nbytes_of(p, i));
+
+	return rc ? tg_set_error(tg_last_status(), "%s: tensor %zu to the "
+	                         "host: %s", p->c->name, i, tg_last_error())
+	          : 0;
+}
+
+/* The stage's values into tensor i, in place. */
+static int copy_in(pack *p, size_t i)
+{
+	unsigned char *at = p->stage + p->off[i];
+	tg_tensor *v;
+	int rc;
+
+	if (p->bufs[i])
+		rc = tg_buffer_copyin(p->bufs[i], at, nbytes_of(p, i));
+	else if (!(v = tg_tensor_new(tg_tensor_dev(p->ts[i]), dtype_of(p, i),
+	                             tg_tensor_ndim(p->ts[i]),
+	                             tg_tensor_shape(p->ts[i]), at)))
+		rc = tg_last_status();
+	else {
+		rc = tg_assign(p->ts[i], v) || tg_realize(p->ts[i]);
+		tg_tensor_unref(v);
+	}
+	return rc ? tg_set_error(tg_last_status(), "%s: tensor %zu back to "
+	                         "its device: %s", p->c->name, i,
+	                         tg_last_error())
+	          : 0;
 }
 
 /* [dist] bucket_mb, whole elements of 8 bytes, below INT_MAX bytes (so
@@ -273,16 +322,13 @@ static int pack_and_start(pack *p)
 	int rc;
 
 	for (i = 0; i < p->n; i++) {
-		tg_dtype dt = tg_buffer_dtype(p->bufs[i]);
-		size_t end = p->off[i] + tg_buffer_nbytes(p->bufs[i]);
+		tg_dtype dt = dtype_of(p, i);
+		size_t end = p->off[i] + nbytes_of(p, i);
 		size_t chunk = p->chunk - p->chunk % tg_dtype_size(dt);
 
-		if (sends(p) && tg_buffer_copyout(p->bufs[i],
-		                p->stage + p->off[i], end - p->off[i]))
-			return tg_set_error(tg_last_status(), "%s: tensor %zu "
-			                    "to the host: %s", p->c->name, i,
-			                    tg_last_error());
-		if (i && dt != tg_buffer_dtype(p->bufs[i - 1]))
+		if (sends(p) && (rc = copy_out(p, i)))
+			return rc;
+		if (i && dt != dtype_of(p, i - 1))
 			sent = p->off[i];
 		while (end - sent >= chunk)
 			if ((rc = start(p, sent, sent + chunk, dt)))
@@ -290,7 +336,7 @@ static int pack_and_start(pack *p)
 			else
 				sent += chunk;
 		if (end > sent && (i + 1 == p->n ||
-		    tg_buffer_dtype(p->bufs[i + 1]) != dt)) {
+		    dtype_of(p, i + 1) != dt)) {
 			if ((rc = start(p, sent, end, dt)))
 				return rc;
 			sent = end;
@@ -306,8 +352,8 @@ static int unpack(pack *p)
 
 	for (i = 0; i < p->n && receives(p); i++) {
 		unsigned char *at = p->stage + p->off[i];
-		size_t nb = tg_buffer_nbytes(p->bufs[i]);
-		tg_dtype dt = tg_buffer_dtype(p->bufs[i]);
+		size_t nb = nbytes_of(p, i);
+		tg_dtype dt = dtype_of(p, i);
 
 		if (p->c->root < 0 && p->c->op == TG_DIST_MEAN) {
 			if (dt == TG_FLOAT32)
@@ -319,10 +365,8 @@ static int unpack(pack *p)
 					((double *)(void *)at)[k] /=
 						dist_the_job.size;
 		}
-		if (tg_buffer_copyin(p->bufs[i], at, nb))
-			return tg_set_error(tg_last_status(), "%s: tensor %zu "
-			                    "back to its device: %s", p->c->name,
-			                    i, tg_last_error());
+		if (copy_in(p, i))
+			return tg_last_status();
 	}
 	return 0;
 }

@@ -22,7 +22,9 @@
  * each tensor is realized, its memory copied to a host staging area
  * packed in buckets (tensors of one dtype, up to [dist] bucket_mb, 25
  * by default), one nonblocking MPI collective per bucket is started as
- * soon as that bucket is packed, and the results are copied back.
+ * soon as that bucket is packed, and the results are copied back (a
+ * tensor that is not memory of its own, such as a constant or a view,
+ * takes them as tg_assign would: a view writes through).
  * Every rank must pass the same number of tensors with the same shapes
  * and dtypes, in the same order; that is checked on every call (one
  * small extra collective) and a mismatch fails on every rank with a
