@@ -28,14 +28,16 @@ static double val(int r, size_t i)
 static tg_tensor *tensor_of(tg_dtype dt, int64_t n, int r)
 {
 	double *d = malloc((size_t)n * sizeof *d);
-	tg_tensor *t, *c;
+	tg_tensor *t, *k, *c;
 
 	for (int64_t i = 0; i < n; i++)
 		d[i] = val(r, (size_t)i);
 	t = tg_tensor_new(NULL, TG_FLOAT64, 1, &n, d);
-	c = tg_contiguous(tg_cast(t, dt));
+	k = tg_cast(t, dt);
+	c = tg_contiguous(k);
 	free(d);
 	tg_tensor_unref(t);
+	tg_tensor_unref(k);
 	ck_assert_int_eq(tg_realize(c), 0);
 	return c;
 }
@@ -212,7 +214,7 @@ START_TEST(bad_arguments)
 	tg_tensor *f = tensor_of(TG_FLOAT32, 4, R);
 	tg_tensor *i32 = tensor_of(TG_INT32, 4, R);
 	tg_tensor *h = tensor_of(TG_FLOAT16, 4, R);
-	tg_tensor *b = tg_contiguous(tg_cast(f, TG_BOOL));
+	tg_tensor *k = tg_cast(f, TG_BOOL), *b = tg_contiguous(k);
 	tg_tensor *none = NULL;
 
 	ck_assert_int_eq(tg_dist_all_reduce(NULL, 2, TG_DIST_SUM), TG_EINVAL);
@@ -237,7 +239,7 @@ START_TEST(bad_arguments)
 	ck_assert_error("dist broadcast: root -1 is not a rank");
 	ck_assert_int_eq(tg_dist_all_reduce(&f, 1, TG_DIST_SUM), 0);
 	tg_tensor_unref(f), tg_tensor_unref(i32), tg_tensor_unref(h);
-	tg_tensor_unref(b);
+	tg_tensor_unref(b), tg_tensor_unref(k);
 }
 END_TEST
 
@@ -266,11 +268,11 @@ END_TEST
  * their waiting for it. */
 START_TEST(ranks_that_disagree)
 {
-	tg_tensor *t = tensor_of(TG_FLOAT32, R == 0 ? 4 : 5, R);
-	tg_tensor *v;
+	tg_tensor *t, *v;
 
 	if (S < 2)
 		return;
+	t = tensor_of(TG_FLOAT32, R == 0 ? 4 : 5, R);
 	ck_assert_int_eq(tg_dist_all_reduce(&t, 1, TG_DIST_SUM), TG_EINVAL);
 	ck_assert_error("dist all-reduce: the ranks' calls differ");
 	ck_assert_error(R == 0 ? "passed 1 tensor, the first float32 (4,)"
