@@ -20,6 +20,7 @@ struct dp {
 	tg_tensor *const *st;
 	size_t nst;
 	tg_jit *grad, *update;
+	tg_tensor **out;    /* a step's outputs: loss, then the gradients */
 	double step_comm;   /* seconds in the steps' all-reduces */
 	size_t steps;
 };
@@ -57,6 +58,8 @@ dp *dp_new(trainer *t, tg_tensor *const *st, size_t n)
 	}
 	d->t = t, d->st = st, d->nst = n;
 	if (tg_dist_broadcast(st, n, 0) || find_params(t, st, n) ||
+	    (!(d->out = calloc(1 + t->nparams, sizeof *d->out)) &&
+	     tg_set_error(TG_ENOMEM, "dp: out of memory")) ||
 	    !(d->grad = tg_jit_new(model_grad_step, t)) ||
 	    !(d->update = tg_jit_new(model_update_step, t))) {
 		dp_free(d);
@@ -68,20 +71,21 @@ dp *dp_new(trainer *t, tg_tensor *const *st, size_t n)
 int dp_step(dp *d, tg_tensor *x, tg_tensor *y, double *loss)
 {
 	size_t n = 1 + d->t->nparams;
-	tg_tensor **out = calloc(n, sizeof *out), *in[2] = { x, y };
-	double c0 = tg_dist_comm_seconds();
+	tg_tensor *in[2] = { x, y };
+	double c0;
 	int rc;
 
-	if (!out)
-		return tg_set_error(TG_ENOMEM, "dp: out of memory");
-	rc = tg_jit_call(d->grad, in, 2, out, n) ||
-	     (c0 = tg_dist_comm_seconds(),
-	      tg_dist_all_reduce(out, n, TG_DIST_MEAN)) ||
-	     (d->step_comm += tg_dist_comm_seconds() - c0, d->steps++,
-	      tg_jit_call(d->update, out + 1, n - 1, NULL, 0)) ||
-	     tg_tensor_item(out[0], loss);
-	free(out);  /* the tensors are in the caller's scope */
-	return rc ? -1 : 0;
+	/* the outputs land in the caller's scope */
+	if (tg_jit_call(d->grad, in, 2, d->out, n))
+		return -1;
+	c0 = tg_dist_comm_seconds();
+	rc = tg_dist_all_reduce(d->out, n, TG_DIST_MEAN);
+	d->step_comm += tg_dist_comm_seconds() - c0;
+	d->steps++;
+	if (rc || tg_jit_call(d->update, d->out + 1, n - 1, NULL, 0) ||
+	    tg_tensor_item(d->out[0], loss))
+		return -1;
+	return 0;
 }
 
 int dp_sync_stats(dp *d)
@@ -135,6 +139,7 @@ void dp_free(dp *d)
 		return;
 	tg_jit_free(d->grad);
 	tg_jit_free(d->update);
+	free(d->out);
 	free(d->t->params);
 	d->t->params = NULL;
 	free(d);

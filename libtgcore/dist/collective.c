@@ -15,10 +15,8 @@
  */
 #include "config.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "dist.h"
 
