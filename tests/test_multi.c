@@ -2,7 +2,8 @@
  * test_multi.c - tensors over a device group (lazy/multi.c): sharding
  * and gathering, elementwise ops across splits, reduces that all-reduce,
  * movement ops through the split axis, every refusal with its message,
- * and data-parallel training that follows the single-device run.  The
+ * data-parallel training that follows the single-device run, and the
+ * JIT over all of it.  The
  * group is two (or three) CPU devices ([cpu] devices); the references
  * are plain C loops in double precision and the same program run on one
  * device.
@@ -355,22 +356,13 @@ START_TEST(gradients_through_shard)
 }
 END_TEST
 
-static int double_it(void *ctx, tg_tensor *const *in, size_t nin,
-                     tg_tensor **out, size_t nout)
-{
-	(void)ctx, (void)nin, (void)nout;
-	out[0] = tg_add(in[0], in[0]);
-	return out[0] ? 0 : tg_last_status();
-}
-
 /* Random numbers on a group are the single device's stream, copied to
- * each member; the JIT refuses multi-device tensors with the reason. */
-START_TEST(random_numbers_and_the_jit)
+ * each member. */
+START_TEST(random_numbers_on_a_group)
 {
 	int64_t n = 6;
 	float on_group[6], on_one[6], on_second[6];
-	tg_tensor *r, *x, *o = NULL;
-	tg_jit *j;
+	tg_tensor *r;
 
 	tg_manual_seed(7);
 	r = ok(tg_rand(group2, TG_FLOAT32, 1, &n));
@@ -381,85 +373,244 @@ START_TEST(random_numbers_and_the_jit)
 	read_f(ok(tg_rand(cpu[0], TG_FLOAT32, 1, &n)), on_one, 6);
 	ck_assert_mem_eq(on_group, on_one, sizeof on_one);
 	ck_assert_mem_eq(on_second, on_one, sizeof on_one);
-	j = tg_jit_new(double_it, NULL);
-	x = ok(tg_shard(ok(tg_ones(cpu[0], TG_FLOAT32, 1, &n)), group2, 0));
-	ck_assert_int_lt(tg_jit_call(j, &x, 1, &o, 1), 0);
-	ck_assert_error("jit: input 0 is on the device group CPU,CPU:1; the "
-	                "JIT does not capture multi-device tensors yet");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- JIT */
+
+enum { JR = 6, JC = 4 };
+
+/* out[0] = x * w (split as x is), out[1] = the column sums of x (an
+ * all-reduce when x is split by rows), out[2] = x + 1 gathered to
+ * CPU:1. */
+static int sharded_step(void *ctx, tg_tensor *const *in, size_t nin,
+                        tg_tensor **out, size_t nout)
+{
+	(void)ctx, (void)nin, (void)nout;
+	out[0] = tg_mul(in[0], in[1]);
+	out[1] = tg_sum(in[0], (int[]){ 0 }, 1, 0);
+	out[2] = tg_to(tg_add_s(in[0], 1), cpu[1]);
+	return out[0] && out[1] && out[2] ? 0 : tg_last_status();
+}
+
+static void check_sharded_step(tg_tensor **out, const float *x,
+                               const float *w)
+{
+	float got[JR * JC];
+	double want[JR * JC];
+
+	ck_assert_ptr_eq(tg_tensor_dev(out[0]), group2);
+	ck_assert_int_eq(tg_shard_axis(out[0]), 0);
+	ck_assert_ptr_eq(tg_tensor_dev(out[1]), group2);
+	ck_assert_int_eq(tg_shard_axis(out[1]), -1);
+	ck_assert_ptr_eq(tg_tensor_dev(out[2]), cpu[1]);
+	read_f(out[0], got, JR * JC);
+	for (int i = 0; i < JR * JC; i++)
+		want[i] = (double)x[i] * w[i % JC];
+	near(got, want, JR * JC, 1e-6);
+	/* each replica of the sums, read from its own member */
+	for (int m = 0; m < 2; m++) {
+		read_f(ok(tg_to(out[1], cpu[m])), got, JC);
+		for (int c = 0; c < JC; c++) {
+			want[c] = 0;
+			for (int r = 0; r < JR; r++)
+				want[c] += x[r * JC + c];
+		}
+		near(got, want, JC, 1e-5);
+	}
+	read_f(out[2], got, JR * JC);
+	for (int i = 0; i < JR * JC; i++)
+		want[i] = x[i] + 1.0;
+	near(got, want, JR * JC, 1e-6);
+}
+
+/* The JIT captures a step over sharded and replicated inputs: kernels
+ * on both members, the all-reduce's copies and the gather, replayed
+ * with new inputs; outputs keep their split. */
+START_TEST(the_jit_replays_multi_device_steps)
+{
+	float x[JR * JC], w[JC];
+	tg_tensor *in[2], *out[3];
+	tg_jit_info info;
+	tg_counters before, after;
+	tg_jit *j = tg_jit_new(sharded_step, NULL);
+
+	for (int call = 0; call < 5; call++) {
+		tg_scope_begin();
+		in[0] = ok(tg_shard(mat(JR, JC, x, call), group2, 0));
+		in[1] = ok(tg_to(ok(tg_reshape(mat(1, JC, w, 9 - call), 1,
+		                               (int64_t[]){ JC })), group2));
+		tg_counters_get(&before);
+		ck_assert_msg(tg_jit_call(j, in, 2, out, 3) == 0, "%s",
+		              tg_last_error());
+		tg_counters_get(&after);
+		check_sharded_step(out, x, w);
+		if (call >= 2)  /* replays: the copies go device to device */
+			ck_assert_uint_eq(after.peer_copies - before.peer_copies,
+			                  after.copies - before.copies);
+		tg_scope_end();
+	}
+	ck_assert_int_eq(tg_jit_get_info(j, &info), 0);
+	ck_assert(info.captured);
+	ck_assert_uint_eq(info.calls, 5);
+	ck_assert_uint_ge(info.graphs, 2);  /* runs on CPU and on CPU:1 */
+	ck_assert_uint_ge(info.copies, 2);  /* the all-reduce, the gather */
 	tg_jit_free(j);
 }
 END_TEST
 
-/* y = relu(x @ w1) @ w2, mean squared error, plain SGD: the batch split
- * over two devices and the weights replicated give the single-device
- * losses (within float rounding: the all-reduce adds in another order)
- * and the same weights. */
-static void train(tg_dev *dev, int shard, double *losses, int steps,
-                  float *w1_out)
+static int add_step(void *ctx, tg_tensor *const *in, size_t nin,
+                    tg_tensor **out, size_t nout)
 {
-	enum { B = 8, I = 5, H = 7, O = 3 };
-	float xv[B * I], yv[B * O], w1v[I * H], w2v[H * O];
-	tg_tensor *w1, *w2, *x, *y;
+	(void)ctx, (void)nin, (void)nout;
+	out[0] = tg_add(in[0], in[1]);
+	return out[0] ? 0 : tg_last_status();
+}
+
+/* Replays check each input's device, split and shards. */
+START_TEST(jit_refuses_other_splits)
+{
+	float x[2 * JR * JC], w[JC];
+	tg_tensor *in[2], *out[3], *whole;
+	tg_jit *j = tg_jit_new(sharded_step, NULL);
+
+	whole = mat(JR, JC, x, 0);
+	in[1] = ok(tg_to(ok(tg_reshape(mat(1, JC, w, 1), 1,
+	                               (int64_t[]){ JC })), group2));
+	in[0] = ok(tg_shard(whole, group2, 0));
+	for (int call = 0; call < 2; call++)
+		ck_assert_msg(tg_jit_call(j, in, 2, out, 3) == 0, "%s",
+		              tg_last_error());
+	in[0] = whole;
+	ck_assert_int_lt(tg_jit_call(j, in, 2, out, 3), 0);
+	ck_assert_error("jit_call: input 0 is on CPU, the capture had "
+	                "CPU,CPU:1");
+	in[0] = ok(tg_shard(whole, group2, 1));
+	ck_assert_int_lt(tg_jit_call(j, in, 2, out, 3), 0);
+	ck_assert_error("jit_call: input 0 is split along axis 1, the "
+	                "capture's along 0 (-1: copied whole to each device)");
+	in[0] = ok(tg_to(whole, group2));
+	ck_assert_int_lt(tg_jit_call(j, in, 2, out, 3), 0);
+	ck_assert_error("jit_call: input 0 is split along axis -1, the "
+	                "capture's along 0");
+	/* the first shard's rows of a longer tensor: all on CPU */
+	in[0] = ok(tg_shrink(ok(tg_shard(mat(2 * JR, JC, x, 0), group2, 0)),
+	                     2, (int64_t[]){ 0, JR, 0, JC }));
+	ck_assert_int_lt(tg_jit_call(j, in, 2, out, 3), 0);
+	ck_assert_error("jit_call: input 0: its shard on CPU has shape (6,4), "
+	                "the capture's (3,4)");
+	tg_jit_free(j);
+	/* one sharded tensor given twice: its shards' memory is shared */
+	j = tg_jit_new(add_step, NULL);
+	in[1] = ok(tg_shard(mat(JR, JC, x, 3), group2, 0));
+	in[0] = ok(tg_shard(whole, group2, 0));
+	for (int call = 0; call < 2; call++)
+		ck_assert_msg(tg_jit_call(j, in, 2, out, 1) == 0, "%s",
+		              tg_last_error());
+	in[1] = in[0];
+	ck_assert_int_lt(tg_jit_call(j, in, 2, out, 1), 0);
+	ck_assert_error("jit_call: inputs 0 and 1 share memory");
+	tg_jit_free(j);
+}
+END_TEST
+
+/* y = relu(x @ w1) @ w2, mean squared error, SGD with momentum: the
+ * batch split over two devices and the weights replicated give the
+ * single-device losses (within float rounding: the all-reduce adds in
+ * another order) and the same weights; under the JIT, the same bits as
+ * without it. */
+enum { TB = 8, TI = 5, TH = 7, TO = 3, STEPS = 12 };
+
+typedef struct net {
+	tg_tensor *w1, *w2;
 	tg_optim *opt;
+} net;
+
+static int train_step(void *ctx, tg_tensor *const *in, size_t nin,
+                      tg_tensor **out, size_t nout)
+{
+	net *m = ctx;
+	tg_tensor *loss;
+
+	(void)nin, (void)nout;
+	loss = tg_mean(tg_square(tg_sub(tg_matmul(tg_relu(tg_matmul(in[0],
+	               m->w1)), m->w2), in[1])), NULL, 0, 0);
+	if (!loss || tg_optim_zero_grad(m->opt) || tg_backward(loss, NULL) ||
+	    tg_optim_step(m->opt, &loss, 1))
+		return tg_last_status();
+	out[0] = loss;
+	return 0;
+}
+
+static tg_tensor *place(tg_tensor *t, tg_dev *dev, int shard)
+{
+	if (!dev)
+		return t;
+	return ok(shard ? tg_shard(t, dev, 0) : tg_to(t, dev));
+}
+
+static void train(tg_dev *dev, int use_jit, double *losses, float *w1_out)
+{
+	float xv[TB * TI], yv[TB * TO], w1v[TI * TH], w2v[TH * TO];
+	tg_jit *j = NULL;
+	net m;
 
 	tg_scope_begin();
-	x = mat(B, I, xv, 10);
-	y = mat(B, O, yv, 20);
-	w1 = mat(I, H, w1v, 30);
-	w2 = mat(H, O, w2v, 40);
-	w1 = ok(tg_mul_s(w1, 0.3));
-	w2 = ok(tg_mul_s(w2, 0.3));
-	if (dev) {
-		x = ok(shard ? tg_shard(x, dev, 0) : tg_to(x, dev));
-		y = ok(shard ? tg_shard(y, dev, 0) : tg_to(y, dev));
-		w1 = ok(tg_to(w1, dev));
-		w2 = ok(tg_to(w2, dev));
-	}
-	w1 = ok(tg_contiguous(w1));
-	w2 = ok(tg_contiguous(w2));
-	ck_assert_int_eq(tg_realize_many((tg_tensor *[]){ w1, w2 }, 2), 0);
-	ck_assert_int_eq(tg_set_requires_grad(w1, 1), 0);
-	ck_assert_int_eq(tg_set_requires_grad(w2, 1), 0);
-	opt = tg_optim_sgd((tg_tensor *[]){ w1, w2 }, 2, 0.05, 0.9, 0, 0);
-	ck_assert_ptr_nonnull(opt);
+	m.w1 = place(ok(tg_mul_s(mat(TI, TH, w1v, 30), 0.3)), dev, 0);
+	m.w2 = place(ok(tg_mul_s(mat(TH, TO, w2v, 40), 0.3)), dev, 0);
+	m.w1 = ok(tg_contiguous(m.w1));
+	m.w2 = ok(tg_contiguous(m.w2));
+	ck_assert_int_eq(tg_realize_many((tg_tensor *[]){ m.w1, m.w2 }, 2), 0);
+	ck_assert_int_eq(tg_set_requires_grad(m.w1, 1), 0);
+	ck_assert_int_eq(tg_set_requires_grad(m.w2, 1), 0);
+	m.opt = tg_optim_sgd((tg_tensor *[]){ m.w1, m.w2 }, 2, 0.05, 0.9, 0,
+	                     0);
+	ck_assert_ptr_nonnull(m.opt);
+	if (use_jit)
+		ck_assert_ptr_nonnull(j = tg_jit_new(train_step, &m));
 	tg_set_training(1);
-	for (int s = 0; s < steps; s++) {
-		tg_tensor *loss;
+	for (int s = 0; s < STEPS; s++) {
+		tg_tensor *in[2], *loss;
 
 		tg_scope_begin();
-		loss = ok(tg_mean(ok(tg_square(ok(tg_sub(
-			ok(tg_matmul(ok(tg_relu(ok(tg_matmul(x, w1)))), w2)),
-			y)))), NULL, 0, 0));
-		ck_assert_int_eq(tg_optim_zero_grad(opt), 0);
-		ck_assert_msg(tg_backward(loss, NULL) == 0, "%s",
-		              tg_last_error());
-		ck_assert_msg(tg_optim_step(opt, &loss, 1) == 0, "%s",
-		              tg_last_error());
+		/* a new batch each step, from the first three by turns */
+		in[0] = place(mat(TB, TI, xv, 10 + s % 3), dev, 1);
+		in[1] = place(mat(TB, TO, yv, 20 + s % 3), dev, 1);
+		if (j)
+			ck_assert_msg(tg_jit_call(j, in, 2, &loss, 1) == 0, "%s",
+			              tg_last_error());
+		else
+			ck_assert_msg(train_step(&m, in, 2, &loss, 1) == 0, "%s",
+			              tg_last_error());
 		ck_assert_int_eq(tg_tensor_item(loss, &losses[s]), 0);
 		tg_scope_end();
 	}
 	tg_set_training(0);
-	read_f(w1, w1_out, I * H);
-	tg_optim_free(opt);
+	read_f(m.w1, w1_out, TI * TH);
+	tg_jit_free(j);
+	tg_optim_free(m.opt);
 	tg_scope_end();
 }
 
 START_TEST(data_parallel_training_follows_one_device)
 {
-	double one[12], two[12];
-	float w_one[5 * 7], w_two[5 * 7];
+	double one[STEPS], two[STEPS], jit[STEPS];
+	float w_one[TI * TH], w_two[TI * TH], w_jit[TI * TH];
 
-	train(NULL, 0, one, 12, w_one);
-	train(group2, 1, two, 12, w_two);
-	for (int s = 0; s < 12; s++)
+	train(NULL, 0, one, w_one);
+	train(group2, 0, two, w_two);
+	train(group2, 1, jit, w_jit);
+	for (int s = 0; s < STEPS; s++)
 		ck_assert_msg(fabs(one[s] - two[s]) <= 1e-5 * (1 + one[s]),
 		              "step %d: loss %.9g on one device, %.9g on two",
 		              s, one[s], two[s]);
-	ck_assert_msg(one[11] < 0.8 * one[0], "no learning: %g -> %g",
-	              one[0], one[11]);
-	for (int i = 0; i < 5 * 7; i++)
+	ck_assert_msg(one[STEPS - 1] < 0.8 * one[0], "no learning: %g -> %g",
+	              one[0], one[STEPS - 1]);
+	for (int i = 0; i < TI * TH; i++)
 		ck_assert_msg(fabsf(w_one[i] - w_two[i]) <= 1e-5f,
 		              "w1[%d]: %g vs %g", i, w_one[i], w_two[i]);
+	ck_assert_mem_eq(jit, two, sizeof jit);
+	ck_assert_mem_eq(w_jit, w_two, sizeof w_jit);
 }
 END_TEST
 
@@ -479,7 +630,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, movement_through_the_split_axis);
 	tcase_add_test(tc, movement_refusals);
 	tcase_add_test(tc, gradients_through_shard);
-	tcase_add_test(tc, random_numbers_and_the_jit);
+	tcase_add_test(tc, random_numbers_on_a_group);
+	tcase_add_test(tc, the_jit_replays_multi_device_steps);
+	tcase_add_test(tc, jit_refuses_other_splits);
 	tcase_add_test(tc, data_parallel_training_follows_one_device);
 	suite_add_tcase(s, tc);
 	return s;

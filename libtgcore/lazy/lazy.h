@@ -208,6 +208,11 @@ static inline int tg_lazy_is_multi(const tg_lazy *lb)
  * each a copy when axis is -1.  Each shard is its own contiguous
  * buffer.  Refused when a member would get no rows. */
 tg_lazy *tg_multi_shard(tg_lazy *a, tg_dev *group, int axis);
+/* The MULTI lazy on group over lbs (one per member, in order; new
+ * references), split along axis (-1: replicated) with real[] as in
+ * struct tg_multi: how the JIT rebuilds a multi-device output. */
+tg_lazy *tg_multi_of(tg_dev *group, tg_lazy *const *lbs, int axis,
+                     const uint8_t *real);
 /* A constant / empty tensor on every member of group (replicated). */
 tg_lazy *tg_multi_const(tg_dev *group, tg_dtype dt, tg_scalar v,
                         size_t ndim, const int64_t *shape);

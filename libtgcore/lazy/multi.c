@@ -198,6 +198,22 @@ tg_lazy *tg_multi_shard(tg_lazy *a, tg_dev *group, int axis)
 	return wrap(group, m);
 }
 
+tg_lazy *tg_multi_of(tg_dev *group, tg_lazy *const *lbs, int axis,
+                     const uint8_t *real)
+{
+	tg_multi *m;
+
+	if (TG_NEVER(!group->ngroup))
+		return tg_error(TG_EINTERNAL, "multi-device tensor: %s is not "
+		                "a device group", tg_dev_name(group)), NULL;
+	if (!(m = multi_alloc(group->ngroup, axis)))
+		return NULL;
+	memcpy(m->real, real, m->n);
+	for (size_t i = 0; i < m->n; i++)
+		m->lbs[i] = tg_lazy_ref(lbs[i]);
+	return wrap(group, m);
+}
+
 tg_lazy *tg_multi_const(tg_dev *group, tg_dtype dt, tg_scalar v,
                         size_t ndim, const int64_t *shape)
 {

@@ -4,7 +4,9 @@
  * ones replay the plan made of the capture with the new inputs' memory.
  * This file deals in tensors: checking inputs against the capture,
  * making them realized and contiguous, and wrapping the outputs' memory
- * in new tensors; the engine deals in buffers.
+ * in new tensors; the engine deals in buffers.  A tensor on a device
+ * group (lazy/multi.c) is one buffer per shard to the engine, and its
+ * split is part of what the capture saw.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +14,26 @@
 
 #include "tensor/tensor.h"
 
-/* What the capture saw of one input or output. */
+/* What the capture saw of one input or output, or of one of its
+ * buffers (a shard of a multi-device tensor). */
 typedef struct sig {
 	size_t ndim;
 	int64_t shape[TG_MAX_DIMS];
 	tg_dtype dtype;
-	tg_dev *dev;
+	tg_dev *dev;            /* a device group for a multi-device tensor */
+	size_t first, nparts;   /* its buffers in the side's parts and bufs */
+	int axis;               /* multi: the split axis, -1: replicated */
+	uint8_t real[TG_GROUP_MAX];  /* multi: as struct tg_multi's */
 } sig;
+
+/* The inputs or the outputs of a call: n tensors and their nbufs
+ * buffers. */
+typedef struct side {
+	size_t n, nbufs;
+	sig *t;                 /* n */
+	sig *parts;             /* nbufs */
+	tg_buffer **bufs;       /* nbufs */
+} side;
 
 struct tg_jit {
 	tg_jit_fn fn;
@@ -26,9 +41,7 @@ struct tg_jit {
 	pthread_mutex_t lock;   /* one call at a time */
 	uint64_t calls;
 	tg_plan *plan;          /* NULL until captured */
-	size_t nin, nout;       /* the capture's */
-	sig *ins, *outs;
-	tg_buffer **inbufs, **outbufs;  /* scratch, nin and nout long */
+	side in, out;           /* the capture's; bufs are scratch */
 };
 
 /* The JITs whose calls are running on this thread, innermost first. */
@@ -56,17 +69,20 @@ tg_jit *tg_jit_new(tg_jit_fn fn, void *ctx)
 	return j;
 }
 
+static void side_free(side *s)
+{
+	free(s->t);
+	free(s->parts);
+	free(s->bufs);
+	*s = (side){ 0 };
+}
+
 static void forget(tg_jit *j)
 {
 	tg_plan_free(j->plan);
-	free(j->ins);
-	free(j->outs);
-	free(j->inbufs);
-	free(j->outbufs);
 	j->plan = NULL;
-	j->ins = j->outs = NULL;
-	j->inbufs = j->outbufs = NULL;
-	j->nin = j->nout = 0;
+	side_free(&j->in);
+	side_free(&j->out);
 }
 
 void tg_jit_free(tg_jit *j)
@@ -110,12 +126,65 @@ int tg_jit_get_info(const tg_jit *j, tg_jit_info *out)
 
 /* ------------------------------------------------------------ helpers */
 
-static void sig_of(const tg_tensor *t, sig *s)
+/* How many buffers the engine sees of lb (one per shard of a
+ * multi-device tensor), and the lazy of the k-th. */
+static size_t nparts_of(const tg_lazy *lb)
 {
-	s->ndim = t->ndim;
-	memcpy(s->shape, t->shape, sizeof s->shape);
-	s->dtype = t->lazy->dtype;
-	s->dev = t->lazy->dev;
+	return tg_lazy_is_multi(lb) ? lb->multi->n : 1;
+}
+
+static tg_lazy *part_of(const tg_lazy *lb, size_t k)
+{
+	return tg_lazy_is_multi(lb) ? lb->multi->lbs[k] : (tg_lazy *)lb;
+}
+
+/* s sized for the tensors ts. */
+static int side_for(side *s, tg_tensor *const *ts, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += nparts_of(ts[i]->lazy);
+	s->n = n;
+	s->nbufs = k;
+	s->t = calloc(n ? n : 1, sizeof *s->t);
+	s->parts = calloc(k ? k : 1, sizeof *s->parts);
+	s->bufs = calloc(k ? k : 1, sizeof *s->bufs);
+	if (!s->t || !s->parts || !s->bufs) {
+		side_free(s);
+		return tg_error_oom("jit");
+	}
+	return 0;
+}
+
+/* Records t as tensor i of s, its buffers from `first` on. */
+static void sig_of(const tg_tensor *t, side *s, size_t i, size_t first)
+{
+	sig *g = &s->t[i];
+	const tg_lazy *lb = t->lazy;
+
+	g->ndim = t->ndim;
+	memcpy(g->shape, t->shape, sizeof g->shape);
+	g->dtype = lb->dtype;
+	g->dev = lb->dev;
+	g->first = first;
+	g->nparts = nparts_of(lb);
+	g->axis = -1;
+	if (!tg_lazy_is_multi(lb)) {
+		s->parts[first] = *g;
+		return;
+	}
+	g->axis = lb->multi->axis;
+	memcpy(g->real, lb->multi->real, g->nparts);
+	for (size_t k = 0; k < g->nparts; k++) {
+		const tg_lazy *p = lb->multi->lbs[k];
+		sig *q = &s->parts[first + k];
+
+		*q = (sig){ .ndim = tg_lazy_ndim(p), .dtype = p->dtype,
+		            .dev = p->dev, .first = first + k, .nparts = 1,
+		            .axis = -1 };
+		tg_lazy_dims(p, q->shape);
+	}
 }
 
 /* Symbolic sizes of input i against the capture's: the same up to
@@ -143,10 +212,41 @@ static int check_sym_dims(const tg_tensor *t, const sig *s, size_t i)
 	return 0;
 }
 
+/* A multi-device input's split against the capture's (its group is
+ * the capture's): the same axis, and each shard the same rows. */
+static int check_split(const tg_jit *j, const tg_tensor *t, size_t i)
+{
+	const sig *s = &j->in.t[i];
+	const tg_multi *m = t->lazy->multi;
+	int64_t d[TG_MAX_DIMS];
+	char a[160], b[160];
+
+	if (m->axis != s->axis)
+		return tg_error(TG_EINVAL, "jit_call: input %zu is split along "
+		                "axis %d, the capture's along %d (-1: copied "
+		                "whole to each device)", i, m->axis, s->axis);
+	for (size_t k = 0; k < m->n; k++) {
+		const sig *q = &j->in.parts[s->first + k];
+
+		tg_lazy_dims(m->lbs[k], d);
+		if (m->real[k] == s->real[k] &&
+		    !memcmp(d, q->shape, q->ndim * sizeof *d))
+			continue;
+		return tg_error(TG_EINVAL, "jit_call: input %zu: its shard on "
+		                "%s has shape %s%s, the capture's %s%s", i,
+		                tg_dev_name(q->dev),
+		                tg_t_shape_format(q->ndim, d, a, sizeof a),
+		                m->real[k] ? "" : " (standing for zeros)",
+		                tg_t_shape_format(q->ndim, q->shape, b, sizeof b),
+		                s->real[k] ? "" : " (standing for zeros)");
+	}
+	return 0;
+}
+
 /* The input against what the capture saw. */
 static int check_input(const tg_jit *j, const tg_tensor *t, size_t i)
 {
-	const sig *s = &j->ins[i];
+	const sig *s = &j->in.t[i];
 	char a[160], b[160];
 	size_t k = 0;
 
@@ -169,47 +269,63 @@ static int check_input(const tg_jit *j, const tg_tensor *t, size_t i)
 		return tg_error(TG_EINVAL, "jit_call: input %zu is on %s, the "
 		                "capture had %s", i, tg_dev_name(t->lazy->dev),
 		                tg_dev_name(s->dev));
-	return 0;
+	return tg_lazy_is_multi(t->lazy) ? check_split(j, t, i) : 0;
+}
+
+/* Whether every buffer of lb is realized and read whole, in order. */
+static int plain(const tg_lazy *lb)
+{
+	for (size_t k = 0; k < nparts_of(lb); k++)
+		if (!tg_lazy_is_plain(part_of(lb, k)))
+			return 0;
+	return 1;
+}
+
+/* The input below i that has buffer b, or i when none has. */
+static size_t holder(tg_tensor *const *p, size_t i, const tg_buffer *b)
+{
+	for (size_t m = 0; m < i; m++)
+		for (size_t k = 0; k < nparts_of(p[m]->lazy); k++)
+			if (tg_lazy_base(part_of(p[m]->lazy, k))->buf == b)
+				return m;
+	return i;
 }
 
 /* Inputs as plain tensors (made in the open scope where needed) and
- * their buffers; two inputs may not share memory, since a replay could
- * not tell their uses apart. */
+ * their buffers, borrowed (all NULL on a failure); two inputs may not
+ * share memory, since a replay could not tell their uses apart. */
 static int prepare(tg_tensor *const *in, size_t nin, tg_tensor **p,
                    tg_buffer **bufs)
 {
-	size_t i, k;
+	size_t i, k, at = 0, m;
+	int rc = 0;
 
-	for (i = 0; i < nin; i++) {
+	for (i = 0; i < nin && !rc; i++) {
 		tg_lazy *c;
 
 		p[i] = in[i];
-		if (!tg_lazy_is_plain(in[i]->lazy)) {
+		if (!plain(in[i]->lazy)) {
 			c = tg_lazy_contiguous(in[i]->lazy);
 			if (!c || tg_lazy_realize(&c, 1)) {
 				tg_lazy_unref(c);
-				return tg_error_prefix("jit_call: input %zu", i);
+				rc = tg_error_prefix("jit_call: input %zu", i);
+				break;
 			}
-			if (!(p[i] = tg_t_wrap(c)))
-				return tg_last_status();
+			if (!(p[i] = tg_t_wrap(c))) {
+				rc = tg_last_status();
+				break;
+			}
 		}
-		bufs[i] = tg_lazy_base(p[i]->lazy)->buf;
-		for (k = 0; k < i; k++)
-			if (bufs[k] == bufs[i])
-				return tg_error(TG_EINVAL, "jit_call: inputs %zu "
-				                "and %zu share memory", k, i);
+		for (k = 0; k < nparts_of(p[i]->lazy) && !rc; k++, at++) {
+			bufs[at] = tg_lazy_base(part_of(p[i]->lazy, k))->buf;
+			if ((m = holder(p, i, bufs[at])) < i)
+				rc = tg_error(TG_EINVAL, "jit_call: inputs %zu "
+				              "and %zu share memory", m, i);
+		}
 	}
-	return 0;
-}
-
-/* Captures record buffers of single devices; a tensor on a device
- * group has none of its own. */
-static int multi_refused(const char *what, size_t i, const tg_tensor *t)
-{
-	return tg_error(TG_EUNSUPPORTED, "jit: %s %zu is on the device group "
-	                "%s; the JIT does not capture multi-device tensors "
-	                "yet (call the step without it)", what, i,
-	                tg_dev_name(t->lazy->dev));
+	if (rc)
+		memset(bufs, 0, at * sizeof *bufs);
+	return rc;
 }
 
 /* Runs the step and checks that it filled every output (out[] holds
@@ -227,13 +343,10 @@ static int step(tg_jit *j, tg_tensor *const *in, size_t nin,
 	if (rc > 0)
 		return tg_error(TG_EINVAL, "jit: the step returned %d (0 or a "
 		                "negative status expected)", rc);
-	for (i = 0; i < nout; i++) {
+	for (i = 0; i < nout; i++)
 		if (!out[i])
 			return tg_error(TG_EINVAL, "jit: the step left output %zu "
 			                "NULL", i);
-		if (tg_lazy_is_multi(out[i]->lazy))
-			return multi_refused("output", i, out[i]);
-	}
 	return 0;
 }
 
@@ -257,50 +370,68 @@ static tg_lazy *wrap_sym(tg_buffer *buf, const sig *s)
 	return r;
 }
 
-/* A new tensor over buf shaped as s (zeros when the shape is empty and
- * so there is no memory), in the caller's scope. */
-static tg_tensor *wrap(tg_buffer *buf, const sig *s)
+/* A new lazy over buf shaped as s (zeros when the shape is empty and
+ * so there is no memory). */
+static tg_lazy *wrap_part(tg_buffer *buf, const sig *s)
 {
 	tg_scalar zero = { 0 };
 
 	if (!buf)
-		return tg_t_wrap(tg_lazy_const(s->dev, s->dtype, zero, s->ndim,
-		                               s->shape));
+		return tg_lazy_const(s->dev, s->dtype, zero, s->ndim, s->shape);
 	if (tg_dims_sym(s->ndim, s->shape))
-		return tg_t_wrap(wrap_sym(buf, s));
-	return tg_t_wrap(tg_lazy_from_buffer(buf, s->ndim, s->shape));
+		return wrap_sym(buf, s);
+	return tg_lazy_from_buffer(buf, s->ndim, s->shape);
 }
 
-/* out[i] = wrap(bufs[i]) in the caller's scope: all or none (made in
- * a scope of their own, which drops them on a failure). */
-static int wrap_all(tg_buffer *const *bufs, const sig *sigs,
-                    tg_tensor **out, size_t nout)
+/* Tensor i of s over its buffers, in the caller's scope. */
+static tg_tensor *wrap(const side *s, size_t i)
+{
+	const sig *g = &s->t[i];
+	tg_lazy *lbs[TG_GROUP_MAX], *r = NULL;
+	size_t k;
+
+	if (!tg_dev_group_size(g->dev))
+		return tg_t_wrap(wrap_part(s->bufs[g->first],
+		                           &s->parts[g->first]));
+	for (k = 0; k < g->nparts; k++)
+		if (!(lbs[k] = wrap_part(s->bufs[g->first + k],
+		                         &s->parts[g->first + k])))
+			break;
+	if (k == g->nparts)
+		r = tg_multi_of(g->dev, lbs, g->axis, g->real);
+	while (k--)
+		tg_lazy_unref(lbs[k]);
+	return tg_t_wrap(r);
+}
+
+/* out[i] = wrap(s, i) in the caller's scope: all or none (made in a
+ * scope of their own, which drops them on a failure). */
+static int wrap_all(const side *s, tg_tensor **out)
 {
 	size_t i;
 	int rc = 0;
 
 	tg_scope_begin();
-	for (i = 0; i < nout && !rc; i++)
-		if (!(out[i] = wrap(bufs[i], &sigs[i])))
+	for (i = 0; i < s->n && !rc; i++)
+		if (!(out[i] = wrap(s, i)))
 			rc = tg_last_status();
 	if (!rc)
-		rc = tg_t_keep_all(out, nout);
+		rc = tg_t_keep_all(out, s->n);
 	tg_scope_end();
 	if (rc)
-		for (i = 0; i < nout; i++)
+		for (i = 0; i < s->n; i++)
 			out[i] = NULL;
 	return rc;
 }
 
 /* -------------------------------------------------------------- calls */
 
-/* The step's outputs realized contiguous, their buffers referenced
- * (NULL for an empty shape) and their shapes recorded. */
-static int finish_outputs(tg_tensor *const *out, size_t nout,
-                          tg_buffer **bufs, sig *sigs)
+/* The step's outputs realized contiguous and recorded in o (sized
+ * here), their buffers referenced (NULL for an empty shape). */
+static int finish_outputs(tg_tensor *const *out, size_t nout, side *o)
 {
 	tg_lazy **c = calloc(nout ? nout : 1, sizeof *c);
-	size_t i;
+	size_t i, k, at = 0;
 	int rc = 0;
 
 	if (!c)
@@ -310,11 +441,14 @@ static int finish_outputs(tg_tensor *const *out, size_t nout,
 			rc = tg_last_status();
 	if (!rc)
 		rc = tg_lazy_realize(c, nout);
+	if (!rc)
+		rc = side_for(o, out, nout);
 	for (i = 0; i < nout; i++) {
-		bufs[i] = NULL;
 		if (!rc) {
-			sig_of(out[i], &sigs[i]);
-			bufs[i] = tg_buffer_ref(tg_lazy_base(c[i])->buf);
+			sig_of(out[i], o, i, at);
+			for (k = 0; k < nparts_of(c[i]); k++)
+				o->bufs[at++] = tg_buffer_ref(
+					tg_lazy_base(part_of(c[i], k))->buf);
 		}
 		tg_lazy_unref(c[i]);
 	}
@@ -336,56 +470,43 @@ static void unref_all(tg_buffer **bufs, size_t n)
 static int run_eager(tg_jit *j, tg_tensor *const *in, size_t nin,
                      tg_tensor **out, size_t nout)
 {
-	tg_buffer **bufs = calloc(nout ? nout : 1, sizeof *bufs);
-	sig *sigs = calloc(nout ? nout : 1, sizeof *sigs);
-	int rc = bufs && sigs ? 0 : tg_error_oom("jit");
+	side o = { 0 };
+	int rc;
 
-	if (!rc) {
-		tg_scope_begin();
-		if (!(rc = step(j, in, nin, out, nout)))
-			rc = finish_outputs(out, nout, bufs, sigs);
-		tg_scope_end();
-	}
+	tg_scope_begin();
+	if (!(rc = step(j, in, nin, out, nout)))
+		rc = finish_outputs(out, nout, &o);
+	tg_scope_end();
 	if (!rc)
-		rc = wrap_all(bufs, sigs, out, nout);
-	unref_all(bufs, nout);
-	free(bufs);
-	free(sigs);
+		rc = wrap_all(&o, out);
+	unref_all(o.bufs, o.nbufs);
+	side_free(&o);
 	return rc;
 }
 
-static int alloc_capture(tg_jit *j, size_t nin, size_t nout)
+/* Runs the step with a capture open, recording its inputs and outputs
+ * in j; their buffers get a reference each, which the caller drops. */
+static int run_captured(tg_jit *j, tg_tensor *const *in, size_t nin,
+                        size_t nout, tg_capture **cap)
 {
-	j->nin = nin;
-	j->nout = nout;
-	j->ins = calloc(nin ? nin : 1, sizeof *j->ins);
-	j->outs = calloc(nout ? nout : 1, sizeof *j->outs);
-	j->inbufs = calloc(nin ? nin : 1, sizeof *j->inbufs);
-	j->outbufs = calloc(nout ? nout : 1, sizeof *j->outbufs);
-	if (!j->ins || !j->outs || !j->inbufs || !j->outbufs)
-		return tg_error_oom("jit: capture");
-	return 0;
-}
-
-/* Runs the step with a capture open; the inputs' buffers get a
- * reference each, which the caller drops. */
-static int run_captured(tg_jit *j, tg_tensor *const *in, tg_capture **cap)
-{
-	tg_tensor **p = calloc(j->nin ? j->nin : 1, sizeof *p);
-	tg_tensor **out = calloc(j->nout ? j->nout : 1, sizeof *out);
-	size_t i;
+	tg_tensor **p = calloc(nin ? nin : 1, sizeof *p);
+	tg_tensor **out = calloc(nout ? nout : 1, sizeof *out);
+	size_t i, at = 0;
 	int rc = p && out ? 0 : tg_error_oom("jit: capture");
 
+	if (!rc)
+		rc = side_for(&j->in, in, nin);
 	tg_scope_begin();
-	if (!rc && !(rc = prepare(in, j->nin, p, j->inbufs))) {
-		for (i = 0; i < j->nin; i++) {
-			sig_of(in[i], &j->ins[i]);
-			tg_buffer_ref(j->inbufs[i]);
+	if (!rc && !(rc = prepare(in, nin, p, j->in.bufs))) {
+		for (i = 0; i < nin; i++) {
+			sig_of(in[i], &j->in, i, at);
+			at += j->in.t[i].nparts;
 		}
+		for (i = 0; i < j->in.nbufs; i++)
+			tg_buffer_ref(j->in.bufs[i]);
 		if (!(rc = tg_capture_begin())) {
-			if (!(rc = step(j, p, j->nin, out, j->nout)))
-				rc = finish_outputs(out, j->nout, j->outbufs,
-				                    j->outs);
+			if (!(rc = step(j, p, nin, out, nout)))
+				rc = finish_outputs(out, nout, &j->out);
 			*cap = tg_capture_end();
 			if (!rc && !*cap)
 				rc = tg_last_status();
@@ -402,19 +523,18 @@ static int capture(tg_jit *j, tg_tensor *const *in, size_t nin,
                    tg_tensor **out, size_t nout, int native)
 {
 	tg_capture *cap = NULL;
-	int rc;
+	int rc = run_captured(j, in, nin, nout, &cap);
 
-	if (!(rc = alloc_capture(j, nin, nout)))
-		rc = run_captured(j, in, &cap);
-	if (!rc && !(j->plan = tg_plan_new(cap, j->inbufs, nin, j->outbufs,
-	                                   nout, native)))
+	if (!rc && !(j->plan = tg_plan_new(cap, j->in.bufs, j->in.nbufs,
+	                                   j->out.bufs, j->out.nbufs,
+	                                   native)))
 		rc = tg_error_prefix("jit: capture");
 	else if (rc)
 		tg_capture_free(cap);
 	if (!rc)
-		rc = wrap_all(j->outbufs, j->outs, out, nout);
-	unref_all(j->inbufs, nin);
-	unref_all(j->outbufs, nout);
+		rc = wrap_all(&j->out, out);
+	unref_all(j->in.bufs, j->in.nbufs);
+	unref_all(j->out.bufs, j->out.nbufs);
 	if (rc)
 		forget(j);
 	return rc;
@@ -428,10 +548,10 @@ static int replay(tg_jit *j, tg_tensor *const *in, size_t nin,
 	size_t i;
 	int rc = 0, held = 0;
 
-	if (nin != j->nin || nout != j->nout)
+	if (nin != j->in.n || nout != j->out.n)
 		return tg_error(TG_EINVAL, "jit_call: %zu inputs and %zu "
 		                "outputs, the capture had %zu and %zu", nin,
-		                nout, j->nin, j->nout);
+		                nout, j->in.n, j->out.n);
 	for (i = 0; i < nin && !rc; i++)
 		rc = check_input(j, in[i], i);
 	if (rc)
@@ -439,18 +559,18 @@ static int replay(tg_jit *j, tg_tensor *const *in, size_t nin,
 	if (!(p = calloc(nin ? nin : 1, sizeof *p)))
 		return tg_error_oom("jit_call");
 	tg_scope_begin();
-	if (!(rc = prepare(in, nin, p, j->inbufs)) &&
-	    !(rc = tg_plan_run(j->plan, j->inbufs, j->outbufs))) {
+	if (!(rc = prepare(in, nin, p, j->in.bufs)) &&
+	    !(rc = tg_plan_run(j->plan, j->in.bufs, j->out.bufs))) {
 		/* an output may be an input whose memory the scope frees */
-		for (i = 0; i < nout; i++)
-			tg_buffer_ref(j->outbufs[i]);
+		for (i = 0; i < j->out.nbufs; i++)
+			tg_buffer_ref(j->out.bufs[i]);
 		held = 1;
 	}
 	tg_scope_end();
 	free(p);
 	if (held) {
-		rc = wrap_all(j->outbufs, j->outs, out, nout);
-		unref_all(j->outbufs, nout);
+		rc = wrap_all(&j->out, out);
+		unref_all(j->out.bufs, j->out.nbufs);
 	}
 	return rc;
 }
@@ -477,9 +597,6 @@ static int check_call(const tg_jit *j, tg_tensor *const *in, size_t nin,
 			                                          "input %zu", i)
 			                        : tg_error(TG_EINVAL, "jit_call: "
 			                                   "input %zu is NULL", i);
-	for (i = 0; i < nin; i++)
-		if (tg_lazy_is_multi(in[i]->lazy))
-			return multi_refused("input", i, in[i]);
 	return 0;
 }
 

@@ -547,8 +547,9 @@ TG_API tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev);
  *    the batch sharded along axis 0).
  * A tensor with data on a group (tg_tensor_new), and random numbers
  * (tg_rand and the rest: the same stream as on one device), are made on
- * the first member and copied to the others.  The JIT refuses tensors
- * on a group (for now).
+ * the first member and copied to the others.  The JIT captures steps
+ * over tensors on groups: kernels on every member, the copies between
+ * them, and outputs that keep their split.
  */
 TG_API tg_tensor *tg_shard(const tg_tensor *t, tg_dev *group, int axis);
 /* The axis t is split along, or -1 (one device, or replicated). */
@@ -1570,7 +1571,8 @@ TG_API void tg_jit_free(tg_jit *j);
 /* Runs the step (first call), captures it (second) or replays it
  * (later); out[] gets nout new tensors.  0 or a negative status; on an
  * error out[] holds NULLs.  Count, shape, dtype and device mismatches
- * against the capture are TG_EINVAL. */
+ * against the capture are TG_EINVAL, as is an input on a device group
+ * split along another axis or at other rows than the capture's. */
 TG_API int tg_jit_call(tg_jit *j, tg_tensor *const *in, size_t nin,
                        tg_tensor **out, size_t nout);
 /* Forgets the capture: the next call runs eagerly again. */
