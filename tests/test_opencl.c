@@ -620,6 +620,111 @@ START_TEST(misaligned_view_names_the_alignment)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Two devices of one platform (PoCL: POCL_DEVICES="pthread pthread")  */
+/* ------------------------------------------------------------------ */
+
+static tg_dev *ocl1(void)
+{
+	tg_dev *dev = tg_dev_get("OPENCL:1");
+
+	ck_assert_msg(dev != NULL, "%s", tg_last_error());
+	return dev;
+}
+
+/* 0, 1, ..., n-1 times k, computed by a kernel on dev. */
+static tg_tensor *ramp_on(tg_dev *dev, int64_t n, double k)
+{
+	tg_tensor *t = tg_arange(dev, TG_FLOAT32, 0, (double)n, 1);
+
+	ck_assert_msg(t != NULL, "%s", tg_last_error());
+	t = tg_contiguous(tg_mul_s(t, k));
+	ck_assert_msg(t != NULL && tg_realize(t) == 0, "%s", tg_last_error());
+	return t;
+}
+
+/* A copy between the two is one command on the destination's queue:
+ * after the kernel that wrote the source, before the one that
+ * overwrites it next. */
+START_TEST(peer_copy_between_devices_of_a_platform)
+{
+	enum { N = 100003 };
+	static float got[N];
+	tg_tensor *x, *y;
+	tg_counters k;
+
+	tg_scope_begin();
+	x = ramp_on(ocl(), N, 0.5);
+	tg_counters_reset();
+	y = tg_to(x, ocl1());
+	ck_assert_msg(y != NULL && tg_realize(y) == 0, "%s", tg_last_error());
+	ck_assert_int_eq(tg_assign(x, tg_mul_s(x, -1)), 0);
+	ck_assert_int_eq(tg_realize(x), 0);
+	tg_counters_get(&k);
+	ck_assert_uint_eq(k.copies, 1);
+	ck_assert_uint_eq(k.peer_copies, 1);
+	ck_assert_int_eq(tg_tensor_data(y, got, sizeof got), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_float_eq(got[i], 0.5f * (float)i);
+	ck_assert_int_eq(tg_tensor_data(x, got, sizeof got), 0);
+	ck_assert_float_eq(got[N - 1], -0.5f * (float)(N - 1));
+	tg_scope_end();
+}
+END_TEST
+
+static int column_sums(void *ctx, tg_tensor *const *in, size_t nin,
+                       tg_tensor **out, size_t nout)
+{
+	(void)ctx, (void)nin, (void)nout;
+	out[0] = tg_sum(tg_mul_s(in[0], 2), (int[]){ 0 }, 1, 0);
+	return out[0] ? 0 : tg_last_status();
+}
+
+/* A tensor sharded over the two devices: the all-reduce of a sum over
+ * the split axis copies device to device, also in the JIT's replays,
+ * and every replica holds the column sums. */
+START_TEST(all_reduce_over_two_devices_copies_peer_to_peer)
+{
+	enum { R = 64, C = 1000 };
+	tg_dev *pair[2] = { ocl(), ocl1() }, *group = tg_dev_group(pair, 2);
+	tg_jit *j = tg_jit_new(column_sums, NULL);
+	static float got[C];
+	tg_counters k;
+
+	ck_assert_msg(group != NULL, "%s", tg_last_error());
+	for (int call = 0; call < 4; call++) {
+		tg_tensor *x, *s;
+
+		tg_scope_begin();
+		x = tg_reshape(ramp_on(ocl(), R * C, 1.0 / (call + 1)), 2,
+		               (int64_t[]){ R, C });
+		x = tg_shard(x, group, 0);
+		ck_assert_msg(x != NULL, "%s", tg_last_error());
+		tg_counters_reset();
+		ck_assert_msg(tg_jit_call(j, &x, 1, &s, 1) == 0, "%s",
+		              tg_last_error());
+		tg_counters_get(&k);
+		ck_assert_uint_ge(k.copies, 1);
+		ck_assert_uint_eq(k.peer_copies, k.copies);
+		for (int m = 0; m < 2; m++) {
+			ck_assert_int_eq(tg_tensor_data(tg_to(s, pair[m]), got,
+			                                sizeof got), 0);
+			for (int c = 0; c < C; c++) {
+				/* 2 * sum over r of (r * C + c) / (call + 1) */
+				double want = 2.0 * (C * (R * (R - 1) / 2.0) +
+				                     (double)R * c) / (call + 1);
+
+				ck_assert_msg(fabs(got[c] - want) <= 1e-5 * want +
+				              1e-3, "member %d column %d: %g, want "
+				              "%g", m, c, got[c], want);
+			}
+		}
+		tg_scope_end();
+	}
+	tg_jit_free(j);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* The binary cache                                                    */
 /* ------------------------------------------------------------------ */
 
@@ -687,11 +792,11 @@ START_TEST(cache_lives_under_xdg_cache_home)
 }
 END_TEST
 
-/* Whether an OpenCL device opens, tried in a child process: a driver
+/* Whether OpenCL device `name` opens, tried in a child process: a driver
  * initialized before Check forks its tests is unusable in the children
  * (PoCL's worker threads do not survive fork).  0, or 1 with the
  * reason in why. */
-static int no_device(char *why, size_t n)
+static int no_device(const char *name, char *why, size_t n)
 {
 	int fd[2], status = 0;
 	ssize_t len;
@@ -701,7 +806,7 @@ static int no_device(char *why, size_t n)
 		return snprintf(why, n, "cannot fork"), 1;
 	if (pid == 0) {
 		close(fd[0]);
-		if (tg_dev_get("OPENCL") != NULL)
+		if (tg_dev_get(name) != NULL)
 			_exit(0);
 		len = write(fd[1], tg_last_error(), strlen(tg_last_error()));
 		_exit(len >= 0 ? 1 : 2);
@@ -716,13 +821,22 @@ static int no_device(char *why, size_t n)
 
 int main(void)
 {
-	Suite *s = suite_create("opencl");
-	TCase *tc = tcase_create("opencl");
+	Suite *s;
+	TCase *tc;
 	char why[1024];
+	int pair;
 
-	if (no_device(why, sizeof why)) {
+	/* PoCL then lists two CPU devices: the shared context's copies */
+	setenv("POCL_DEVICES", "pthread pthread", 0);
+	if (no_device("OPENCL", why, sizeof why)) {
 		return tl_no_device("test_opencl", "OPENCL", why);
 	}
+	if (!(pair = !no_device("OPENCL:1", why, sizeof why)))
+		printf("test_opencl: one OpenCL device, so copies between two "
+		       "are not tested here: %s\n", why);
+	/* made after the probes, whose children would leak them */
+	s = suite_create("opencl");
+	tc = tcase_create("opencl");
 	tcase_add_checked_fixture(tc, NULL, tg_shutdown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, device_describes_itself);
@@ -749,6 +863,10 @@ int main(void)
 	tcase_add_test(tc, huge_allocation_fails_cleanly);
 	tcase_add_test(tc, aligned_sub_buffer_view);
 	tcase_add_test(tc, misaligned_view_names_the_alignment);
+	if (pair) {
+		tcase_add_test(tc, peer_copy_between_devices_of_a_platform);
+		tcase_add_test(tc, all_reduce_over_two_devices_copies_peer_to_peer);
+	}
 	tcase_add_test(tc, second_compile_loads_the_cached_binary);
 	tcase_add_test(tc, cache_lives_under_xdg_cache_home);
 	suite_add_tcase(s, tc);

@@ -115,6 +115,48 @@ void ocl_view_free(struct tg_device *dev, void *view)
 	clReleaseMemObject(view);
 }
 
+/* On dev's queue, after everything queued on src_dev so far (a marker's
+ * event), and before anything queued on src_dev later (a barrier on the
+ * copy's event), so a kernel there cannot overwrite src before it is
+ * read.  Neither queue waits on the host. */
+int ocl_transfer(struct tg_device *dev, void *dst,
+                 struct tg_device *src_dev, const void *src, size_t n)
+{
+	struct ocl_ctx *ctx = dev->ctx, *from = src_dev->ctx;
+	cl_event ready = NULL, done = NULL;
+	const char *what = "clEnqueueMarkerWithWaitList";
+	cl_int err;
+
+	if (from->context != ctx->context)
+		return ctx->host->set_error(ctx->host, TG_EUNSUPPORTED,
+			"opencl: %s and %s are in two contexts (%s)",
+			from->name, ctx->name, from->platform != ctx->platform ?
+			"two platforms" : "the driver refused to share one");
+	err = clEnqueueMarkerWithWaitList(from->queue, 0, NULL, &ready);
+	if (err == CL_SUCCESS && (err = clFlush(from->queue)) != CL_SUCCESS)
+		what = "clFlush";
+	if (err == CL_SUCCESS &&
+	    (err = clEnqueueCopyBuffer(ctx->queue, (cl_mem)(uintptr_t)src,
+	                               dst, 0, 0, n, 1, &ready, &done)) !=
+	    CL_SUCCESS)
+		what = "clEnqueueCopyBuffer";
+	if (err == CL_SUCCESS && (err = clFlush(ctx->queue)) != CL_SUCCESS)
+		what = "clFlush";
+	if (err == CL_SUCCESS &&
+	    (err = clEnqueueBarrierWithWaitList(from->queue, 1, &done,
+	                                        NULL)) != CL_SUCCESS)
+		what = "clEnqueueBarrierWithWaitList";
+	if (ready != NULL)
+		clReleaseEvent(ready);
+	if (done != NULL)
+		clReleaseEvent(done);
+	if (err == CL_SUCCESS)
+		return 0;
+	return ctx->host->set_error(ctx->host, ocl_status(err), "opencl: "
+		"copy of %zu bytes from %s to %s: %s: %s", n, from->name,
+		ctx->name, what, ocl_err_name(err));
+}
+
 /* OpenCL 1.2 has no portable query for free memory. */
 int ocl_mem_info(struct tg_device *dev, uint64_t *free_bytes,
                  uint64_t *total_bytes)

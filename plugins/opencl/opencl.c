@@ -623,25 +623,21 @@ static int query_device(struct ocl_ctx *ctx)
 	return 0;
 }
 
-/* One context holding the device, and its in-order profiling queue. */
-static int create_queue(struct ocl_ctx *ctx)
+/* The platform's context (context.c) and the device's in-order
+ * profiling queue in it. */
+static int create_queue(struct ocl_ctx *ctx, const cl_device_id *peers,
+                        cl_uint npeers)
 {
-	cl_context_properties props[] = {
-		CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform, 0
-	};
 	cl_int err;
+	int ret = ocl_context_get(ctx, peers, npeers);
 
-	ctx->context = clCreateContext(props, 1, &ctx->device, NULL, NULL,
-	                               &err);
-	if (ctx->context == NULL)
-		return ctx->host->set_error(ctx->host, ocl_status(err),
-			"opencl open: clCreateContext on %s (%s): %s",
-			ctx->name, ctx->dev_name, ocl_err_name(err));
+	if (ret != 0)
+		return ret;
 	ctx->queue = clCreateCommandQueue(ctx->context, ctx->device,
 	                                  CL_QUEUE_PROFILING_ENABLE, &err);
 	if (ctx->queue != NULL)
 		return 0;
-	clReleaseContext(ctx->context);
+	ocl_context_put(ctx);
 	return ctx->host->set_error(ctx->host, ocl_status(err),
 		"opencl open: clCreateCommandQueue on %s (%s): %s", ctx->name,
 		ctx->dev_name, ocl_err_name(err));
@@ -663,8 +659,11 @@ static void fill_device(struct ocl_ctx *ctx)
 	};
 }
 
-/* Finds device `index` of the (configured) list into ctx. */
-static int find_device(struct ocl_ctx *ctx, int index)
+/* Finds device `index` of the (configured) list into ctx, and the
+ * listed devices of its platform (its own among them) into peers[]
+ * (malloc'd, *npeers long). */
+static int find_device(struct ocl_ctx *ctx, int index, cl_device_id **peers,
+                       cl_uint *npeers)
 {
 	const struct tg_host *host = ctx->host;
 	struct devlist l;
@@ -677,9 +676,16 @@ static int find_device(struct ocl_ctx *ctx, int index)
 		ret = host->set_error(host, TG_ENODEV, "opencl open: no "
 			"device %d (%zu device%s%s%s)", index, l.n,
 			l.n == 1 ? "" : "s", l.n == 0 ? ": " : "", why);
+	} else if ((*peers = calloc(l.n, sizeof(**peers))) == NULL) {
+		ret = host->set_error(host, TG_ENOMEM, "opencl open: out of "
+		                      "host memory");
 	} else {
 		ctx->platform = l.v[index].platform;
 		ctx->device = l.v[index].device;
+		*npeers = 0;
+		for (size_t i = 0; i < l.n; i++)
+			if (l.v[i].platform == ctx->platform)
+				(*peers)[(*npeers)++] = l.v[i].device;
 	}
 	free(l.v);
 	return ret;
@@ -689,6 +695,8 @@ static int ocl_open(const struct tg_host *host, int index,
                     struct tg_device **out)
 {
 	struct ocl_ctx *ctx = calloc(1, sizeof(*ctx));
+	cl_device_id *peers = NULL;
+	cl_uint npeers = 0;
 	int ret;
 
 	if (ctx == NULL)
@@ -697,9 +705,11 @@ static int ocl_open(const struct tg_host *host, int index,
 	ctx->host = host;
 	snprintf(ctx->name, sizeof(ctx->name), index > 0 ? "OPENCL:%d" :
 	         "OPENCL", index);
-	if ((ret = find_device(ctx, index)) != 0 ||
-	    (ret = query_device(ctx)) != 0 ||
-	    (ret = create_queue(ctx)) != 0)
+	ret = find_device(ctx, index, &peers, &npeers);
+	if (ret == 0 && (ret = query_device(ctx)) == 0)
+		ret = create_queue(ctx, peers, npeers);
+	free(peers);
+	if (ret != 0)
 		goto out_free_ctx;
 	if ((ret = pthread_mutex_init(&ctx->lock, NULL)) != 0) {
 		ret = host->set_error(host, TG_ERUNTIME, "opencl open: "
@@ -713,7 +723,7 @@ static int ocl_open(const struct tg_host *host, int index,
 	return 0;
 out_release_queue:
 	clReleaseCommandQueue(ctx->queue);
-	clReleaseContext(ctx->context);
+	ocl_context_put(ctx);
 out_free_ctx:
 	free(ctx);
 	return ret;
@@ -727,7 +737,7 @@ static void ocl_close(struct tg_device *dev)
 
 	clFinish(ctx->queue);
 	clReleaseCommandQueue(ctx->queue);
-	clReleaseContext(ctx->context);
+	ocl_context_put(ctx);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx); /* dev lives inside ctx */
 }
@@ -737,7 +747,7 @@ static void ocl_close(struct tg_device *dev)
 /* ------------------------------------------------------------------ */
 
 static const struct tg_allocator_iface ocl_allocator = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, mem_info),
+	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, transfer),
 	.alloc = ocl_alloc,
 	.free = ocl_free,
 	.copy_in = ocl_copy_in,
@@ -745,6 +755,7 @@ static const struct tg_allocator_iface ocl_allocator = {
 	.view = ocl_view,
 	.view_free = ocl_view_free,
 	.mem_info = ocl_mem_info,
+	.transfer = ocl_transfer,
 };
 
 static const struct tg_compiler_iface ocl_compiler = {

@@ -38,7 +38,8 @@ struct ocl_ctx {
 	const struct tg_host *host;  /* borrowed, outlives the device */
 	cl_platform_id platform;
 	cl_device_id device;
-	cl_context context;          /* owned */
+	struct ocl_shared *shared;   /* the platform's context (context.c) */
+	cl_context context;          /* shared->context */
 	cl_command_queue queue;      /* owned; in order, with profiling */
 	pthread_mutex_t lock;        /* clSetKernelArg + enqueue of a launch */
 	size_t base_align;           /* bytes a sub-buffer offset must divide */
@@ -64,6 +65,18 @@ const char *ocl_err_name(cl_int err);
 int ocl_status(cl_int err);
 
 /* ------------------------------------------------------------------ */
+/* context.c: one context for the opened devices of a platform         */
+/* ------------------------------------------------------------------ */
+
+/* Sets ctx->shared and ctx->context: the context holding ctx->device,
+ * made of peers[0..n) (the listed devices of ctx->platform, ctx->device
+ * among them) when there is none yet. */
+int ocl_context_get(struct ocl_ctx *ctx, const cl_device_id *peers,
+                    cl_uint n);
+/* Drops ctx's use of its context, released with its last device. */
+void ocl_context_put(struct ocl_ctx *ctx);
+
+/* ------------------------------------------------------------------ */
 /* memory.c: the allocator (handles are cl_mem)                        */
 /* ------------------------------------------------------------------ */
 
@@ -77,6 +90,10 @@ int ocl_copy_out(struct tg_device *dev, void *dst, const void *src,
 int ocl_view(struct tg_device *dev, void *mem, size_t offset, size_t size,
              void **out);
 void ocl_view_free(struct tg_device *dev, void *view);
+/* A peer copy between two devices of one context; TG_EUNSUPPORTED for
+ * devices of two contexts. */
+int ocl_transfer(struct tg_device *dev, void *dst,
+                 struct tg_device *src_dev, const void *src, size_t n);
 int ocl_mem_info(struct tg_device *dev, uint64_t *free_bytes,
                  uint64_t *total_bytes);
 
