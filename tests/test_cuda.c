@@ -4,8 +4,8 @@
  * the probe's reasons (no driver, no devices, an old driver, a missing
  * entry, no NVRTC), the device it opens, an NVRTC error with its log,
  * the target architecture, launch geometry and its refusals, out of
- * memory after the core's cache flush and retry, and driver errors
- * named.  Nothing here aborts: every failure is a status and a message.
+ * memory after the core's cache flush and retry, driver errors named,
+ * and copies between two devices (cuMemcpyPeer).  Nothing here aborts: every failure is a status and a message.
  *
  * The op suites run on a real GPU through tests/dev/cuda (one .dev file
  * per suite), which
@@ -296,6 +296,48 @@ START_TEST(driver_errors_are_named)
 }
 END_TEST
 
+/* A copy between two CUDA devices is one cuMemcpyPeer between their
+ * contexts; its failure is an error naming the call and both devices. */
+START_TEST(copies_between_devices_are_peer_copies)
+{
+	float v[6] = { 1, -2, 3.5f, 1e20f, -0.0f, 7 }, out[6];
+	int64_t n = 6;
+	tg_dev *d0, *d1;
+	tg_tensor *a, *b;
+	tg_counters k;
+
+	use_cuda(NULL, "two");
+	ck_assert_ptr_nonnull(d0 = tg_dev_get("CUDA"));
+	ck_assert_msg((d1 = tg_dev_get("CUDA:1")) != NULL, "%s",
+	              tg_last_error());
+	tg_scope_begin();
+	a = tg_tensor_new(d0, TG_FLOAT32, 1, &n, v);
+	ck_assert_ptr_nonnull(b = tg_to(a, d1));
+	tg_counters_reset();
+	ck_assert_msg(tg_tensor_data(b, out, sizeof out) == 0, "%s",
+	              tg_last_error());
+	ck_assert_mem_eq(out, v, sizeof v);
+	tg_counters_get(&k);
+	ck_assert_uint_eq(k.copies, 1);
+	ck_assert_uint_eq(k.peer_copies, 1);
+	ck_assert_called("cuMemcpyPeer(24 bytes, context 1 <- context 0)");
+	tg_scope_end();
+	tg_shutdown();
+
+	use_cuda(NULL, "two,peer_fail");
+	ck_assert_ptr_nonnull(d0 = tg_dev_get("CUDA"));
+	ck_assert_ptr_nonnull(d1 = tg_dev_get("CUDA:1"));
+	tg_scope_begin();
+	a = tg_tensor_new(d1, TG_FLOAT32, 1, &n, v);
+	ck_assert_ptr_nonnull(b = tg_to(a, d0));
+	ck_assert_int_eq(tg_tensor_data(b, out, sizeof out), TG_ERUNTIME);
+	ck_assert_error("buffer_transfer: 24 bytes CUDA:1 -> CUDA: cuda: "
+	                "cuMemcpyPeer of 24 bytes from CUDA:1 on CUDA: "
+	                "CUDA_ERROR_ILLEGAL_ADDRESS");
+	tg_scope_end();
+}
+END_TEST
+
 /* The JIT's replays as a CUDA graph: one kernel node per launch after
  * the one before, instantiated once; a replay sets only the nodes whose
  * buffers changed and launches the graph in one call; a failed
@@ -371,6 +413,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, compiles_for_the_arch_and_launches);
 	tcase_add_test(tc, out_of_memory_after_flush_and_retry);
 	tcase_add_test(tc, driver_errors_are_named);
+	tcase_add_test(tc, copies_between_devices_are_peer_copies);
 	tcase_add_test(tc, graphs_replay_and_update);
 	suite_add_tcase(s, tc);
 	return s;

@@ -302,7 +302,7 @@ static void cu_close(struct tg_device *dev)
 /* ------------------------------------------------------------------ */
 
 static const struct tg_allocator_iface cu_allocator = {
-	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, mem_info),
+	.struct_size = TG_STRUCT_SIZE(struct tg_allocator_iface, transfer),
 	.alloc = cu_alloc,
 	.free = cu_free,
 	.copy_in = cu_copy_in,
@@ -310,6 +310,7 @@ static const struct tg_allocator_iface cu_allocator = {
 	.view = cu_view,
 	.view_free = cu_view_free,
 	.mem_info = cu_mem_info,
+	.transfer = cu_transfer,
 };
 
 static const struct tg_compiler_iface cu_compiler = {

@@ -128,6 +128,8 @@ enum {
 	  const void *, size_t))                                            \
 	X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult, (void *, CUdeviceptr,  \
 	  size_t))                                                          \
+	X(cuMemcpyPeer, "cuMemcpyPeer", CUresult, (CUdeviceptr, CUcontext,  \
+	  CUdeviceptr, CUcontext, size_t))                                  \
 	X(cuModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *,      \
 	  const void *))                                                    \
 	X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule))           \
@@ -279,6 +281,9 @@ int cu_copy_out(struct tg_device *dev, void *dst, const void *src,
 int cu_view(struct tg_device *dev, void *mem, size_t offset, size_t size,
             void **out);
 void cu_view_free(struct tg_device *dev, void *view);
+/* A copy between the memory of two CUDA devices (cuMemcpyPeer). */
+int cu_transfer(struct tg_device *dev, void *dst, struct tg_device *src_dev,
+                const void *src, size_t n);
 int cu_mem_info(struct tg_device *dev, uint64_t *free_bytes,
                 uint64_t *total_bytes);
 

@@ -88,6 +88,26 @@ void cu_view_free(struct tg_device *dev, void *view)
 	(void)view; /* nothing was allocated */
 }
 
+/* cuMemcpyPeer goes device to device (over NVLink or PCIe, through the
+ * host only where the two cannot reach each other, which the driver
+ * decides) and is ordered after all work queued in both contexts and
+ * before any queued later: what allocator->transfer asks, with no
+ * stream or event of ours.  It needs no cuCtxEnablePeerAccess. */
+int cu_transfer(struct tg_device *dev, void *dst, struct tg_device *src_dev,
+                const void *src, size_t n)
+{
+	struct cu_ctx *ctx = dev->ctx, *from = src_dev->ctx;
+	CUresult r;
+	int ret;
+
+	if ((ret = cu_enter(ctx, "transfer")) != 0)
+		return ret;
+	r = ctx->drv.cuMemcpyPeer(dptr(dst), ctx->context, dptr(src),
+	                          from->context, n);
+	return r == CUDA_SUCCESS ? 0 : cu_fail(ctx, r, "cuMemcpyPeer of %zu "
+	                                       "bytes from %s", n, from->name);
+}
+
 int cu_mem_info(struct tg_device *dev, uint64_t *free_bytes,
                 uint64_t *total_bytes)
 {

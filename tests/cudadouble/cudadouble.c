@@ -17,6 +17,8 @@
  *   launch_fail    cuLaunchKernel fails (out of resources)
  *   sync_fault     cuCtxSynchronize reports an illegal address
  *   graph_fail     cuGraphInstantiateWithFlags fails (out of memory)
+ *   two            two devices, each with its own context
+ *   peer_fail      cuMemcpyPeer fails (an illegal address)
  * Built with -DDOUBLE_MISSING it lacks cuModuleGetFunction.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -132,7 +134,7 @@ CUresult cuDriverGetVersion(int *v)
 EXPORT CUresult cuDeviceGetCount(int *n);
 CUresult cuDeviceGetCount(int *n)
 {
-	*n = wants("zero", NULL) ? 0 : 1;
+	*n = wants("zero", NULL) ? 0 : wants("two", NULL) ? 2 : 1;
 	return 0;
 }
 
@@ -178,13 +180,14 @@ CUresult cuDeviceTotalMem_v2(size_t *b, int d)
 	return 0;
 }
 
+/* A context is a pointer into this array: its index is the device's. */
+static int contexts[2];
+
 EXPORT CUresult cuDevicePrimaryCtxRetain(void **c, int d);
 CUresult cuDevicePrimaryCtxRetain(void **c, int d)
 {
-	static int ctx;
-
 	record("cuDevicePrimaryCtxRetain(%d)", d);
-	*c = &ctx;
+	*c = &contexts[d];
 	return 0;
 }
 
@@ -259,6 +262,19 @@ EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n);
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 {
 	memcpy(d, (const void *)(uintptr_t)s, n);
+	return 0;
+}
+
+EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, int *dctx, CUdeviceptr s,
+                             int *sctx, size_t n);
+CUresult cuMemcpyPeer(CUdeviceptr d, int *dctx, CUdeviceptr s, int *sctx,
+                      size_t n)
+{
+	record("cuMemcpyPeer(%zu bytes, context %d <- context %d)", n,
+	       (int)(dctx - contexts), (int)(sctx - contexts));
+	if (wants("peer_fail", NULL))
+		return 700;
+	memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
 	return 0;
 }
 
