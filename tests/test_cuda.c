@@ -5,7 +5,8 @@
  * entry, no NVRTC), the device it opens, an NVRTC error with its log,
  * the target architecture, launch geometry and its refusals, out of
  * memory after the core's cache flush and retry, driver errors named,
- * and copies between two devices (cuMemcpyPeer).  Nothing here aborts: every failure is a status and a message.
+ * copies through pinned memory, and copies between two devices
+ * (cuMemcpyPeer).  Nothing here aborts: every failure is a status and a message.
  *
  * The op suites run on a real GPU through tests/dev/cuda (one .dev file
  * per suite), which
@@ -296,6 +297,77 @@ START_TEST(driver_errors_are_named)
 }
 END_TEST
 
+/* Bytes of each of the plugin's pinned chunks (CU_STAGE_CHUNK). */
+#define CHUNK ((size_t)8 << 20)
+
+/* n bytes into the device and back, whole and in part. */
+static void round_trip(tg_dev *dev, size_t n)
+{
+	unsigned char *in = malloc(n), *out = malloc(n);
+	tg_buffer *b = tg_buffer_new(dev, n, TG_UINT8);
+
+	ck_assert(in && out && b);
+	for (size_t i = 0; i < n; i++)
+		in[i] = (unsigned char)(i * 131 + 7 + (i >> 20));  /* no 1 MiB period */
+	memset(out, 0xEE, n);
+	ck_assert_msg(tg_buffer_copyin(b, in, n) == 0, "%s", tg_last_error());
+	ck_assert_msg(tg_buffer_copyout(b, out, n) == 0, "%s",
+	              tg_last_error());
+	ck_assert_msg(!memcmp(out, in, n), "%zu bytes changed on the way", n);
+	memset(out, 0xEE, n);
+	ck_assert_int_eq(tg_buffer_copyout(b, out, n / 2 + 1), 0);
+	ck_assert(!memcmp(out, in, n / 2 + 1));
+	ck_assert(n / 2 + 1 == n || out[n / 2 + 1] == 0xEE);
+	tg_buffer_unref(b);
+	free(in);
+	free(out);
+}
+
+/* Copies go through two pinned chunks in turns.  The double runs async
+ * copies late, as a copy engine does, so a chunk refilled before its
+ * copy ran, or read before its copy landed, would change the data.
+ * Where the driver refuses pinned memory the plain calls copy. */
+START_TEST(copies_go_through_pinned_memory)
+{
+	size_t big = 2 * CHUNK + 3 * ((size_t)1 << 20) + 4;
+	char out[6];
+	tg_buffer *b;
+	tg_dev *dev;
+
+	use_cuda(NULL, NULL);
+	ck_assert_ptr_nonnull(dev = tg_dev_get("CUDA"));
+	round_trip(dev, big);
+	round_trip(dev, 1);
+	round_trip(dev, CHUNK);
+	ck_assert_called("cuMemHostAlloc(8388608, 0)");
+	ck_assert_called("cuMemcpyHtoDAsync(8388608)");
+	ck_assert_called("cuMemcpyHtoDAsync(3145732)");
+	ck_assert_called("cuMemcpyDtoHAsync(3145732)");
+	ck_assert_called("cuMemcpyDtoHAsync(1)");
+	ck_assert_ptr_null(strstr(calls(), "cuMemcpyHtoD("));
+	tg_shutdown();
+
+	use_cuda(NULL, "pinned_fail");
+	ck_assert_ptr_nonnull(dev = tg_dev_get("CUDA"));
+	round_trip(dev, big);
+	ck_assert_called("cuMemcpyHtoD(19922948)");
+	ck_assert_called("cuMemcpyDtoH(9961475)");
+	ck_assert_ptr_null(strstr(calls(), "Async"));
+	tg_shutdown();
+
+	use_cuda(NULL, "async_fail");
+	ck_assert_ptr_nonnull(dev = tg_dev_get("CUDA"));
+	ck_assert_ptr_nonnull(b = tg_buffer_new(dev, 6, TG_UINT8));
+	ck_assert_int_eq(tg_buffer_copyin(b, "abcdef", 6), TG_ERUNTIME);
+	ck_assert_error("cuda: cuMemcpyHtoDAsync of 6 bytes in through "
+	                "pinned memory on CUDA: CUDA_ERROR_ILLEGAL_ADDRESS");
+	ck_assert_int_eq(tg_buffer_copyout(b, out, 6), TG_ERUNTIME);
+	ck_assert_error("cuda: copy of 6 bytes out through pinned memory on "
+	                "CUDA: CUDA_ERROR_ILLEGAL_ADDRESS");
+	tg_buffer_unref(b);
+}
+END_TEST
+
 /* A copy between two CUDA devices is one cuMemcpyPeer between their
  * contexts; its failure is an error naming the call and both devices. */
 START_TEST(copies_between_devices_are_peer_copies)
@@ -414,6 +486,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, out_of_memory_after_flush_and_retry);
 	tcase_add_test(tc, driver_errors_are_named);
 	tcase_add_test(tc, copies_between_devices_are_peer_copies);
+	tcase_add_test(tc, copies_go_through_pinned_memory);
 	tcase_add_test(tc, graphs_replay_and_update);
 	suite_add_tcase(s, tc);
 	return s;

@@ -269,18 +269,23 @@ static int cu_open(const struct tg_host *host, int index,
 	}
 	init_caps(ctx);
 	if ((ret = query_limits(ctx)) != 0 || (ret = describe(ctx)) != 0 ||
-	    (ret = retain_context(ctx)) != 0) {
-		cu_nvrtc_unload(&ctx->rtc);
-		cu_driver_unload(&ctx->drv);
-		free(ctx);
-		return ret;
-	}
+	    (ret = cu_stage_init(ctx)) != 0)
+		goto out_unload;
+	if ((ret = retain_context(ctx)) != 0)
+		goto out_stage;
 	cu_identity_init(ctx);
 	fill_device(ctx);
 	host->log(host, TG_LOG_DEBUG, "cuda: opened %s: %s; identity: %s",
 	          ctx->name, ctx->description, ctx->identity);
 	*out = &ctx->dev;
 	return 0;
+out_stage:
+	cu_stage_free(ctx);
+out_unload:
+	cu_nvrtc_unload(&ctx->rtc);
+	cu_driver_unload(&ctx->drv);
+	free(ctx);
+	return ret;
 }
 
 /* The core has freed every program and buffer: finish the queued work,
@@ -291,6 +296,7 @@ static void cu_close(struct tg_device *dev)
 
 	if (cu_enter(ctx, "close") == 0)
 		ctx->drv.cuCtxSynchronize();
+	cu_stage_free(ctx);
 	ctx->drv.cuDevicePrimaryCtxRelease(ctx->device);
 	cu_nvrtc_unload(&ctx->rtc);
 	cu_driver_unload(&ctx->drv);

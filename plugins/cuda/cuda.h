@@ -43,6 +43,7 @@
 #define CU_FLAT_BLOCK 128       /* threads per block of a flat launch */
 #define CU_MIN_DRIVER 11010     /* CUDA 11.1: NVRTC's CUBIN output */
 #define CU_STR_MAX 256
+#define CU_STAGE_CHUNK (8 << 20) /* bytes of each pinned staging chunk */
 
 /* ------------------------------------------------------------------ */
 /* api.c: the driver and NVRTC, loaded at run time                     */
@@ -130,6 +131,13 @@ enum {
 	  size_t))                                                          \
 	X(cuMemcpyPeer, "cuMemcpyPeer", CUresult, (CUdeviceptr, CUcontext,  \
 	  CUdeviceptr, CUcontext, size_t))                                  \
+	X(cuMemHostAlloc, "cuMemHostAlloc", CUresult, (void **, size_t,     \
+	  unsigned int))                                                    \
+	X(cuMemFreeHost, "cuMemFreeHost", CUresult, (void *))               \
+	X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", CUresult,              \
+	  (CUdeviceptr, const void *, size_t, CUstream))                    \
+	X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", CUresult, (void *,     \
+	  CUdeviceptr, size_t, CUstream))                                   \
 	X(cuModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule *,      \
 	  const void *))                                                    \
 	X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule))           \
@@ -237,8 +245,19 @@ int cu_status(CUresult r);
 /* cuda.c: devices, probe, open, close                                 */
 /* ------------------------------------------------------------------ */
 
+/* Two pinned chunks that copies between host and device go through
+ * (staging.c); made at the first copy. */
+struct cu_stage {
+	pthread_mutex_t lock;        /* the chunks are the device's */
+	void *host[2];               /* CU_STAGE_CHUNK bytes each, or NULL */
+	CUevent done[2];             /* recorded after chunk k's last copy */
+	int queued[2];               /* done[k] recorded and not waited on */
+	int off;                     /* the driver refused: plain copies */
+};
+
 /* One opened device.  Read-only after open but for what the driver
- * guards itself, so every entry runs on any thread. */
+ * guards itself and `stage` (its own lock), so every entry runs on any
+ * thread. */
 struct cu_ctx {
 	struct tg_device dev;        /* handed to the core; dev.ctx = this */
 	struct tg_device_info info;  /* dev.info points here */
@@ -256,6 +275,7 @@ struct cu_ctx {
 	char arch[32];               /* "sm_90": NVRTC's target */
 	char description[2 * CU_STR_MAX];
 	char identity[4 * CU_STR_MAX];
+	struct cu_stage stage;
 };
 
 /* Makes the device's context current on this thread; 0 or an error
@@ -267,6 +287,21 @@ int cu_fail(struct cu_ctx *ctx, CUresult r, const char *fmt, ...)
 	TG_PRINTF(3, 4);
 /* Value of `key` in [cuda]; NULL when unset or empty. */
 const char *cu_config(const struct tg_host *host, const char *key);
+
+/* ------------------------------------------------------------------ */
+/* staging.c: copies through pinned memory                             */
+/* ------------------------------------------------------------------ */
+
+/* n bytes (n > 0) from host memory to device memory, or back, through
+ * the pinned chunks (the context current): 1 when done, 0 when the
+ * device has no pinned memory (the caller copies directly), or a
+ * negative status. */
+int cu_stage_in(struct cu_ctx *ctx, CUdeviceptr dst, const void *src,
+                size_t n);
+int cu_stage_out(struct cu_ctx *ctx, void *dst, CUdeviceptr src, size_t n);
+int cu_stage_init(struct cu_ctx *ctx);
+/* Waits for the chunks' copies and frees them (the context current). */
+void cu_stage_free(struct cu_ctx *ctx);
 
 /* ------------------------------------------------------------------ */
 /* memory.c: the allocator (handles are device pointers)               */

@@ -1,8 +1,9 @@
 #include "config.h"
 /*
  * memory.c - device memory: cuMemAlloc'd device pointers as handles,
- * synchronous copies on the legacy default stream (so a copy out waits
- * for the kernels queued before it), views as pointer arithmetic.
+ * copies on the legacy default stream (so a copy out waits for the
+ * kernels queued before it) through pinned memory (staging.c) or, where
+ * the driver has none to give, directly; views as pointer arithmetic.
  */
 #include "cuda.h"
 
@@ -50,8 +51,9 @@ int cu_copy_in(struct tg_device *dev, void *dst, size_t offset,
 
 	if (n == 0)
 		return 0;
-	if ((ret = cu_enter(ctx, "copy in")) != 0)
-		return ret;
+	if ((ret = cu_enter(ctx, "copy in")) != 0 ||
+	    (ret = cu_stage_in(ctx, dptr(dst) + offset, src, n)) != 0)
+		return ret < 0 ? ret : 0;
 	r = ctx->drv.cuMemcpyHtoD(dptr(dst) + offset, src, n);
 	return r == CUDA_SUCCESS ? 0 : cu_fail(ctx, r, "cuMemcpyHtoD of %zu "
 	                                       "bytes at offset %zu", n, offset);
@@ -66,8 +68,9 @@ int cu_copy_out(struct tg_device *dev, void *dst, const void *src,
 
 	if (n == 0)
 		return 0;
-	if ((ret = cu_enter(ctx, "copy out")) != 0)
-		return ret;
+	if ((ret = cu_enter(ctx, "copy out")) != 0 ||
+	    (ret = cu_stage_out(ctx, dst, dptr(src) + offset, n)) != 0)
+		return ret < 0 ? ret : 0;
 	r = ctx->drv.cuMemcpyDtoH(dst, dptr(src) + offset, n);
 	return r == CUDA_SUCCESS ? 0 : cu_fail(ctx, r, "cuMemcpyDtoH of %zu "
 	                                       "bytes at offset %zu", n, offset);

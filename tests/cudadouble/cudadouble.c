@@ -19,6 +19,12 @@
  *   graph_fail     cuGraphInstantiateWithFlags fails (out of memory)
  *   two            two devices, each with its own context
  *   peer_fail      cuMemcpyPeer fails (an illegal address)
+ *   pinned_fail    cuMemHostAlloc fails (out of memory)
+ *   async_fail     async copies fail (an illegal address)
+ * Async copies (cuMemcpyHtoDAsync, cuMemcpyDtoHAsync) run late, as a
+ * copy engine does: when an event recorded after them is waited on, or
+ * a synchronous call comes, so reading or refilling a staging buffer
+ * too early gives wrong data.
  * Built with -DDOUBLE_MISSING it lacks cuModuleGetFunction.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -77,6 +83,40 @@ static int wants(const char *what, long *v)
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/* The async copies queued and not yet run, in order: copy i has
+ * sequence number ran + i. */
+struct pending { void *to; const void *from; size_t n; };
+static struct pending queued[256];
+static size_t nqueued;
+static unsigned long long ran;
+
+/* Runs the queued copies numbered below `upto`. */
+static void run_until(unsigned long long upto)
+{
+	size_t k = 0;
+
+	while (k < nqueued && ran < upto) {
+		memcpy(queued[k].to, queued[k].from, queued[k].n);
+		k++;
+		ran++;
+	}
+	memmove(queued, queued + k, (nqueued - k) * sizeof *queued);
+	nqueued -= k;
+}
+
+static void run_all(void)
+{
+	run_until(~0ull);
+}
+
+static CUresult enqueue(void *to, const void *from, size_t n)
+{
+	if (nqueued == sizeof queued / sizeof *queued)
+		run_until(ran + 1);
+	queued[nqueued++] = (struct pending){ to, from, n };
 	return 0;
 }
 
@@ -208,6 +248,7 @@ CUresult cuCtxSetCurrent(void *c)
 EXPORT CUresult cuCtxSynchronize(void);
 CUresult cuCtxSynchronize(void)
 {
+	run_all();
 	record("cuCtxSynchronize");
 	return wants("sync_fault", NULL) ? 700 : 0;
 }
@@ -237,6 +278,7 @@ CUresult cuMemFree_v2(CUdeviceptr p)
 {
 	size_t *m = (size_t *)(uintptr_t)p - 2;
 
+	run_all();
 	record("cuMemFree(%zu)", m[0]);
 	in_use -= m[0];
 	free(m);
@@ -254,6 +296,8 @@ CUresult cuMemGetInfo_v2(size_t *f, size_t *t)
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n);
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
 {
+	run_all();
+	record("cuMemcpyHtoD(%zu)", n);
 	memcpy((void *)(uintptr_t)d, s, n);
 	return 0;
 }
@@ -261,7 +305,52 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
 EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n);
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 {
+	run_all();
+	record("cuMemcpyDtoH(%zu)", n);
 	memcpy(d, (const void *)(uintptr_t)s, n);
+	return 0;
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n,
+                                     void *stream);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n,
+                              void *stream)
+{
+	(void)stream;
+	record("cuMemcpyHtoDAsync(%zu)", n);
+	if (wants("async_fail", NULL))
+		return 700;
+	return enqueue((void *)(uintptr_t)d, s, n);
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n,
+                                     void *stream);
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n,
+                              void *stream)
+{
+	(void)stream;
+	record("cuMemcpyDtoHAsync(%zu)", n);
+	if (wants("async_fail", NULL))
+		return 700;
+	return enqueue(d, (const void *)(uintptr_t)s, n);
+}
+
+EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags);
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
+{
+	record("cuMemHostAlloc(%zu, %u)", n, flags);
+	if (wants("pinned_fail", NULL))
+		return 2;
+	*p = malloc(n);
+	return *p ? 0 : 2;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p);
+CUresult cuMemFreeHost(void *p)
+{
+	run_all();
+	record("cuMemFreeHost");
+	free(p);
 	return 0;
 }
 
@@ -270,6 +359,7 @@ EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, int *dctx, CUdeviceptr s,
 CUresult cuMemcpyPeer(CUdeviceptr d, int *dctx, CUdeviceptr s, int *sctx,
                       size_t n)
 {
+	run_all();
 	record("cuMemcpyPeer(%zu bytes, context %d <- context %d)", n,
 	       (int)(dctx - contexts), (int)(sctx - contexts));
 	if (wants("peer_fail", NULL))
@@ -415,25 +505,28 @@ CUresult cuGraphDestroy(void *g)
 	return 0;
 }
 
-EXPORT CUresult cuEventCreate(void **e, unsigned flags);
-CUresult cuEventCreate(void **e, unsigned flags)
+/* An event holds the sequence number of the first copy queued after
+ * it was recorded. */
+EXPORT CUresult cuEventCreate(unsigned long long **e, unsigned flags);
+CUresult cuEventCreate(unsigned long long **e, unsigned flags)
 {
 	(void)flags;
-	*e = malloc(1);
+	*e = calloc(1, sizeof **e);
 	return *e ? 0 : 2;
 }
 
-EXPORT CUresult cuEventRecord(void *e, void *s);
-CUresult cuEventRecord(void *e, void *s)
+EXPORT CUresult cuEventRecord(unsigned long long *e, void *s);
+CUresult cuEventRecord(unsigned long long *e, void *s)
 {
-	(void)e, (void)s;
+	(void)s;
+	*e = ran + nqueued;
 	return 0;
 }
 
-EXPORT CUresult cuEventSynchronize(void *e);
-CUresult cuEventSynchronize(void *e)
+EXPORT CUresult cuEventSynchronize(unsigned long long *e);
+CUresult cuEventSynchronize(unsigned long long *e)
 {
-	(void)e;
+	run_until(*e);
 	return 0;
 }
 
