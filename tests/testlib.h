@@ -170,6 +170,24 @@ static inline void tl_check_saxpy(tg_dev *dev, tg_program *p, size_t n,
 	tg_program_free(p);
 }
 
+/* Copies the n floats v from device `from` to `to` (a tensor and
+ * tg_to), reads them back and checks they arrived; *k: the counters of
+ * that copy alone.  Call inside a scope. */
+static inline void tl_copy_floats(tg_dev *from, tg_dev *to, const float *v,
+                                  int64_t n, tg_counters *k)
+{
+	tg_tensor *b = tg_to(tg_tensor_new(from, TG_FLOAT32, 1, &n, v), to);
+	float *out = calloc((size_t)n, sizeof *out);
+
+	ck_assert_msg(b != NULL && out != NULL, "%s", tg_last_error());
+	tg_counters_reset();
+	ck_assert_msg(tg_tensor_data(b, out, (size_t)n * sizeof *out) == 0,
+	              "%s", tg_last_error());
+	tg_counters_get(k);
+	ck_assert_mem_eq(out, v, (size_t)n * sizeof *out);
+	free(out);
+}
+
 /* Runs a suite and returns the process exit status. */
 static inline int tl_run(Suite *s)
 {

@@ -174,7 +174,7 @@ static const struct tg_allocator_iface disk_allocator = {
 	.view_free = disk_view_free,
 };
 
-/* The compiler and runtime entries a device must have.  realize.c
+/* The compiler and runtime entries a device must have.  schedule.c
  * refuses kernels on DISK before they get here; these answer anyone
  * who asks anyway. */
 static int no_kernels(struct tg_device *d)

@@ -101,7 +101,7 @@ int cu_stage_in(struct cu_ctx *ctx, CUdeviceptr dst, const void *src,
 {
 	struct cu_stage *s = &ctx->stage;
 	CUresult r = CUDA_SUCCESS;
-	const char *what = "cuEventSynchronize";
+	const char *what = "";
 	size_t np = (n + CU_STAGE_CHUNK - 1) / CU_STAGE_CHUNK;
 
 	pthread_mutex_lock(&s->lock);
@@ -113,6 +113,7 @@ int cu_stage_in(struct cu_ctx *ctx, CUdeviceptr dst, const void *src,
 		int k = (int)(p % 2);
 		size_t at = p * CU_STAGE_CHUNK, len = piece(n, p);
 
+		what = "cuEventSynchronize";
 		if ((r = drain(ctx, k)) != CUDA_SUCCESS)
 			break;
 		memcpy(s->host[k], (const char *)src + at, len);
@@ -127,24 +128,32 @@ int cu_stage_in(struct cu_ctx *ctx, CUdeviceptr dst, const void *src,
 	                                       n);
 }
 
-/* Queues piece p of the copy out of src into chunk p % 2. */
+/* Queues piece p of the copy out of src into chunk p % 2; *what names
+ * the call that failed. */
 static CUresult fetch(struct cu_ctx *ctx, CUdeviceptr src, size_t n,
-                      size_t p)
+                      size_t p, const char **what)
 {
 	int k = (int)(p % 2);
-	CUresult r = drain(ctx, k);
+	CUresult r;
 
-	if (r == CUDA_SUCCESS)
-		r = ctx->drv.cuMemcpyDtoHAsync(ctx->stage.host[k],
-		                               src + p * CU_STAGE_CHUNK,
-		                               piece(n, p), NULL);
-	return r == CUDA_SUCCESS ? mark(ctx, k) : r;
+	*what = "cuEventSynchronize";
+	if ((r = drain(ctx, k)) != CUDA_SUCCESS)
+		return r;
+	*what = "cuMemcpyDtoHAsync";
+	r = ctx->drv.cuMemcpyDtoHAsync(ctx->stage.host[k],
+	                               src + p * CU_STAGE_CHUNK, piece(n, p),
+	                               NULL);
+	if (r != CUDA_SUCCESS)
+		return r;
+	*what = "cuEventRecord";
+	return mark(ctx, k);
 }
 
 int cu_stage_out(struct cu_ctx *ctx, void *dst, CUdeviceptr src, size_t n)
 {
 	struct cu_stage *s = &ctx->stage;
 	CUresult r = CUDA_SUCCESS;
+	const char *what = "";
 	size_t np = (n + CU_STAGE_CHUNK - 1) / CU_STAGE_CHUNK;
 
 	pthread_mutex_lock(&s->lock);
@@ -153,20 +162,22 @@ int cu_stage_out(struct cu_ctx *ctx, void *dst, CUdeviceptr src, size_t n)
 		return 0;
 	}
 	for (size_t p = 0; p < np && p < 2 && r == CUDA_SUCCESS; p++)
-		r = fetch(ctx, src, n, p);
+		r = fetch(ctx, src, n, p, &what);
 	for (size_t p = 0; p < np && r == CUDA_SUCCESS; p++) {
 		int k = (int)(p % 2);
 
+		what = "cuEventSynchronize";
 		if ((r = drain(ctx, k)) != CUDA_SUCCESS)
 			break;
 		memcpy((char *)dst + p * CU_STAGE_CHUNK, s->host[k],
 		       piece(n, p));
 		if (p + 2 < np)
-			r = fetch(ctx, src, n, p + 2);
+			r = fetch(ctx, src, n, p + 2, &what);
 	}
 	pthread_mutex_unlock(&s->lock);
-	return r == CUDA_SUCCESS ? 1 : cu_fail(ctx, r, "copy of %zu bytes out "
-	                                       "through pinned memory", n);
+	return r == CUDA_SUCCESS ? 1 : cu_fail(ctx, r, "%s of %zu bytes out "
+	                                       "through pinned memory", what,
+	                                       n);
 }
 
 int cu_stage_init(struct cu_ctx *ctx)

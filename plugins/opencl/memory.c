@@ -129,19 +129,20 @@ int ocl_transfer(struct tg_device *dev, void *dst,
 
 	if (from->context != ctx->context)
 		return ctx->host->set_error(ctx->host, TG_EUNSUPPORTED,
-			"opencl: %s and %s are in two contexts (%s)",
+			"opencl: %s and %s are in separate contexts (%s)",
 			from->name, ctx->name, from->platform != ctx->platform ?
-			"two platforms" : "the driver refused to share one");
+			"two platforms" : "opened with different device lists, "
+			"or the driver refused to share one");
 	err = clEnqueueMarkerWithWaitList(from->queue, 0, NULL, &ready);
 	if (err == CL_SUCCESS && (err = clFlush(from->queue)) != CL_SUCCESS)
-		what = "clFlush";
+		what = "clFlush of the source's queue";
 	if (err == CL_SUCCESS &&
 	    (err = clEnqueueCopyBuffer(ctx->queue, (cl_mem)(uintptr_t)src,
 	                               dst, 0, 0, n, 1, &ready, &done)) !=
 	    CL_SUCCESS)
 		what = "clEnqueueCopyBuffer";
 	if (err == CL_SUCCESS && (err = clFlush(ctx->queue)) != CL_SUCCESS)
-		what = "clFlush";
+		what = "clFlush of the destination's queue";
 	if (err == CL_SUCCESS &&
 	    (err = clEnqueueBarrierWithWaitList(from->queue, 1, &done,
 	                                        NULL)) != CL_SUCCESS)

@@ -98,35 +98,88 @@ static int build_failed(struct ocl_ctx *ctx, cl_int err, const char *log)
 		text_head_len(text, ERROR_LINES, ERROR_BYTES), text);
 }
 
-/* The device binary of a built program, copied into host memory. */
+/* Where ctx's device is among prog's devices (a program made from
+ * source belongs to every device of the context, which the platform's
+ * devices share: context.c), into *at, and how many there are. */
+static cl_int device_slot(struct ocl_ctx *ctx, cl_program prog, cl_uint *at,
+                          cl_uint *n)
+{
+	cl_device_id *ids;
+	cl_int err = clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES,
+	                              sizeof(*n), n, NULL);
+
+	if (err != CL_SUCCESS)
+		return err;
+	if (*n == 0 || (ids = calloc(*n, sizeof(*ids))) == NULL)
+		return *n == 0 ? CL_INVALID_PROGRAM : CL_OUT_OF_HOST_MEMORY;
+	err = clGetProgramInfo(prog, CL_PROGRAM_DEVICES, *n * sizeof(*ids),
+	                       ids, NULL);
+	for (*at = 0; err == CL_SUCCESS && *at < *n &&
+	              ids[*at] != ctx->device; (*at)++)
+		;
+	if (err == CL_SUCCESS && *at == *n)
+		err = CL_INVALID_DEVICE;
+	free(ids);
+	return err;
+}
+
+/* Which entry of prog's per-device arrays is ctx's device: its index,
+ * or 0 when the driver answered with a single entry (PoCL keeps one
+ * binary for a program's identical devices and reports only that). */
+static cl_uint binary_slot(cl_uint at, size_t answered)
+{
+	return at < answered ? at : answered == 1 ? 0 : at;
+}
+
+/* The device binary of a built program, copied into host memory: the
+ * entry of ctx's device (the others are left NULL, which OpenCL
+ * skips). */
 static int get_binary(struct ocl_ctx *ctx, cl_program prog, void **blob,
                       size_t *blob_len)
 {
 	const struct tg_host *host = ctx->host;
-	size_t size = 0;
-	unsigned char *bin[1];
-	cl_int err = clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES,
-	                              sizeof(size), &size, NULL);
+	cl_uint at = 0, n = 0;
+	size_t *sizes = NULL, ret_size = 0;
+	unsigned char **bins = NULL;
+	const char *what = "CL_PROGRAM_DEVICES";
+	cl_int err = device_slot(ctx, prog, &at, &n);
+	int ret = 0;
 
-	if (err == CL_SUCCESS && size == 0)
-		return host->set_error(host, TG_ECOMPILE, "opencl: the driver "
-			"of %s returned an empty program binary", ctx->name);
-	if (err == CL_SUCCESS && (bin[0] = host->alloc(host, size)) == NULL)
-		return host->set_error(host, TG_ENOMEM, "opencl: out of host "
-			"memory for a program binary of %zu bytes", size);
+	if (err == CL_SUCCESS &&
+	    ((sizes = calloc(n, sizeof(*sizes))) == NULL ||
+	     (bins = calloc(n, sizeof(*bins))) == NULL))
+		err = CL_OUT_OF_HOST_MEMORY;
 	if (err == CL_SUCCESS) {
-		err = clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(bin),
-		                       bin, NULL);
-		if (err != CL_SUCCESS)
-			host->free(host, bin[0]);
+		what = "CL_PROGRAM_BINARY_SIZES";
+		err = clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES,
+		                       n * sizeof(*sizes), sizes, &ret_size);
+		at = binary_slot(at, ret_size / sizeof(*sizes));
 	}
-	if (err != CL_SUCCESS)
-		return host->set_error(host, ocl_status(err), "opencl: "
-			"clGetProgramInfo(CL_PROGRAM_BINARIES) on %s: %s",
-			ctx->name, ocl_err_name(err));
-	*blob = bin[0];
-	*blob_len = size;
-	return 0;
+	if (err == CL_SUCCESS && sizes[at] == 0)
+		ret = host->set_error(host, TG_ECOMPILE, "opencl: the driver "
+			"of %s returned an empty program binary", ctx->name);
+	else if (err == CL_SUCCESS &&
+	         (bins[at] = host->alloc(host, sizes[at])) == NULL)
+		ret = host->set_error(host, TG_ENOMEM, "opencl: out of host "
+			"memory for a program binary of %zu bytes", sizes[at]);
+	else if (err == CL_SUCCESS) {
+		what = "CL_PROGRAM_BINARIES";
+		err = clGetProgramInfo(prog, CL_PROGRAM_BINARIES,
+		                       n * sizeof(*bins), bins, NULL);
+	}
+	if (ret == 0 && err != CL_SUCCESS)
+		ret = host->set_error(host, ocl_status(err), "opencl: "
+			"clGetProgramInfo(%s) on %s: %s", what, ctx->name,
+			ocl_err_name(err));
+	if (ret == 0) {
+		*blob = bins[at];
+		*blob_len = sizes[at];
+	} else if (bins != NULL) {
+		host->free(host, bins[at]);
+	}
+	free(sizes);
+	free(bins);
+	return ret;
 }
 
 /* Builds `src` and returns the device binary.  The build log goes to
