@@ -89,6 +89,11 @@ static CUresult mark(struct cu_ctx *ctx, int k)
 	return r;
 }
 
+static size_t pieces(size_t n)
+{
+	return (n + CU_STAGE_CHUNK - 1) / CU_STAGE_CHUNK;
+}
+
 static size_t piece(size_t n, size_t p)
 {
 	size_t at = p * CU_STAGE_CHUNK;
@@ -96,36 +101,61 @@ static size_t piece(size_t n, size_t p)
 	return n - at < CU_STAGE_CHUNK ? n - at : CU_STAGE_CHUNK;
 }
 
+/* Holds the chunks for one copy: 1 when they are there (locked), 0
+ * when the device copies without them (not locked). */
+static int take(struct cu_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->stage.lock);
+	if (ready(ctx))
+		return 1;
+	pthread_mutex_unlock(&ctx->stage.lock);
+	return 0;
+}
+
+/* Lets the chunks go after a copy `way` ("in", "out") of n bytes whose
+ * call `what` returned r: 1, or the error. */
+static int give(struct cu_ctx *ctx, CUresult r, const char *what,
+                const char *way, size_t n)
+{
+	pthread_mutex_unlock(&ctx->stage.lock);
+	return r == CUDA_SUCCESS ? 1 : cu_fail(ctx, r, "%s of %zu bytes %s "
+	                                       "through pinned memory", what,
+	                                       n, way);
+}
+
+/* Queues piece p of the copy of src to dst through chunk p % 2; *what
+ * names the call that failed. */
+static CUresult put(struct cu_ctx *ctx, CUdeviceptr dst, const void *src,
+                    size_t n, size_t p, const char **what)
+{
+	int k = (int)(p % 2);
+	size_t at = p * CU_STAGE_CHUNK;
+	CUresult r;
+
+	*what = "cuEventSynchronize";
+	if ((r = drain(ctx, k)) != CUDA_SUCCESS)
+		return r;
+	memcpy(ctx->stage.host[k], (const char *)src + at, piece(n, p));
+	*what = "cuMemcpyHtoDAsync";
+	r = ctx->drv.cuMemcpyHtoDAsync(dst + at, ctx->stage.host[k],
+	                               piece(n, p), NULL);
+	if (r != CUDA_SUCCESS)
+		return r;
+	*what = "cuEventRecord";
+	return mark(ctx, k);
+}
+
 int cu_stage_in(struct cu_ctx *ctx, CUdeviceptr dst, const void *src,
                 size_t n)
 {
-	struct cu_stage *s = &ctx->stage;
 	CUresult r = CUDA_SUCCESS;
 	const char *what = "";
-	size_t np = (n + CU_STAGE_CHUNK - 1) / CU_STAGE_CHUNK;
 
-	pthread_mutex_lock(&s->lock);
-	if (!ready(ctx)) {
-		pthread_mutex_unlock(&s->lock);
+	if (!take(ctx))
 		return 0;
-	}
-	for (size_t p = 0; p < np && r == CUDA_SUCCESS; p++) {
-		int k = (int)(p % 2);
-		size_t at = p * CU_STAGE_CHUNK, len = piece(n, p);
-
-		what = "cuEventSynchronize";
-		if ((r = drain(ctx, k)) != CUDA_SUCCESS)
-			break;
-		memcpy(s->host[k], (const char *)src + at, len);
-		what = "cuMemcpyHtoDAsync";
-		r = ctx->drv.cuMemcpyHtoDAsync(dst + at, s->host[k], len, NULL);
-		if (r == CUDA_SUCCESS && (r = mark(ctx, k)) != CUDA_SUCCESS)
-			what = "cuEventRecord";
-	}
-	pthread_mutex_unlock(&s->lock);
-	return r == CUDA_SUCCESS ? 1 : cu_fail(ctx, r, "%s of %zu bytes in "
-	                                       "through pinned memory", what,
-	                                       n);
+	for (size_t p = 0; p < pieces(n) && r == CUDA_SUCCESS; p++)
+		r = put(ctx, dst, src, n, p, &what);
+	return give(ctx, r, what, "in", n);
 }
 
 /* Queues piece p of the copy out of src into chunk p % 2; *what names
@@ -151,16 +181,12 @@ static CUresult fetch(struct cu_ctx *ctx, CUdeviceptr src, size_t n,
 
 int cu_stage_out(struct cu_ctx *ctx, void *dst, CUdeviceptr src, size_t n)
 {
-	struct cu_stage *s = &ctx->stage;
 	CUresult r = CUDA_SUCCESS;
 	const char *what = "";
-	size_t np = (n + CU_STAGE_CHUNK - 1) / CU_STAGE_CHUNK;
+	size_t np = pieces(n);
 
-	pthread_mutex_lock(&s->lock);
-	if (!ready(ctx)) {
-		pthread_mutex_unlock(&s->lock);
+	if (!take(ctx))
 		return 0;
-	}
 	for (size_t p = 0; p < np && p < 2 && r == CUDA_SUCCESS; p++)
 		r = fetch(ctx, src, n, p, &what);
 	for (size_t p = 0; p < np && r == CUDA_SUCCESS; p++) {
@@ -169,15 +195,12 @@ int cu_stage_out(struct cu_ctx *ctx, void *dst, CUdeviceptr src, size_t n)
 		what = "cuEventSynchronize";
 		if ((r = drain(ctx, k)) != CUDA_SUCCESS)
 			break;
-		memcpy((char *)dst + p * CU_STAGE_CHUNK, s->host[k],
+		memcpy((char *)dst + p * CU_STAGE_CHUNK, ctx->stage.host[k],
 		       piece(n, p));
 		if (p + 2 < np)
 			r = fetch(ctx, src, n, p + 2, &what);
 	}
-	pthread_mutex_unlock(&s->lock);
-	return r == CUDA_SUCCESS ? 1 : cu_fail(ctx, r, "%s of %zu bytes out "
-	                                       "through pinned memory", what,
-	                                       n);
+	return give(ctx, r, what, "out", n);
 }
 
 int cu_stage_init(struct cu_ctx *ctx)
