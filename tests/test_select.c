@@ -174,6 +174,9 @@ START_TEST(empty_search_path)
 	ck_assert_ptr_null(tg_dev_get(NULL));
 	ck_assert_error("searched: nothing (the search path is empty)");
 	ck_assert_error("no plugins were found");
+	/* both ways out: installing, or naming a build tree */
+	ck_assert_error("make install");
+	ck_assert_error("TG_PLUGIN_BUILD_TREE=/path/to/build");
 }
 END_TEST
 

@@ -29,6 +29,23 @@ for d in OPENCL:opencl VULKAN:glsl; do
 	fi
 done
 
+# Uninstalled, with no plugin variable set, as the README's first
+# command runs its example: the libtool wrapper loads the build tree's
+# libtgcore (its libtgcore.la says installed=no), and that library takes
+# its own build tree's plugins in place of the installed directory.
+# Only with a shared libtgcore: a static one has no archive to go by.
+if grep -qx 'installed=no' "$TG_TOOLS/../libtgcore.la" 2>/dev/null &&
+   grep -q "^dlname='..*'" "$TG_TOOLS/../libtgcore.la"; then
+	env -u TG_PLUGIN_PATH -u TG_PLUGIN_DEFAULT_PATH -u TG_PLUGIN_BUILD_TREE \
+		"$info" >"$out" 2>&1 || fail "exit status $? uninstalled"
+	top=$(cd "$TG_TOOLS/../.." && pwd)
+	grep -qx "  $top/plugins/cpu  (build tree of the uninstalled libtgcore)" \
+		"$out" || fail "the uninstalled library's build tree not searched"
+	grep -q '/plugins/common/' "$out" && fail "a convenience archive listed"
+	grep -q 'CPU .*ABI 0\.[0-9]*: loaded, 1 device' "$out" \
+		|| fail "CPU not loaded from the build tree"
+fi
+
 TG_PLUGIN_PATH=/nonexistent/dir "$info" >"$out" 2>&1 && fail "exit 0 with no device"
 grep -q 'default device: none: no usable device' "$out" || fail "no-device message"
 

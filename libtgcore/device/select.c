@@ -316,7 +316,9 @@ static int select_quietly(struct tg_dev **out)
 	         list && list[0] ? "none in the config's devices list"
 	                         : "every plugin was tried",
 	         paths ? paths : "?", reasons && reasons[0] ? reasons
-	         : "\n  no plugins were found");
+	         : "\n  no plugins were found: install tgcore's plugins "
+	           "(make install, or a tgcore-plugin-* package), or run "
+	           "from a build tree with TG_PLUGIN_BUILD_TREE=/path/to/build");
 	free(paths);
 	free(reasons);
 	return TG_ENODEV;

@@ -5,7 +5,12 @@
  * the installed plugin directory (unless default_plugin_path = no), or
  * instead of it the plugins/<name> directories of the build tree named by
  * $TG_PLUGIN_BUILD_TREE (which `make check` sets: nothing about the build
- * directory is compiled in).  Every entry is absolute: a relative one is
+ * directory is compiled in).  A libtgcore that runs uninstalled, loaded
+ * from a build tree's libtgcore/.libs beside a libtool archive that says
+ * installed=no (the libtool wrapper of a program in the build tree sets
+ * that up), takes its own build tree the same way, so the README's
+ * `examples/fashion_mnist/fashion_mnist` finds the plugins built with it;
+ * an installed library never has that archive.  Every entry is absolute: a relative one is
  * refused, never resolved against the current directory.  In a directory
  * every *.so and *.la is a candidate, sorted by name because readdir
  * order is random; one that TG_PLUGINS_DISABLE names is never loaded.
@@ -78,7 +83,7 @@ static int is_subdir(const struct dirent *e)
 /* The plugins/<name> directories of the build tree at `top`, in name
  * order: what `make check` uses instead of the installed directory, so
  * the two never mix. */
-static int add_build_tree(const char *top)
+static int add_build_tree(const char *top, const char *origin)
 {
 	struct dirent **ents;
 	char *dir = tg_path_join(top, "plugins"), *sub;
@@ -88,7 +93,7 @@ static int add_build_tree(const char *top)
 	for (i = 0; i < n; i++) {
 		sub = rc ? NULL : tg_path_join(dir, ents[i]->d_name);
 		if (!rc)
-			rc = sub ? add_path(sub, strlen(sub), "build tree")
+			rc = sub ? add_path(sub, strlen(sub), origin)
 			         : tg_error_oom("plugin search path");
 		free(sub);
 		free(ents[i]);
@@ -98,8 +103,60 @@ static int add_build_tree(const char *top)
 	return rc;
 }
 
+/* Whether the libtool archive `la` has the line `line` (libtool writes
+ * installed=no in the build tree and installed=yes when installing;
+ * dlname='' for a static convenience archive, which is no module). */
+static int la_has_line(const char *la, const char *line)
+{
+	char buf[256];
+	FILE *f = tg_is_file(la) ? fopen(la, "r") : NULL;
+	size_t n = strlen(line);
+	int found = 0;
+
+	while (f && !found && fgets(buf, sizeof buf, f))
+		found = !strncmp(buf, line, n) &&
+		        (buf[n] == '\n' || buf[n] == '\0');
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The top of the build tree this libtgcore was loaded from, when it runs
+ * uninstalled (<top>/libtgcore/.libs/libtgcore.so.N next to
+ * <top>/libtgcore/libtgcore.la saying installed=no), as a new string;
+ * else NULL.  Not in secure mode, where only the installed directory
+ * counts.  The core linked statically into a program (the test suites)
+ * finds no archive and keeps the installed directory. */
+static char *uninstalled_top(void)
+{
+	Dl_info info;
+	char *top = NULL, *la = NULL, *plugins = NULL;
+	const char *libs;
+
+	if (tg_secure_mode() || !dladdr((void *)uninstalled_top, &info) ||
+	    !info.dli_fname || info.dli_fname[0] != '/')
+		return NULL;
+	libs = strstr(info.dli_fname, "/libtgcore/.libs/");
+	while (libs && strstr(libs + 1, "/libtgcore/.libs/"))
+		libs = strstr(libs + 1, "/libtgcore/.libs/");
+	if (!libs || libs == info.dli_fname ||
+	    strchr(libs + strlen("/libtgcore/.libs/"), '/'))
+		return NULL;
+	top = strndup(info.dli_fname, (size_t)(libs - info.dli_fname));
+	la = top ? tg_path_join(top, "libtgcore/libtgcore.la") : NULL;
+	plugins = top ? tg_path_join(top, "plugins") : NULL;
+	if (!la || !plugins || !la_has_line(la, "installed=no") || !tg_is_dir(plugins)) {
+		free(top);
+		top = NULL;
+	}
+	free(la);
+	free(plugins);
+	return top;
+}
+
 static int build_path(void)
 {
+	char *own_tree;
 	const char *build_tree = tg_getenv("TG_PLUGIN_BUILD_TREE");
 	int rc = add_path_list(tg_getenv("TG_PLUGIN_PATH"), "TG_PLUGIN_PATH");
 
@@ -109,10 +166,17 @@ static int build_path(void)
 	if (rc || !tg_setting_int(TG_KEY_DEFAULT_PLUGIN_PATH))
 		return rc;
 	if (build_tree && build_tree[0] == '/')
-		return add_build_tree(build_tree);
+		return add_build_tree(build_tree, "build tree");
 	if (build_tree && build_tree[0])  /* refused when scanned */
 		return add_path(build_tree, strlen(build_tree),
 		                "TG_PLUGIN_BUILD_TREE");
+	own_tree = uninstalled_top();
+	if (own_tree) {
+		rc = add_build_tree(own_tree, "build tree of the "
+		                    "uninstalled libtgcore");
+		free(own_tree);
+		return rc;
+	}
 	return add_path(TG_PLUGINDIR, strlen(TG_PLUGINDIR), "default");
 }
 
@@ -430,7 +494,8 @@ static int is_module(const struct dirent *e)
 }
 
 /* Adds each module of `dir` once: "x.la" and "x.so" are one plugin,
- * opened by stem so libltdl prefers the .la of a build tree. */
+ * opened by stem so libltdl prefers the .la of a build tree.  A static
+ * archive's .la (plugins/common's convenience libraries) is skipped. */
 static int scan_dir(const char *dir, const char *origin)
 {
 	struct dirent **ents;
@@ -444,7 +509,7 @@ static int scan_dir(const char *dir, const char *origin)
 
 		if (!file)
 			rc = tg_error_oom("plugin scan");
-		else if (!dup && !rc) {
+		else if (!dup && !rc && !la_has_line(file, "dlname=''")) {
 			char *stem = strndup(file, strlen(file) - 3);
 
 			rc = stem ? add_candidate(file, stem, 0, origin, NULL)
