@@ -362,6 +362,34 @@ START_TEST(step_without_gradient_fails)
 }
 END_TEST
 
+/* An optimizer with nothing to optimize is refused, as tinygrad's
+ * Optimizer asserts at least one parameter: no tensors, or only tensors
+ * that require no gradient. */
+START_TEST(optimizer_without_parameters_is_refused)
+{
+	tg_tensor *buf = tg_contiguous(vec(w0));
+
+	ck_assert_ptr_null(tg_optim_adam(NULL, 0, 0.1, 0.9, 0.999, 1e-8));
+	ck_assert_error("adam: no parameters (NULL, n = 0): an optimizer "
+	                "needs at least one");
+	ck_assert_ptr_null(tg_optim_sgd((tg_tensor *[]){ buf }, 0, 0.1, 0, 0,
+	                                0));
+	ck_assert_error("lars: no parameters (an empty list, n = 0)");
+	ck_assert_ptr_null(tg_optim_adamw(NULL, 0, 0.1, 0.9, 0.999, 1e-8,
+	                                  0.01));
+	ck_assert_error("adam: no parameters");
+	ck_assert_ptr_null(tg_optim_lamb(NULL, 0, 0.1, 0.9, 0.999, 1e-6, 0,
+	                                 0));
+	ck_assert_error("lamb: no parameters");
+	ck_assert_ptr_null(tg_optim_lars(NULL, 0, 0.1, 0.9, 1e-4, 0, 0,
+	                                 0.001));
+	ck_assert_error("lars: no parameters");
+	ck_assert_int_eq(tg_set_requires_grad(buf, 0), 0);
+	ck_assert_ptr_null(tg_optim_adam(&buf, 1, 0.1, 0.9, 0.999, 1e-8));
+	ck_assert_error("adam: none of the 1 tensors requires a gradient");
+}
+END_TEST
+
 /* ------------------------------------------------------------- losses */
 
 #define B 4
@@ -564,6 +592,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, group_steps_its_members_together);
 	tcase_add_test(tc, group_and_schedule_errors);
 	tcase_add_test(tc, step_without_gradient_fails);
+	tcase_add_test(tc, optimizer_without_parameters_is_refused);
 	tcase_add_test(tc, sparse_categorical_crossentropy_values);
 	tcase_add_test(tc, sparse_categorical_crossentropy_gradient);
 	tcase_add_test(tc, binary_crossentropy_values);

@@ -107,6 +107,47 @@ START_TEST(scope_keeps_only_what_is_kept)
 }
 END_TEST
 
+/* A tensor the caller forgot to tg_keep dies with its scope; using the
+ * stale pointer then fails with a message that says so, in every build
+ * (it read back 0 with success), and a second unref is refused. */
+START_TEST(tensor_used_after_its_scope_ended_fails)
+{
+	tg_tensor *x = t23(), *y;
+	int64_t s[1] = { 6 };
+	float got[6];
+	double v;
+
+	tg_scope_begin();
+	y = tg_contiguous(tg_mul(x, x));
+	ck_assert_int_eq(tg_realize(y), 0);
+	tg_scope_end();  /* y was not kept */
+	ck_assert_int_eq(tg_tensor_data(y, got, sizeof got), TG_EINVAL);
+	ck_assert_error("tensor_data: the tensor was used after its scope "
+	                "ended (tg_scope_end or tg_tensor_unref dropped its "
+	                "last reference; tg_keep it inside the scope");
+	ck_assert_int_eq(tg_tensor_item(y, &v), TG_EINVAL);
+	ck_assert_error("tensor_item: the tensor was used after its scope");
+	ck_assert_int_eq(tg_realize(y), TG_EINVAL);
+	ck_assert_error("realize: the tensor was used after its scope ended");
+	ck_assert_ptr_null(tg_add(x, y));
+	ck_assert_error("used after its scope ended");
+	ck_assert_ptr_null(tg_reshape(y, 1, s));
+	ck_assert_error("reshape: the tensor was used after its scope ended");
+	ck_assert_ptr_null(tg_sum(y, NULL, 0, 0));
+	ck_assert_error("used after its scope ended");
+	ck_assert_ptr_null(tg_keep(y));
+	ck_assert_error("keep: the tensor was used after its scope ended");
+	ck_assert_ptr_null(tg_zeros_like(y));
+	ck_assert_error("full_like: the tensor was used after its scope");
+	tg_tensor_unref(y);
+	ck_assert_error("tensor_unref: the tensor was used after its scope");
+	/* x, kept outside any scope, is untouched */
+	read_f32(x, got, 6);
+	ck_assert_float_eq(got[5], 5);
+	tg_tensor_unref(x);
+}
+END_TEST
+
 START_TEST(nested_scopes_move_kept_tensors_outward)
 {
 	tg_tensor *x, *y;
@@ -685,6 +726,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(t, new_and_data_round_trip);
 	tcase_add_test(t, full_zeros_ones_and_scalars);
 	tcase_add_test(t, scope_keeps_only_what_is_kept);
+	tcase_add_test(t, tensor_used_after_its_scope_ended_fails);
 	tcase_add_test(t, nested_scopes_move_kept_tensors_outward);
 	tcase_add_test(t, reshape_infers_and_expand_prepends);
 	tcase_add_test(t, pad_with_value_and_negative_pad);

@@ -145,6 +145,55 @@ static int took(tg_ir *ir, tg_uop **sink, tg_uop *r)
 	return TG_OK;
 }
 
+/* Every buffer of the kernel stays a parameter of the program, even
+ * one whose loads all folded away (a view masked to nothing): the
+ * launch passes the kernel's buffers by number, and a device that
+ * checks the count (OpenCL) refuses a program with fewer.  The missing
+ * DEFINE_GLOBALs go first, typed as the AST's access. */
+static int keep_every_buffer(tg_ir *ir, const tg_kernel *k, size_t nbufs,
+                             tg_uop ***lin, size_t *nlin)
+{
+	uint64_t have = 0;
+	size_t nmiss = 0, j = 0;
+	tg_uop **out;
+
+	for (size_t i = 0; i < *nlin; i++)
+		if ((*lin)[i]->op == TG_DEFINE_GLOBAL)
+			have |= 1ull << ((*lin)[i]->arg.v.i & 63);
+	for (size_t b = 0; b < nbufs; b++)
+		nmiss += !(have >> b & 1);
+	if (!nmiss)
+		return TG_OK;
+	if (!(out = malloc((*nlin + nmiss) * sizeof *out)))
+		return tg_error_oom("codegen");
+	for (size_t i = 0; i < k->n && j < nmiss; i++) {
+		const tg_uop *a = k->order[i];
+		int b = a->op == TG_LOAD || a->op == TG_STORE ? tg_ast_buf(a)
+		                                              : -1;
+		tg_arg arg;
+
+		if (b < 0 || (size_t)b >= nbufs || have >> b & 1)
+			continue;
+		memset(&arg, 0, sizeof arg);
+		arg.v.i = b;
+		arg.a = a->op == TG_STORE;
+		out[j] = tg_uop0(ir, TG_DEFINE_GLOBAL, tg_type_ptr(
+			tg_type_scalar(a->op == TG_STORE ? a->src[2]->dtype
+			                                 : a->dtype),
+			TG_AS_GLOBAL), &arg);
+		if (!out[j++]) {
+			free(out);
+			return tg_ir_status(ir) ? tg_ir_status(ir) : TG_ENOMEM;
+		}
+		have |= 1ull << b;
+	}
+	memcpy(out + j, *lin, *nlin * sizeof *out);
+	free(*lin);
+	*lin = out;
+	*nlin += j;
+	return TG_OK;
+}
+
 /* Lowering, expansion, accumulators, loop collapse, vector folding and
  * linearization, each followed by its checks. */
 static int passes(const tg_settings *s, const tg_kernel *k,
@@ -173,7 +222,8 @@ static int passes(const tg_settings *s, const tg_kernel *k,
 	    (rc = after_pass(s, ls, "mulacc", kn)) ||
 	    (rc = vectorize(ir, &ls, caps, noopt)) ||
 	    (rc = after_pass(s, ls, "vectorize", kn)) ||
-	    (rc = tg_linearize(ir, ls, lin, nlin)))
+	    (rc = tg_linearize(ir, ls, lin, nlin)) ||
+	    (rc = keep_every_buffer(ir, k, plan->nbufs, lin, nlin)))
 		return rc;
 	return s->verify ? tg_linear_verify(*lin, *nlin, "linearize") : TG_OK;
 }

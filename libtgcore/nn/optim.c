@@ -96,12 +96,24 @@ static tg_optim *optim_new(const char *op, tg_tensor *const *ts, size_t n,
 	tg_optim *o;
 	size_t i;
 
-	if (!ts && n)
-		return tg_t_fail(TG_EINVAL, op, "no tensors"), (tg_optim *)NULL;
+	/* as tinygrad's Optimizer, which asserts it has a parameter */
+	if (!ts || !n)
+		return tg_t_fail(TG_EINVAL, op, "no parameters (%s, n = %zu): "
+		                 "an optimizer needs at least one",
+		                 ts ? "an empty list" : "NULL", n),
+		       (tg_optim *)NULL;
 	for (i = 0; i < n; i++)
 		if (!ts[i])
 			return tg_t_fail(TG_EINVAL, op, "tensor %zu is NULL", i),
 			       (tg_optim *)NULL;
+		else if (tg_t_dead(ts[i], op))
+			return NULL;
+	for (i = 0; i < n && !ts[i]->requires_grad; i++)
+		;
+	if (i == n)
+		return tg_t_fail(TG_EINVAL, op, "none of the %zu tensors "
+		                 "requires a gradient, so there is nothing to "
+		                 "optimize", n), (tg_optim *)NULL;
 	if (!(o = calloc(1, sizeof *o)) ||
 	    !(o->params = calloc(n ? n : 1, sizeof *o->params)) ||
 	    !(o->bufs = calloc(n ? n : 1, sizeof *o->bufs))) {

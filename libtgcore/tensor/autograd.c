@@ -459,7 +459,7 @@ int tg_backward(tg_tensor *t, const tg_tensor *gradient)
 	int was, rc;
 	size_t i;
 
-	if (!t)
+	if (TG_T_BAD(t, "backward"))
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
 	if (!t->ctx)
 		return tg_error(TG_EINVAL, "backward: the tensor %s has no "
@@ -515,7 +515,7 @@ int tg_requires_grad(const tg_tensor *t)
 
 int tg_set_requires_grad(tg_tensor *t, int on)
 {
-	if (!t)
+	if (TG_T_BAD(t, "set_requires_grad"))
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
 	t->requires_grad = on < 0 ? -1 : on != 0;
 	return 0;
@@ -523,14 +523,14 @@ int tg_set_requires_grad(tg_tensor *t, int on)
 
 tg_tensor *tg_grad(const tg_tensor *t)
 {
-	return t ? t->grad : NULL;
+	return !TG_T_BAD(t, "grad") ? t->grad : NULL;
 }
 
 int tg_set_grad(tg_tensor *t, tg_tensor *g)
 {
 	char b1[160], b2[160];
 
-	if (!t)
+	if (TG_T_BAD(t, "set_grad"))
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
 	if (g && (g->ndim != t->ndim ||
 	          memcmp(g->shape, t->shape, t->ndim * sizeof *t->shape)))
@@ -547,7 +547,7 @@ tg_tensor *tg_detach(const tg_tensor *t)
 {
 	tg_tensor *r;
 
-	if (!t)
+	if (TG_T_BAD(t, "detach"))
 		return NULL;
 	r = tg_t_wrap(tg_lazy_ref(t->lazy));
 	if (r)

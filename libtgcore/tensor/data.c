@@ -22,6 +22,8 @@ int tg_realize_many(tg_tensor *const *ts, size_t n)
 	for (i = 0; i < n && !rc; i++) {
 		if (!ts[i])
 			rc = tg_error(TG_EINVAL, "realize: tensor %zu is NULL", i);
+		else if (tg_t_dead(ts[i], "realize"))
+			rc = TG_EINVAL;
 		else
 			l[i] = ts[i]->lazy;
 	}
@@ -44,6 +46,8 @@ int tg_tensor_data(tg_tensor *t, void *dst, size_t nbytes)
 
 	if (!t)
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (tg_t_dead(t, "tensor_data"))
+		return TG_EINVAL;
 	if (tg_capturing())
 		return tg_error(TG_EINVAL, "tensor_data: called while a jit "
 		                "captures its step; replays do not run the "
@@ -87,6 +91,8 @@ int tg_tensor_item(tg_tensor *t, double *out)
 
 	if (!t)
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (tg_t_dead(t, "tensor_item"))
+		return TG_EINVAL;
 	if (tg_tensor_numel(t) != 1) {
 		char b[160];
 

@@ -597,6 +597,8 @@ static int check_call(const tg_jit *j, tg_tensor *const *in, size_t nin,
 			                                          "input %zu", i)
 			                        : tg_error(TG_EINVAL, "jit_call: "
 			                                   "input %zu is NULL", i);
+		else if (tg_t_dead(in[i], "jit_call"))
+			return TG_EINVAL;
 	return 0;
 }
 

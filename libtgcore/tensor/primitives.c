@@ -56,7 +56,7 @@ tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 	size_t i, infer = SIZE_MAX;
 	char b[160];
 
-	if (!t)
+	if (TG_T_BAD(t, "reshape"))
 		return NULL;
 	if (ndim > TG_MAX_DIMS)
 		return tg_t_fail(TG_EINVAL, "reshape", "%zu dims (at most %d)",
@@ -102,7 +102,7 @@ tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
 	tg_tensor *r, *res;
 	char b[160];
 
-	if (!t)
+	if (TG_T_BAD(t, "expand"))
 		return NULL;
 	if (ndim > TG_MAX_DIMS || ndim < t->ndim)
 		return tg_t_fail(TG_EINVAL, "expand", "cannot expand %s to "
@@ -133,7 +133,7 @@ tg_tensor *tg_permute(const tg_tensor *t, size_t n, const int *order)
 	size_t i;
 	int a;
 
-	if (!t)
+	if (TG_T_BAD(t, "permute"))
 		return NULL;
 	if (n != t->ndim)
 		return tg_t_fail(TG_EINVAL, "permute", "%zu axes for %zu dims",
@@ -154,7 +154,7 @@ tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n)
 	size_t i;
 	int a;
 
-	if (!t)
+	if (TG_T_BAD(t, "flip"))
 		return NULL;
 	for (i = 0; i < t->ndim; i++)
 		mul[i] = 1;
@@ -171,16 +171,20 @@ tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n)
 
 tg_tensor *tg_t_stride(const tg_tensor *t, size_t n, const int64_t *mul)
 {
-	return t ? REC(tg_t_wrap(tg_lazy_stride(t->lazy, n, mul)),
-	               TG_FN_STRIDE, t, mul, n) : NULL;
+	if (TG_T_BAD(t, "stride"))
+		return NULL;
+	return REC(tg_t_wrap(tg_lazy_stride(t->lazy, n, mul)), TG_FN_STRIDE,
+	           t, mul, n);
 }
 
 tg_tensor *tg_t_as_strided(const tg_tensor *t, size_t ndim,
                            const int64_t *shape, const int64_t *strides,
                            int64_t offset)
 {
-	return t ? tg_t_wrap(tg_lazy_as_strided(t->lazy, ndim, shape, strides,
-	                                        offset)) : NULL;
+	if (TG_T_BAD(t, "as_strided"))
+		return NULL;
+	return tg_t_wrap(tg_lazy_as_strided(t->lazy, ndim, shape, strides,
+	                                    offset));
 }
 
 void tg_t_row_major(const tg_tensor *t, int64_t *s)
@@ -200,7 +204,7 @@ tg_tensor *tg_t_window(const tg_tensor *t, size_t nk, const int64_t *k,
 	int64_t arg[2 * TG_MAX_DIMS];
 	size_t lead, i;
 
-	if (!t)
+	if (TG_T_BAD(t, "pool"))
 		return NULL;
 	lead = t->ndim - nk;
 	tg_t_row_major(t, s);
@@ -235,7 +239,7 @@ static int no_change(const tg_tensor *t, size_t n, const int64_t *pairs,
 
 tg_tensor *tg_shrink(const tg_tensor *t, size_t n, const int64_t *pairs)
 {
-	if (!t)
+	if (TG_T_BAD(t, "shrink"))
 		return NULL;
 	if (n != t->ndim)
 		return tg_t_fail(TG_EINVAL, "shrink", "%zu pairs for %zu dims", n,
@@ -256,7 +260,7 @@ tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
 	size_t i;
 	tg_tensor *c, *p, *res = NULL;
 
-	if (!t)
+	if (TG_T_BAD(t, "pad"))
 		return NULL;
 	if (n > t->ndim)
 		return tg_t_fail(TG_EINVAL, "pad", "%zu pairs for %zu dims", n,
@@ -312,27 +316,33 @@ tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
 
 tg_tensor *tg_cast(const tg_tensor *t, tg_dtype dt)
 {
-	return t ? REC(tg_t_wrap(tg_lazy_cast(t->lazy, dt, 0)), TG_FN_CAST, t,
-	               NULL, 0) : NULL;
+	if (TG_T_BAD(t, "cast"))
+		return NULL;
+	return REC(tg_t_wrap(tg_lazy_cast(t->lazy, dt, 0)), TG_FN_CAST, t,
+	           NULL, 0);
 }
 
 tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt)
 {
-	return t ? REC(tg_t_wrap(tg_lazy_cast(t->lazy, dt, 1)), TG_FN_BITCAST,
-	               t, NULL, 0) : NULL;
+	if (TG_T_BAD(t, "bitcast"))
+		return NULL;
+	return REC(tg_t_wrap(tg_lazy_cast(t->lazy, dt, 1)), TG_FN_BITCAST,
+	           t, NULL, 0);
 }
 
 tg_tensor *tg_contiguous(const tg_tensor *t)
 {
-	return t ? REC(tg_t_wrap(tg_lazy_contiguous(t->lazy)),
-	               TG_FN_CONTIGUOUS, t, NULL, 0) : NULL;
+	if (TG_T_BAD(t, "contiguous"))
+		return NULL;
+	return REC(tg_t_wrap(tg_lazy_contiguous(t->lazy)), TG_FN_CONTIGUOUS,
+	           t, NULL, 0);
 }
 
 tg_tensor *tg_shard(const tg_tensor *t, tg_dev *group, int axis)
 {
 	char b[160];
 
-	if (!t)
+	if (TG_T_BAD(t, "shard"))
 		return NULL;
 	if (!group || !tg_dev_group_size(group))
 		return tg_t_fail(TG_EINVAL, "shard", "%s is not a device group "
@@ -348,12 +358,14 @@ tg_tensor *tg_shard(const tg_tensor *t, tg_dev *group, int axis)
 
 int tg_shard_axis(const tg_tensor *t)
 {
-	return t && tg_lazy_is_multi(t->lazy) ? t->lazy->multi->axis : -1;
+	if (TG_T_BAD(t, "shard_axis") || !tg_lazy_is_multi(t->lazy))
+		return -1;
+	return t->lazy->multi->axis;
 }
 
 tg_tensor *tg_to(const tg_tensor *t, tg_dev *dev)
 {
-	if (!t)
+	if (TG_T_BAD(t, "to"))
 		return NULL;
 	if (!dev)
 		return tg_t_fail(TG_EINVAL, "to", "no device given");
@@ -396,6 +408,8 @@ int tg_assign(tg_tensor *t, const tg_tensor *value)
 
 	if (!t || !value)
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (tg_t_dead(t, "assign") || tg_t_dead(value, "assign"))
+		return TG_EINVAL;
 	if (t->ndim != value->ndim ||
 	    memcmp(t->shape, value->shape, t->ndim * sizeof *t->shape))
 		return tg_error(TG_EINVAL, "assign: shape %s to a tensor of %s",
@@ -449,7 +463,7 @@ tg_tensor *tg_t_alu(unsigned op, const tg_tensor *a, const tg_tensor *b,
 	size_t n = tg_op_arity(op), i;
 
 	for (i = 0; i < n; i++)
-		if (!in[i])
+		if (TG_T_BAD(in[i], tg_op_name(op)))
 			return NULL;
 	return tg_t_record(tg_t_wrap(tg_lazy_alu(op, a->lazy,
 	                                         n > 1 ? b->lazy : NULL,
@@ -472,7 +486,7 @@ tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes)
 	int64_t mask = axes;
 	tg_lazy *lb;
 
-	if (!t)
+	if (TG_T_BAD(t, "reduce"))
 		return NULL;
 	lb = tg_lazy_reduce_split(op, t->lazy, axes, split_threshold(),
 	                          (int)tg_setting_int(TG_KEY_RING));

@@ -9,9 +9,8 @@
  * output words are the random bits.  The counter lives on each device
  * as a one-element buffer (tinygrad's _rng_counter), not a constant, so
  * that every call of the same shape reuses one compiled kernel.  A draw
- * runs two tiny kernels at once: the counters of this draw (c..c+h-1,
- * from the counter's current value) and the counter's advance, in
- * place.  So a JIT capture records both, and every replay draws new
+ * runs two tiny kernels at once: the counter's advance, in place, and
+ * the counters of this draw (c..c+h-1, from the advanced value).  So a JIT capture records both, and every replay draws new
  * numbers, exactly those the same calls would draw eagerly.
  */
 #include <math.h>
@@ -106,20 +105,24 @@ static tg_tensor *counter_of(tg_dev *dev)
 }
 
 /* The counters c..c+half-1 of a draw of num words, realized, and the
- * device's counter advanced by num (one realize: the read runs
- * first). */
+ * device's counter advanced by num to c+num (one realize).  The draw's
+ * counters are computed from the advanced value less num, never from a
+ * read of the counter before the advance: for half = 1, arange + c
+ * folds to a view of the counter's buffer, which the in-place advance
+ * then overwrites, so a draw of 1 or 2 words used c+num and overlapped
+ * the next draw. */
 static tg_tensor *draw_counters(tg_dev *dev, int64_t num, int64_t half)
 {
 	tg_tensor *ctr, *c1 = NULL, *both[2];
 
 	pthread_mutex_lock(&rng_lock);
-	if ((ctr = counter_of(dev))) {
+	if ((ctr = counter_of(dev)) &&
+	    !tg_assign(ctr, tg_add_s(ctr, (double)num))) {
 		c1 = tg_add(tg_arange(dev, TG_UINT32, 0, (double)half, 1),
-		            tg_expand(ctr, 1, &half));
+		            tg_expand(tg_sub_s(ctr, (double)num), 1, &half));
 		both[0] = c1;
 		both[1] = ctr;
-		if (!c1 || tg_assign(ctr, tg_add_s(ctr, (double)num)) ||
-		    tg_realize_many(both, 2))
+		if (!c1 || tg_realize_many(both, 2))
 			c1 = NULL;
 	}
 	pthread_mutex_unlock(&rng_lock);

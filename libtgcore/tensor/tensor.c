@@ -3,6 +3,7 @@
  * movement, casts, copies and getting results out (the parts of
  * tinygrad's Tensor that map one to one onto lazy buffers).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,8 @@ static int scope_remove(const tg_tensor *t)
 
 tg_tensor *tg_keep(tg_tensor *t)
 {
+	if (tg_t_dead(t, "keep"))
+		return NULL;
 	if (!t || !scopes.n)
 		return t;
 	/* room in the enclosing scope first: a tensor that cannot move
@@ -121,17 +124,66 @@ int tg_t_keep_all(tg_tensor **ts, size_t n)
 
 tg_tensor *tg_tensor_ref(tg_tensor *t)
 {
+	if (tg_t_dead(t, "tensor_ref"))
+		return NULL;
 	if (t)
 		atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
 	return t;
 }
 
+/* ------------------------------------------------------ dead tensors */
+
+/* A tensor whose last reference goes (most often at tg_scope_end, for a
+ * tensor the caller forgot to tg_keep) releases its graph at once, but
+ * its header waits here, with refs 0, until QUARANTINE later tensors
+ * have died: a use of the stale pointer in that window finds refs 0
+ * and fails with a message, in every build, instead of reading freed
+ * memory (which returned 0 with success).  ASan's heap quarantine does
+ * the same for bytes; a header is about 120 bytes, so this holds at
+ * most 8 MB. */
+enum { QUARANTINE = 65536 };
+static tg_tensor *quarantine[QUARANTINE];
+static size_t quarantine_next;
+static pthread_mutex_t quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void bury(tg_tensor *t)
+{
+	tg_tensor *old;
+
+	pthread_mutex_lock(&quarantine_lock);
+	old = quarantine[quarantine_next];
+	quarantine[quarantine_next] = t;
+	quarantine_next = (quarantine_next + 1) % QUARANTINE;
+	pthread_mutex_unlock(&quarantine_lock);
+	free(old);
+}
+
+int tg_t_dead(const tg_tensor *t, const char *op)
+{
+	if (!t || atomic_load_explicit(&((tg_tensor *)t)->refs,
+	                                memory_order_acquire))
+		return 0;
+	tg_error(TG_EINVAL, "%s: the tensor was used after its scope ended "
+	         "(tg_scope_end or tg_tensor_unref dropped its last "
+	         "reference; tg_keep it inside the scope to use it after)",
+	         op);
+	return 1;
+}
+
 void tg_tensor_unref(tg_tensor *t)
 {
+	uint32_t refs = t ? atomic_load_explicit(&t->refs,
+	                                         memory_order_relaxed) : 1;
+
+	if (!refs) {  /* dropped twice: the first drop freed it */
+		tg_t_dead(t, "tensor_unref");
+		return;
+	}
 	if (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
 		tg_t_grad_release(t);
 		tg_lazy_unref(t->lazy);
-		free(t);
+		t->lazy = NULL;
+		bury(t);
 	}
 }
 
@@ -161,7 +213,7 @@ tg_tensor *tg_t_wrap(tg_lazy *lb)
 
 tg_tensor *tg_t_same(const tg_tensor *t)
 {
-	tg_tensor *r = tg_tensor_ref((tg_tensor *)t);
+	tg_tensor *r = tg_tensor_ref((tg_tensor *)t);  /* NULL when dead */
 
 	if (r && scopes.n && TG_VEC_PUSH(&scopes.v[scopes.n - 1], r)) {
 		tg_tensor_unref(r);
@@ -185,6 +237,8 @@ tg_tensor *tg_t_fail(int status, const char *op, const char *fmt, ...)
 
 int tg_t_same_dev(const char *op, const tg_tensor *a, const tg_tensor *b)
 {
+	if (tg_t_dead(a, op) || tg_t_dead(b, op))
+		return -1;
 	if (a->lazy->dev == b->lazy->dev)
 		return 0;
 	tg_error(TG_EINVAL, "%s: tensors on %s and %s (move one with tg_to)",
@@ -213,9 +267,12 @@ const int64_t *tg_tensor_shape(const tg_tensor *t)
 }
 tg_dtype tg_tensor_dtype(const tg_tensor *t)
 {
-	return t ? t->lazy->dtype : TG_NDTYPES;
+	return !TG_T_BAD(t, "tensor_dtype") ? t->lazy->dtype : TG_NDTYPES;
 }
-tg_dev *tg_tensor_dev(const tg_tensor *t) { return t ? t->lazy->dev : NULL; }
+tg_dev *tg_tensor_dev(const tg_tensor *t)
+{
+	return !TG_T_BAD(t, "tensor_dev") ? t->lazy->dev : NULL;
+}
 
 int64_t tg_tensor_size(const tg_tensor *t, int axis)
 {
@@ -393,8 +450,9 @@ tg_tensor *tg_tensor_scalar(tg_dev *dev, tg_dtype dt, double value)
 
 tg_tensor *tg_full_like(const tg_tensor *t, double value)
 {
-	return t ? tg_full(t->lazy->dev, t->lazy->dtype, t->ndim, t->shape,
-	                   value) : NULL;
+	if (TG_T_BAD(t, "full_like"))
+		return NULL;
+	return tg_full(t->lazy->dev, t->lazy->dtype, t->ndim, t->shape, value);
 }
 
 tg_tensor *tg_zeros_like(const tg_tensor *t) { return tg_full_like(t, 0); }
@@ -402,8 +460,9 @@ tg_tensor *tg_ones_like(const tg_tensor *t) { return tg_full_like(t, 1); }
 
 tg_tensor *tg_empty_like(const tg_tensor *t)
 {
-	return t ? tg_empty(t->lazy->dev, t->lazy->dtype, t->ndim, t->shape)
-	         : NULL;
+	if (TG_T_BAD(t, "empty_like"))
+		return NULL;
+	return tg_empty(t->lazy->dev, t->lazy->dtype, t->ndim, t->shape);
 }
 
 /* Constants made inside ops never need a gradient (tinygrad's
@@ -418,7 +477,8 @@ static tg_tensor *no_grad(tg_tensor *t)
 tg_tensor *tg_t_const(const tg_tensor *like, tg_dtype dt, double v,
                       size_t ndim, const int64_t *shape)
 {
-	return like ? no_grad(tg_full(like->lazy->dev, dt, ndim, shape, v))
+	return !TG_T_BAD(like, "const") ? no_grad(tg_full(like->lazy->dev, dt,
+	                                                 ndim, shape, v))
 	            : NULL;
 }
 

@@ -62,6 +62,13 @@ enum tg_fn_kind {
 tg_tensor *tg_t_record(tg_tensor *out, int kind, unsigned op,
                        const tg_tensor *const *in, size_t n,
                        const int64_t *arg, size_t narg);
+/* Whether t (non-NULL) is a tensor whose last reference is gone: then
+ * 1, with an error naming `op` that says it was used after its scope
+ * ended.  Every operation that reads a tensor checks this first. */
+int tg_t_dead(const tg_tensor *t, const char *op);
+/* NULL (propagated) or dead: the op returns NULL. */
+#define TG_T_BAD(t, op) (!(t) || tg_t_dead((t), (op)))
+
 /* Drops t's node and gradient (when t is freed). */
 void tg_t_grad_release(tg_tensor *t);
 

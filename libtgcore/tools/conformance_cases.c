@@ -740,6 +740,90 @@ static enum cf_verdict ops_cast(struct cf_ctx *c)
 	             TG_FLOAT32)), ref, N, 0, 0);
 }
 
+/* Threefry2x32 with 20 rounds (Salmon et al.; JAX's threefry_2x32) of
+ * the counter words (lo, hi) = x under the key (k0, k1) = (low, high
+ * word of key): the host's reference for tg_rand's bits. */
+static uint64_t threefry_ref(uint64_t x, uint64_t key)
+{
+	static const unsigned rot[8] = { 13, 15, 26, 6, 17, 29, 16, 24 };
+	uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+	uint32_t ks[3] = { k1, k0 ^ k1 ^ 0x1BD11BDAu, k0 };
+	uint32_t a = (uint32_t)x + ks[2], b = (uint32_t)(x >> 32) + ks[0];
+
+	for (unsigned i = 0; i < 5; i++) {
+		for (unsigned j = 0; j < 4; j++) {
+			unsigned r = rot[i % 2 * 4 + j];
+
+			a += b;
+			b = ((b << r) | (b >> (32 - r))) ^ a;
+		}
+		a += ks[i % 3];
+		b += ks[(i + 1) % 3] + i + 1;
+	}
+	return (uint64_t)b << 32 | a;
+}
+
+/* tg_rand of n values, drawn when the device's counter is at ctr:
+ * counters ctr..ctr+h-1 (h = ceil(n/2)) paired with ctr+h..ctr+2h-1
+ * form Threefry blocks under the seed; the low words then the high
+ * words, first n of them, give the top 23 bits of a mantissa in [1, 2)
+ * less one (tensor/random.c, tinygrad's Tensor.rand). */
+static void rand_ref(uint64_t seed, uint32_t ctr, size_t n, double *out)
+{
+	size_t h = (n + 1) / 2;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = ctr + (uint32_t)(i % h);
+		uint64_t w = threefry_ref((uint64_t)(c + h) << 32 | c, seed);
+		uint32_t bits = i < h ? (uint32_t)w : (uint32_t)(w >> 32);
+		union { uint32_t u; float f; } m = {
+			.u = bits >> 9 | 0x3f800000u };
+
+		out[i] = (double)m.f - 1.0;
+	}
+}
+
+/* tg_rand of 1 to 9 values in turn, then a (1,5) uniform (a Linear(5,
+ * 1)'s weight as initialized): every
+ * size must give the host reference's numbers bit for bit, the one
+ * value of a (1,) draw too (PoCL once refused that kernel: the program
+ * had fewer parameters than the launch gave buffers). */
+static enum cf_verdict ops_random(struct cf_ctx *c)
+{
+	/* the reference against JAX: threefry_2x32((0, 1337), (3, 13)) */
+	static const uint64_t seed = 20250101;
+	double ref[9];
+	uint32_t ctr = 0;
+	enum cf_verdict v = CF_PASS;
+	char what[64];
+
+	if (threefry_ref((uint64_t)13 << 32 | 3, (uint64_t)1337 << 32) !=
+	    ((uint64_t)2570072943u << 32 | 1967534793u))
+		return cf_fail(c, "the host's Threefry reference is wrong");
+	if (!cf_has_dtype(c, TG_UINT64))
+		return cf_fail(c, "uint64 is not computed"), CF_SKIP;
+	tg_manual_seed(seed);
+	for (int64_t n = 1; n <= 9 && v == CF_PASS; n++) {
+		snprintf(what, sizeof what, "rand of %lld", (long long)n);
+		rand_ref(seed, ctr, (size_t)n, ref);
+		v = check(c, what, cf_keep(c, tg_rand(c->dev, TG_FLOAT32, 1,
+		                                      &n)), ref, (size_t)n,
+		          0, 0);
+		ctr += (uint32_t)n;
+	}
+	if (v == CF_PASS) {
+		static const int64_t shape[2] = { 1, 5 };
+
+		rand_ref(seed, ctr, 5, ref);
+		for (int i = 0; i < 5; i++)  /* tinygrad's kaiming bound */
+			ref[i] = ref[i] * 2 - 1;
+		v = check(c, "uniform (1,5) in [-1, 1)", cf_keep(c,
+		          tg_uniform(c->dev, TG_FLOAT32, 2, shape, -1, 1)),
+		          ref, 5, 1e-7, 0);
+	}
+	return v;
+}
+
 /* ------------------------------------------------------------- kernels */
 
 /* A realized float32 input of `n` values in (-1, 1). */
@@ -1054,6 +1138,7 @@ const struct cf_case cf_cases[] = {
 	{ "ops", "int32", ops_int32, 1 },
 	{ "ops", "other-floats", ops_other_floats, 1 },
 	{ "ops", "cast", ops_cast, 1 },
+	{ "ops", "random", ops_random, 1 },
 	{ "kernels", "fusion", kernels_fusion, 1 },
 	{ "fuzz", "matmul", fuzz_matmul, 1 },
 	{ "fuzz", "column-sums", fuzz_colsum, 1 },
