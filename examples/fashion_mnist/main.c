@@ -44,6 +44,7 @@
 #include "dp.h"
 #include "idx.h"
 #include "model.h"
+#include "report.h"
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 #define SIDE 28
@@ -51,6 +52,7 @@
 typedef struct options {
 	const char *data, *out, *eval;
 	int epochs, batch, width, smoke, dist;
+	int width_given;  /* --quick or --full on the command line */
 	double lr;
 	unsigned long seed;
 } options;
@@ -114,9 +116,9 @@ static int parse(int argc, char **argv, options *o)
 			usage(stdout);
 			exit(0);
 		} else if (!strcmp(a, "--quick")) {
-			o->width = 1, o->epochs = 2;
+			o->width = 1, o->epochs = 2, o->width_given = 1;
 		} else if (!strcmp(a, "--full")) {
-			o->width = 2, o->epochs = 8;
+			o->width = 2, o->epochs = 8, o->width_given = 1;
 		} else if (!strcmp(a, "--smoke")) {
 			o->smoke = 1;
 		} else if (!strcmp(a, "--dist")) {
@@ -188,7 +190,11 @@ static int load_split(const options *o, const char *prefix, dataset *d)
 	return 0;
 }
 
-/* The images idx[0..n) as a (n,1,28,28) float tensor scaled to [-1, 1]
+/* How pixels become the model's input: byte * scale + offset, [-1, 1]
+ * as trained here, or what --eval's checkpoint says. */
+static float in_scale = 1 / 127.5f, in_offset = -1;
+
+/* The images idx[0..n) as a (n,1,28,28) float tensor scaled as above
  * and their labels as int32. */
 static int batch(const dataset *d, const size_t *idx, size_t n,
                  tg_tensor **x, tg_tensor **y)
@@ -206,7 +212,7 @@ static int batch(const dataset *d, const size_t *idx, size_t n,
 		const unsigned char *img = d->x.data + idx[i] * SIDE * SIDE;
 
 		for (k = 0; k < SIDE * SIDE; k++)
-			fx[i * SIDE * SIDE + k] = img[k] / 127.5f - 1.0f;
+			fx[i * SIDE * SIDE + k] = img[k] * in_scale + in_offset;
 		iy[i] = d->y.data[idx[i]];
 	}
 	*x = tg_tensor_new(NULL, TG_FLOAT32, 4, sx, fx);
@@ -217,22 +223,40 @@ static int batch(const dataset *d, const size_t *idx, size_t n,
 
 /* ----------------------------------------------------------- progress */
 
+/* A progress line (a bar redrawn in place on a terminal): the rate and
+ * the time left come from the meter, which leaves out the first step's
+ * compilation; until a steady step is done, they say it is compiling. */
 static void progress(int tty, int epoch, int epochs, size_t step,
-                     size_t steps, double loss, double ips, double eta)
+                     const meter *mt, double loss, double now)
 {
-	int width = 30, fill = (int)(width * step / (steps ? steps : 1)), i;
+	int width = 30, fill = (int)(width * step / (mt->steps ? mt->steps
+	                                                      : 1)), i;
+	double ips, eta;
+	char rate[64];
 
+	if (!meter_rate(mt, now, step, &ips, &eta))
+		snprintf(rate, sizeof rate, "%s", step ? "measuring..."
+		         : "compiling the training step's kernels...");
+	else if (tty)
+		snprintf(rate, sizeof rate, "%6.0f img/s ETA %d:%02d", ips,
+		         (int)eta / 60, (int)eta % 60);
+	else
+		snprintf(rate, sizeof rate, "%.0f img/s eta %.0fs", ips, eta);
+	if (!tty && !step) {
+		printf("epoch %d/%d: %s\n", epoch, epochs, rate);
+		fflush(stdout);
+		return;
+	}
 	if (!tty) {
-		printf("epoch %d/%d step %zu/%zu loss %.4f %.0f img/s eta %.0fs\n",
-		       epoch, epochs, step, steps, loss, ips, eta);
+		printf("epoch %d/%d step %zu/%zu loss %.4f %s\n", epoch, epochs,
+		       step, mt->steps, loss, rate);
 		fflush(stdout);
 		return;
 	}
 	printf("\repoch %d/%d [", epoch, epochs);
 	for (i = 0; i < width; i++)
 		putchar(i < fill ? '#' : '.');
-	printf("] %zu/%zu loss %.4f %6.0f img/s ETA %d:%02d ", step, steps,
-	       loss, ips, (int)eta / 60, (int)eta % 60);
+	printf("] %zu/%zu loss %.4f %s\033[K", step, mt->steps, loss, rate);
 	fflush(stdout);
 }
 
@@ -309,63 +333,6 @@ out:
 	return acc;
 }
 
-/* The training curve as an SVG line chart: loss (left axis) and test
- * accuracy (right axis) per epoch. */
-static int write_svg(const char *path, const double *loss, const double *acc,
-                     int n)
-{
-	FILE *f = fopen(path, "w");
-	double lmax = 0;
-	int i;
-
-	if (!f)
-		return -1;
-	for (i = 0; i < n; i++)
-		lmax = fmax(lmax, loss[i]);
-	lmax = lmax > 0 ? lmax * 1.1 : 1;
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"480\" "
-	        "height=\"300\" font-family=\"sans-serif\" font-size=\"12\">\n"
-	        "<rect width=\"480\" height=\"300\" fill=\"white\"/>\n"
-	        "<text x=\"240\" y=\"18\" text-anchor=\"middle\">Fashion-MNIST "
-	        "training</text>\n"
-	        "<line x1=\"50\" y1=\"260\" x2=\"430\" y2=\"260\" "
-	        "stroke=\"black\"/>\n"
-	        "<line x1=\"50\" y1=\"30\" x2=\"50\" y2=\"260\" "
-	        "stroke=\"black\"/>\n"
-	        "<line x1=\"430\" y1=\"30\" x2=\"430\" y2=\"260\" "
-	        "stroke=\"black\"/>\n"
-	        "<text x=\"240\" y=\"290\" text-anchor=\"middle\">epoch</text>\n"
-	        "<text x=\"10\" y=\"40\" fill=\"#c0392b\">loss</text>\n"
-	        "<text x=\"436\" y=\"40\" fill=\"#2471a3\">acc</text>\n"
-	        "<text x=\"46\" y=\"264\" text-anchor=\"end\">0</text>\n"
-	        "<text x=\"46\" y=\"34\" text-anchor=\"end\">%.2f</text>\n"
-	        "<text x=\"434\" y=\"264\">0%%</text>\n"
-	        "<text x=\"434\" y=\"34\">100%%</text>\n", lmax);
-	for (int s = 0; s < 2; s++) {
-		fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" "
-		        "stroke=\"%s\" points=\"", s ? "#2471a3" : "#c0392b");
-		for (i = 0; i < n; i++) {
-			double x = 50 + 380.0 * (n > 1 ? (double)i / (n - 1) : 0.5);
-			double v = s ? acc[i] : loss[i] / lmax;
-
-			fprintf(f, "%.1f,%.1f ", x, 260 - 230 * v);
-		}
-		fprintf(f, "\"/>\n");
-		for (i = 0; i < n; i++)
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
-			        "fill=\"%s\"/>\n",
-			        50 + 380.0 * (n > 1 ? (double)i / (n - 1) : 0.5),
-			        260 - 230 * (s ? acc[i] : loss[i] / lmax),
-			        s ? "#2471a3" : "#c0392b");
-	}
-	for (i = 0; i < n; i++)
-		fprintf(f, "<text x=\"%.1f\" y=\"276\" text-anchor=\"middle\">%d"
-		        "</text>\n",
-		        50 + 380.0 * (n > 1 ? (double)i / (n - 1) : 0.5), i + 1);
-	fprintf(f, "</svg>\n");
-	return fclose(f) ? -1 : 0;
-}
-
 /* The trainable tensors and statistics, for the optimizer. */
 static int all_tensors(tg_state *s, tg_tensor ***out, size_t *n)
 {
@@ -379,16 +346,50 @@ static int all_tensors(tg_state *s, tg_tensor ***out, size_t *n)
 	return 0;
 }
 
+/* Points on the training curve per epoch: each evaluates the first
+ * EVAL_BATCH test images (one replay of the evaluation's jit). */
+#define CURVE_POINTS 10
+
+/* Saves the parameters and statistics with the description --eval
+ * reads, and the curve beside them. */
+static int save(tg_state *st, const options *o, const curve_point *pts,
+                size_t npts)
+{
+	char path[1100];
+	ckpt_desc desc;
+
+	if (mkdir(o->out, 0777) && errno != EEXIST) {
+		fprintf(stderr, "fashion_mnist: %s: %s\n", o->out,
+		        strerror(errno));
+		return 1;
+	}
+	ckpt_desc_default(&desc, o->width);
+	snprintf(path, sizeof path, "%s/fashion_mnist.safetensors", o->out);
+	if (ckpt_desc_put(st, &desc) || tg_safetensors_save(st, path))
+		return die("saving the checkpoint");
+	printf("checkpoint: %s\n", path);
+	snprintf(path, sizeof path, "%s/fashion_mnist_curve.svg", o->out);
+	if (curve_write_svg(path, pts, npts, o->width > 1
+	                    ? "Fashion-MNIST, full net"
+	                    : "Fashion-MNIST, quick net"))
+		fprintf(stderr, "fashion_mnist: %s: %s\n", path, strerror(errno));
+	else
+		printf("training curve: %s\n", path);
+	return 0;
+}
+
 /* rank and size: this process's place in a --dist job (0 and 1
  * otherwise); every rank trains on its rows of each global batch. */
 static int train(model *m, tg_state *st, const dataset *tr,
                  const dataset *te, const options *o, int rank, int size)
 {
 	size_t n = o->smoke ? 512 : tr->n, steps = n / (size_t)o->batch, s;
-	size_t *perm = malloc(n * sizeof *perm), nt, seen = 0, i;
+	size_t *perm = malloc(n * sizeof *perm), nt, seen = 0, i, npts = 0;
+	size_t every = (steps + CURVE_POINTS - 1) / CURVE_POINTS;
 	double t0 = now(), first = -1, train_time = 0;
-	double *loss_e = calloc((size_t)o->epochs, sizeof *loss_e);
-	double *acc_e = calloc((size_t)o->epochs, sizeof *acc_e);
+	curve_point *pts = calloc((size_t)o->epochs *
+	                          (steps / (every ? every : 1) + 1),
+	                          sizeof *pts);
 	unsigned long seed = o->seed;
 	int tty = isatty(1), e, rc = 1;
 	tg_tensor **ts = NULL;
@@ -398,9 +399,8 @@ static int train(model *m, tg_state *st, const dataset *tr,
 	dp *d = NULL;
 	tg_jit *step_jit = tg_jit_new(model_train_step, &tr_ctx);
 	tg_jit *eval_jit = tg_jit_new(eval_step, m);
-	char path[1100];
 
-	if (!perm || !loss_e || !acc_e || !step_jit || !eval_jit ||
+	if (!perm || !pts || !step_jit || !eval_jit ||
 	    all_tensors(st, &ts, &nt))
 		goto out;
 	if (!(opt = tg_optim_adam(ts, nt, o->lr, 0.9, 0.999, 1e-8))) {
@@ -421,12 +421,17 @@ static int train(model *m, tg_state *st, const dataset *tr,
 		perm[i] = i;
 	tg_set_training(1);
 	for (e = 0; e < o->epochs; e++) {
-		double te0 = now(), sum = 0, acc;
+		double te0 = now(), sum = 0, since = 0, acc, paused = 0;
+		meter mt;
 
+		/* the first step compiles: the rate leaves it out */
+		meter_start(&mt, te0, steps, (size_t)o->batch, e == 0);
 		shuffle(perm, n, &seed);
+		if (e == 0)
+			progress(tty, 1, o->epochs, 0, &mt, 0, te0);
 		for (s = 0; s < steps; s++) {
 			tg_tensor *x, *y, *in[2], *loss;
-			double lv, el;
+			double lv, t;
 
 			/* cosine decay over the whole run; the rate is a
 			 * tensor, so this recompiles nothing */
@@ -448,17 +453,40 @@ static int train(model *m, tg_state *st, const dataset *tr,
 				goto out;
 			}
 			tg_scope_end();
-			if (first < 0)
-				first = now() - t0;
+			t = now();
+			if (first < 0) {
+				first = t - t0;
+				if (!tty)
+					printf("epoch 1/%d: the first step took "
+					       "%.2f s, compiling included\n",
+					       o->epochs, first);
+			}
+			meter_step(&mt, t, s + 1);
 			seen += (size_t)o->batch;
 			sum += lv;
-			el = now() - te0;
+			since += lv;
 			if (tty || s % 50 == 49 || s + 1 == steps)
-				progress(tty, e + 1, o->epochs, s + 1, steps, lv,
-				         (double)(s + 1) * o->batch / el,
-				         el / (double)(s + 1) * (double)(steps - s - 1));
+				progress(tty, e + 1, o->epochs, s + 1, &mt, lv, t);
+			if ((s + 1) % every == 0 || s + 1 == steps) {
+				/* a point of the curve; its evaluation is not
+				 * training time */
+				size_t k = (s + 1) % every ? (s + 1) % every : every;
+
+				acc = rank ? 0 : evaluate(m, eval_jit, te,
+				                          EVAL_BATCH);
+				if (acc < 0) {
+					rc = die("evaluation");
+					goto out;
+				}
+				pts[npts++] = (curve_point){
+					e + (double)(s + 1) / (double)steps,
+					since / (double)k, acc };
+				since = 0;
+				mt.t0 += now() - t;
+				paused += now() - t;
+			}
 		}
-		train_time += now() - te0;
+		train_time += now() - te0 - paused;
 		if (tty)
 			putchar('\n');
 		if (d && dp_sync_stats(d)) {
@@ -472,10 +500,8 @@ static int train(model *m, tg_state *st, const dataset *tr,
 			rc = die("evaluation");
 			goto out;
 		}
-		loss_e[e] = sum / (double)(steps ? steps : 1);
-		acc_e[e] = acc;
 		printf("epoch %d: train loss %.4f, test accuracy %.2f%%\n", e + 1,
-		       loss_e[e], acc * 100);
+		       sum / (double)(steps ? steps : 1), acc * 100);
 		fflush(stdout);
 	}
 	tg_set_training(0);
@@ -483,26 +509,10 @@ static int train(model *m, tg_state *st, const dataset *tr,
 		rc = die("--dist report");
 		goto out;
 	}
-	if (rank) {
-		rc = 0;
+	if (rank || (rc = save(st, o, pts, npts))) {
+		rc = rank ? 0 : rc;
 		goto out;
 	}
-	if (mkdir(o->out, 0777) && errno != EEXIST) {
-		fprintf(stderr, "fashion_mnist: %s: %s\n", o->out,
-		        strerror(errno));
-		goto out;
-	}
-	snprintf(path, sizeof path, "%s/fashion_mnist.safetensors", o->out);
-	if (tg_safetensors_save(st, path)) {
-		rc = die("saving the checkpoint");
-		goto out;
-	}
-	printf("checkpoint: %s\n", path);
-	snprintf(path, sizeof path, "%s/fashion_mnist_curve.svg", o->out);
-	if (write_svg(path, loss_e, acc_e, o->epochs))
-		fprintf(stderr, "fashion_mnist: %s: %s\n", path, strerror(errno));
-	else
-		printf("training curve: %s\n", path);
 	printf("training: %.0f images/s; first step done after %.2f s "
 	       "(compilation included)\n", (double)seen / train_time, first);
 	rc = 0;
@@ -513,22 +523,58 @@ out:
 	tg_optim_free(opt);
 	free(ts);
 	free(perm);
-	free(loss_e);
-	free(acc_e);
+	free(pts);
+	return rc;
+}
+
+/* Test accuracy per class, by the checkpoint's class names. */
+static int per_class(model *m, const dataset *te, const ckpt_desc *desc)
+{
+	size_t right[CLASSES] = { 0 }, total[CLASSES] = { 0 }, i, b, k;
+	size_t *idx = malloc(te->n * sizeof *idx);
+	int32_t *pred = malloc(EVAL_BATCH * sizeof *pred);
+	int was_train = tg_set_training(0), was_grad = tg_set_grad_enabled(0);
+	int rc = -1;
+
+	for (i = 0; idx && i < te->n; i++)
+		idx[i] = i;
+	for (b = 0; idx && pred && b < te->n; b += k) {
+		tg_tensor *x, *y, *p;
+
+		k = te->n - b < EVAL_BATCH ? te->n - b : EVAL_BATCH;
+		tg_scope_begin();
+		if (batch(te, idx + b, k, &x, &y) || eval_step(m, &x, 1, &p, 1) ||
+		    tg_tensor_data(p, pred, k * sizeof *pred)) {
+			tg_scope_end();
+			goto out;
+		}
+		tg_scope_end();
+		for (i = 0; i < k; i++) {
+			unsigned c = te->y.data[b + i] % CLASSES;
+
+			total[c]++;
+			right[c] += pred[i] == (int32_t)c;
+		}
+	}
+	for (i = 0; idx && pred && i < CLASSES; i++)
+		printf("  %-12s %6.2f%%\n", desc->classes[i],
+		       total[i] ? 100.0 * (double)right[i] / (double)total[i] : 0);
+	rc = idx && pred ? 0 : -1;
+out:
+	free(idx);
+	free(pred);
+	tg_set_training(was_train);
+	tg_set_grad_enabled(was_grad);
 	return rc;
 }
 
 static int eval_checkpoint(model *m, tg_state *st, const dataset *te,
-                           const char *path)
+                           const char *path, const tg_state *loaded,
+                           const ckpt_desc *desc)
 {
-	tg_state *loaded = tg_safetensors_load(path, NULL);
 	double acc;
-	int rc;
+	int rc = tg_state_load(st, loaded, 1);
 
-	if (!loaded)
-		return die("loading the checkpoint");
-	rc = tg_state_load(st, loaded, 1);
-	tg_state_free(loaded);
 	if (rc)
 		return die("loading the checkpoint");
 	tg_jit *jit = tg_jit_new(eval_step, m);
@@ -538,7 +584,45 @@ static int eval_checkpoint(model *m, tg_state *st, const dataset *te,
 	if (acc < 0)
 		return die("evaluation");
 	printf("%s: test accuracy %.2f%%\n", path, acc * 100);
+	if (per_class(m, te, desc))
+		return die("evaluation per class");
 	return 0;
+}
+
+/* --eval: the checkpoint, and how its model was made (its metadata),
+ * which overrides --quick and --full; a checkpoint without it is taken
+ * as the options say. */
+static tg_state *open_checkpoint(options *o, ckpt_desc *desc)
+{
+	tg_state *loaded = tg_safetensors_load(o->eval, NULL);
+	char why[256];
+	int rc;
+
+	if (!loaded) {
+		die("loading the checkpoint");
+		return NULL;
+	}
+	rc = ckpt_desc_get(loaded, desc, why, sizeof why);
+	if (rc < 0) {
+		fprintf(stderr, "fashion_mnist: %s: %s\n", o->eval, why);
+		tg_state_free(loaded);
+		return NULL;
+	}
+	if (rc > 0) {
+		ckpt_desc_default(desc, o->width);
+		printf("fashion_mnist: %s has no description; taking it as a "
+		       "%s net as the options say\n", o->eval,
+		       o->width > 1 ? "full" : "quick");
+		return loaded;
+	}
+	if (o->width_given && o->width != desc->width)
+		printf("fashion_mnist: %s holds a %s net; %s is ignored\n",
+		       o->eval, desc->width > 1 ? "full" : "quick",
+		       o->width > 1 ? "--full" : "--quick");
+	o->width = desc->width;
+	in_scale = (float)desc->scale;
+	in_offset = (float)desc->offset;
+	return loaded;
 }
 
 int main(int argc, char **argv)
@@ -546,7 +630,8 @@ int main(int argc, char **argv)
 	options o;
 	dataset tr, te;
 	model m;
-	tg_state *st = NULL;
+	tg_state *st = NULL, *loaded = NULL;
+	ckpt_desc desc;
 	int rc = 1, rank = 0, size = 1;
 
 	memset(&tr, 0, sizeof tr);
@@ -569,6 +654,8 @@ int main(int argc, char **argv)
 	    load_split(&o, "t10k", &te))
 		goto out;
 	tg_manual_seed(o.seed);
+	if (o.eval && !(loaded = open_checkpoint(&o, &desc)))
+		goto out;
 	if (model_init(&m, NULL, o.width)) {
 		rc = die("model");
 		goto out;
@@ -584,12 +671,13 @@ int main(int argc, char **argv)
 		printf(", %d ranks of %d images each per step", size,
 		       o.batch / size);
 	printf("\n");
-	rc = o.eval ? eval_checkpoint(&m, st, &te, o.eval)
+	rc = o.eval ? eval_checkpoint(&m, st, &te, o.eval, loaded, &desc)
 	            : train(&m, st, &tr, &te, &o, rank, size);
 	tg_state_free(st);
 free_model:
 	model_free(&m);
 out:
+	tg_state_free(loaded);
 	idx_free(&tr.x), idx_free(&tr.y), idx_free(&te.x), idx_free(&te.y);
 	tg_shutdown();
 	if (o.dist && dp_finish() && !rc)

@@ -19,7 +19,8 @@ if [ ! -r "$data/train-images-idx3-ubyte.gz" ]; then
 	     "(apt install dataset-fashion-mnist)"
 	exit 77
 fi
-"$bin" --smoke --batch 64 --out "$out" >"$log" 2>&1 || fail "training"
+"$bin" --smoke --epochs 1 --batch 64 --out "$out" >"$log" 2>&1 || fail "training"
+cp "$log" "$out/train.log"
 grep -q '^epoch 1: train loss [0-9.]*, test accuracy [0-9.]*%' "$log" \
 	|| fail "no accuracy line"
 grep -q 'images/s; first step done after' "$log" || fail "no speed line"
@@ -28,6 +29,27 @@ grep -q '<svg' "$out/fashion_mnist_curve.svg" || fail "no curve"
 "$bin" --smoke --eval "$out/fashion_mnist.safetensors" >"$log" 2>&1 \
 	|| fail "--eval"
 grep -q 'fashion_mnist.safetensors: test accuracy' "$log" || fail "eval line"
+grep -q '^  Ankle boot  *[0-9.]*%$' "$log" || fail "no per-class line"
+# what a person sees: the first step named as compiling and timed apart,
+# and a curve point every step here (8 steps of 64 images)
+grep -q "^epoch 1/1: compiling the training step's kernels" "$out/train.log" \
+	|| fail "no compiling line before the first step"
+grep -q '^epoch 1/1: the first step took [0-9.]* s, compiling included$' \
+	"$out/train.log" || fail "no first-step line"
+[ "$(grep -c '<circle' "$out/fashion_mnist_curve.svg")" = 16 ] ||
+	fail "the curve does not have a point per step"
+# a --full checkpoint evaluates without --full: the width, the input
+# scaling and the class names travel in its metadata
+"$bin" --smoke --full --epochs 1 --batch 64 --out "$out/full" >"$log" 2>&1 \
+	|| fail "--full training"
+grep -aq '"__metadata__":{"model":"beautiful_mnist","width":"2","input_scale":"0.0078431372549019607","input_offset":"-1","classes":"T-shirt/top,Trouser,' \
+	"$out/full/fashion_mnist.safetensors" || fail "no description in the checkpoint"
+"$bin" --smoke --eval "$out/full/fashion_mnist.safetensors" >"$log" 2>&1 \
+	|| fail "--eval of a --full checkpoint without --full"
+grep -q '^fashion_mnist: evaluating, full net' "$log" || fail "--eval did not take the width"
+"$bin" --smoke --quick --eval "$out/full/fashion_mnist.safetensors" >"$log" 2>&1 \
+	|| fail "--quick --eval of a --full checkpoint"
+grep -q 'holds a full net; --quick is ignored' "$log" || fail "no note on --quick"
 # --dist: the same smoke run as a job of 2 ranks, when the build has MPI
 # (the binary says so) and mpirun is here
 if "$bin" --dist --data /nonexistent/dir 2>&1 | grep -q 'this build has no MPI'; then
