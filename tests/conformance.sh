@@ -16,6 +16,9 @@ broken="$TG_TEST_PLUGINS/broken"
 
 "$conf" --plugin CPU --tap "$tmp/cpu.tap" --junit "$tmp/cpu.xml" \
 	>"$out" 2>&1 || fail "exit status $? on CPU"
+# the first line names the plugin and device the cases used
+head -n 1 "$out" | grep -q '^tg-conformance: plugin CPU [0-9.]* (/.*/cpu\.\(la\|so\)), device CPU: ' \
+	|| fail "CPU: the first line does not name the plugin and device"
 for area in contract memory ops kernels fuzz; do
 	grep -Eq "^$area +[1-9][0-9]* passed, 0 failed" "$out" || fail "CPU: $area line"
 done
@@ -125,5 +128,14 @@ grep -q 'tg-conformance: --seed x: want a number from 1 to ' "$out" || fail "--s
 "$conf" --tap >"$out" 2>&1; [ $? = 2 ] || fail "--tap without a value"
 grep -q 'tg-conformance: --tap: needs a value' "$out" || fail "--tap message"
 [ "$("$conf" --list | wc -l)" = 26 ] || fail "--list"
-"$conf" --help >"$out" 2>&1 || fail "--help status"
+for h in -h --help; do
+	"$conf" $h >"$out" 2>&1 || fail "$h status"
+	grep -q '^usage: .*tg-conformance \[--plugin' "$out" || fail "$h usage"
+	grep -q '^  --version ' "$out" || fail "$h does not list --version"
+done
+"$conf" --version >"$out" 2>&1 || fail "--version status"
+grep -q '^tg-conformance (tgcore) [0-9][0-9.]*, plugin ABI [0-9]*\.[0-9]*$' "$out" || fail "--version"
+# no device: the first line says why
+TG_PLUGIN_PATH=/nonexistent "$conf" --area contract >"$out" 2>&1
+head -n 1 "$out" | grep -q '^tg-conformance: no device: ' || fail "the first line without a device"
 echo "PASS: tg-conformance"

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,8 +485,35 @@ static size_t count_of(const char *s, const char *needle)
 	return n;
 }
 
+/* tg_shutdown with stderr going to a file, and PATH without Graphviz;
+ * what it wrote there (malloc'd). */
+static char *shutdown_saying(void)
+{
+	char *path = tmp_file("stderr.txt"), *said, *old = getenv("PATH");
+	int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	old = old ? strdup(old) : NULL;
+	ck_assert_int_ge(fd, 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	close(fd);
+	setenv("PATH", "/nonexistent", 1);
+	tg_shutdown();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	if (old)
+		setenv("PATH", old, 1);
+	free(old);
+	said = slurp(path);
+	unlink(path);
+	free(path);
+	return said;
+}
+
 /* PROFILE=1 writes one trace event per kernel run, GRAPH=1 one cluster
- * per kernel scheduled, when the library shuts down. */
+ * per kernel scheduled, when the library shuts down, and each says on
+ * stderr (at DEBUG=0) what it wrote, and that Graphviz is missing. */
 START_TEST(profile_and_graph_write_their_files)
 {
 	char *prof = tmp_file("profile.json"), *gbase = tmp_file("net");
@@ -508,7 +536,15 @@ START_TEST(profile_and_graph_write_their_files)
 	ck_assert_int_eq(tg_realize(r), 0);
 	tg_counters_get(&c);
 	tg_scope_end();
-	tg_shutdown();
+	ck_assert_ptr_nonnull(text = shutdown_saying());
+	ck_assert_ptr_nonnull(strstr(text, "tgcore: PROFILE: "));
+	ck_assert_ptr_nonnull(strstr(text, " events written to "));
+	ck_assert_ptr_nonnull(strstr(text, prof));
+	ck_assert_ptr_nonnull(strstr(text, "tgcore: GRAPH: "));
+	ck_assert_ptr_nonnull(strstr(text, gdot));
+	ck_assert_ptr_nonnull(strstr(text, "not drawn: Graphviz's dot was "
+	                                   "not found"));
+	free(text);
 	ck_assert_ptr_nonnull(text = slurp(prof));
 	ck_assert(!strncmp(text, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[",
 	                   39));

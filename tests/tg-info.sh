@@ -46,6 +46,15 @@ if grep -qx 'installed=no' "$TG_TOOLS/../libtgcore.la" 2>/dev/null &&
 		|| fail "CPU not loaded from the build tree"
 fi
 
+# --version, -h and --help; a bad argument exits 2
+"$info" --version >"$out" 2>&1 || fail "--version exit status"
+grep -q '^tg-info (tgcore) [0-9][0-9.]*, plugin ABI [0-9]*\.[0-9]*$' "$out" || fail "--version"
+for h in -h --help; do
+	"$info" $h >"$out" 2>&1 || fail "$h exit status"
+	grep -q '^usage: .*tg-info \[--no-isolate\] \[-h|--help\] \[--version\]$' "$out" || fail "$h usage line"
+done
+"$info" --bogus >"$out" 2>&1; [ $? = 2 ] || fail "a bad argument does not exit 2"
+
 TG_PLUGIN_PATH=/nonexistent/dir "$info" >"$out" 2>&1 && fail "exit 0 with no device"
 grep -q 'default device: none: no usable device' "$out" || fail "no-device message"
 

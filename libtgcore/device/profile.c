@@ -149,9 +149,13 @@ int tg_profile_flush(void)
 	if (events.n) {
 		path = tg_output_path(TG_KEY_PROFILEPATH, "tgcore_profile.json");
 		rc = path ? write_trace(path) : TG_ENOMEM;
+		/* said at any DEBUG level: PROFILE=1 asked for the file */
 		if (!rc)
-			tg_debug_log(1, "profile: %zu events written to %s",
+			tg_debug_log(0, "PROFILE: %zu events written to %s (open "
+			             "it in chrome://tracing or Perfetto)",
 			             events.n, path);
+		else
+			tg_debug_log(0, "PROFILE: %s", tg_last_error());
 	}
 	for (i = 0; i < events.n; i++) {
 		free(events.v[i].dev);

@@ -122,8 +122,8 @@ void tg_graphviz_kernel(const char *dev, tg_lazy *const *outs, size_t nouts,
 	pthread_mutex_unlock(&gv_lock);
 }
 
-/* dot -Tsvg in -o out; 0 when it ran and succeeded.  Not found on the
- * PATH: -1, quietly (the .dot is still there). */
+/* dot -Tsvg in -o out; 0 when it ran and succeeded, -1 when it failed,
+ * -2 when there is no `dot` on the PATH (the .dot is still there). */
 static int run_dot(const char *in, const char *out)
 {
 	char *argv[] = { "dot", "-Tsvg", (char *)in, "-o", (char *)out, NULL };
@@ -131,9 +131,11 @@ static int run_dot(const char *in, const char *out)
 	pid_t pid;
 
 	if (posix_spawnp(&pid, "dot", NULL, NULL, argv, environ))
-		return -1;
+		return -2;
 	if (tg_reap(pid, &status))
 		return -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return -2;  /* the shell's "not found" from a wrapper */
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -142,7 +144,7 @@ static int write_graph(const char *base)
 	size_t n = strlen(base) + 5;
 	char *dot = malloc(n), *svg = malloc(n);
 	FILE *f = NULL;
-	int rc = 0;
+	int rc = 0, drew;
 
 	if (!dot || !svg) {
 		rc = tg_error_oom("graph");
@@ -159,11 +161,18 @@ static int write_graph(const char *base)
 	        body.s ? body.s : "", edges.s ? edges.s : "");
 	if (fclose(f))
 		rc = tg_error(TG_EIO, "graph: cannot write %s", dot);
-	if (!rc && !run_dot(dot, svg))
-		tg_debug_log(1, "graph: %zu kernels drawn to %s", nkernels, svg);
+	/* said at any DEBUG level: GRAPH=1 asked for these files */
+	if (!rc && (drew = run_dot(dot, svg)) == 0)
+		tg_debug_log(0, "GRAPH: %zu kernel%s written to %s and drawn to "
+		             "%s", nkernels, nkernels == 1 ? "" : "s", dot, svg);
 	else if (!rc)
-		tg_debug_log(1, "graph: %zu kernels written to %s (no `dot` to "
-		             "draw it)", nkernels, dot);
+		tg_debug_log(0, "GRAPH: %zu kernel%s written to %s; %s", nkernels,
+		             nkernels == 1 ? "" : "s", dot, drew == -2
+		             ? "not drawn: Graphviz's dot was not found (apt "
+		               "install graphviz)"
+		             : "not drawn: Graphviz's dot failed on it");
+	else
+		tg_debug_log(0, "GRAPH: %s", tg_last_error());
 out:
 	free(dot);
 	free(svg);

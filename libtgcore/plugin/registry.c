@@ -512,6 +512,12 @@ static int scan_dir(const char *dir, const char *origin)
 		else if (!dup && !rc && !la_has_line(file, "dlname=''")) {
 			char *stem = strndup(file, strlen(file) - 3);
 
+			/* an installed x.la beside x.so: named by the .so
+			 * users see (libltdl still reads the .la) */
+			if (stem && i + 1 < n && !strncmp(ents[i + 1]->d_name,
+			    ents[i]->d_name, len + 1) &&
+			    !strcmp(ents[i + 1]->d_name + len, ".so"))
+				memcpy(file + strlen(file) - 3, ".so", 3);
 			rc = stem ? add_candidate(file, stem, 0, origin, NULL)
 			          : tg_error_oom("plugin scan");
 			free(stem);

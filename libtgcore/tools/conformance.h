@@ -33,6 +33,11 @@ struct cf_ctx {
 	size_t nkeep, capkeep;
 };
 
+/* The plugin and device a run uses, as one line in c->out->message
+ * ("plugin CPU 0.1.0 (/path/cpu.so), device CPU: x86_64, ..."); CF_PASS,
+ * or CF_FAIL with the reason in the line. */
+enum cf_verdict cf_describe(struct cf_ctx *c);
+
 struct cf_case {
 	const char *area;     /* "contract", "memory", "ops", ... */
 	const char *name;

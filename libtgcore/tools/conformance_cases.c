@@ -157,6 +157,26 @@ enum cf_verdict cf_setup(struct cf_ctx *c)
 	return CF_PASS;
 }
 
+enum cf_verdict cf_describe(struct cf_ctx *c)
+{
+	char *msg = c->out->message, why[sizeof c->out->message];
+	size_t n = sizeof c->out->message;
+	tg_plugin_info pi;
+
+	if (find_plugin(c, &pi) != CF_PASS)
+		return CF_FAIL;
+	if (cf_setup(c) != CF_PASS) {
+		snprintf(why, sizeof why, "%s", msg);
+		snprintf(msg, n, "plugin %s, %.*s", pi.name,
+		         (int)(n > 64 ? n - 64 : 0), why);
+		return CF_FAIL;
+	}
+	snprintf(msg, n, "plugin %s %s (%s), device %s: %s", pi.name,
+	         pi.version ? pi.version : "?", pi.file, c->dev_name,
+	         c->info.description ? c->info.description : "?");
+	return CF_PASS;
+}
+
 /* Deterministic values in [lo, hi). */
 static void fill(float *v, size_t n, unsigned seed, double lo, double hi)
 {

@@ -18,6 +18,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include <tg/plugin.h>
+
 #include "child.h"
 #include "conformance.h"
 
@@ -35,10 +37,10 @@ struct result {
 	double seconds;
 };
 
-static int usage(const char *argv0, int rc)
+static int usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
-	        "usage: %s [--plugin FILE|NAME] [--device NAME[:N]] "
+	        "usage: tg-conformance [--plugin FILE|NAME] [--device NAME[:N]] "
 	        "[--area AREA]\n"
 	        "          [--tap FILE] [--junit FILE] [--timeout SECONDS] "
 	        "[--fuzz N] [--seed S] [--list]\n"
@@ -46,7 +48,9 @@ static int usage(const char *argv0, int rc)
 	        "and copies,\nthe ops against plain C in double precision, "
 	        "the kernel counts and kernels\nwith random opts against "
 	        "NOOPT.  Each case runs in a child process.  Exits 1\nwhen "
-	        "a case fails.\n", argv0);
+	        "a case fails.\n"
+	        "  -h, --help  print this and exit\n"
+	        "  --version   print the version and exit\n");
 	return rc;
 }
 
@@ -63,8 +67,14 @@ static int parse(int argc, char **argv, struct options *o)
 			: !strcmp(a, "--seed") ? &o->seed : NULL;
 		char *end;
 
-		if (!strcmp(a, "--help"))
-			return usage(argv[0], 0), 1;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return usage(0), 1;
+		if (!strcmp(a, "--version")) {
+			printf("tg-conformance (tgcore) %s, plugin ABI %d.%d\n",
+			       PACKAGE_VERSION, TG_PLUGIN_ABI_MAJOR,
+			       TG_PLUGIN_ABI_MINOR);
+			return 1;
+		}
 		if (!strcmp(a, "--list")) {
 			o->list = 1;
 			continue;
@@ -73,7 +83,7 @@ static int parse(int argc, char **argv, struct options *o)
 		if (!v || (!slot && !num && strcmp(a, "--timeout"))) {
 			fprintf(stderr, "tg-conformance: %s: %s\n", a,
 			        v ? "unknown option" : "needs a value");
-			return usage(argv[0], 2), 2;
+			return usage(2), 2;
 		}
 		i++;
 		if (slot) {
@@ -171,6 +181,21 @@ static void run_case(const struct options *o, struct cf_shared *sh,
 		r->message = strdup(what);
 	}
 	r->seconds = tg_now_s() - t0;
+}
+
+/* The first line: the plugin and device the cases will use, found in
+ * a child like every case (so nothing is loaded in this process), or
+ * why none was. */
+static void describe(const struct options *o, struct cf_shared *sh)
+{
+	static const struct cf_case k = { "setup", "describe", cf_describe,
+	                                  0 };
+	struct result r;
+
+	run_case(o, sh, &k, &r);
+	printf("tg-conformance: %s%s\n", r.v == CF_PASS ? "" : "no device: ",
+	       r.message ? r.message : "out of memory");
+	free(r.message);
 }
 
 /* ----------------------------------------------------------- reporting */
@@ -308,9 +333,7 @@ int main(int argc, char **argv)
 	}
 	memset(sh, 0, sizeof *sh);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("tg-conformance: plugin %s, device %s\n",
-	       o.plugin ? o.plugin : "(the default device's)",
-	       o.device ? o.device : "(the plugin's first)");
+	describe(&o, sh);
 	for (i = 0; i < cf_ncases; i++) {
 		if (o.area && strcmp(o.area, cf_cases[i].area))
 			continue;

@@ -115,13 +115,21 @@ static void print_plugin(size_t i)
 	print_devices(&pi);
 }
 
-static int usage(const char *argv0, int rc)
+static int usage(int rc)
 {
-	fprintf(rc ? stderr : stdout, "usage: %s [--no-isolate]\n"
-	        "Prints what tgcore finds; set DEBUG=2 for more.\n"
+	fprintf(rc ? stderr : stdout, "usage: tg-info [--no-isolate] [-h|--help] "
+	        "[--version]\n"
+	        "Shows what tgcore finds on this machine: the settings, the "
+	        "plugin search path,\nevery plugin file with its result, the "
+	        "devices, and the default device.\n"
 	        "  --no-isolate  load and probe the plugins in this process, "
-	        "not first in a\n                child process each\n",
-	        argv0);
+	        "not first in a\n                child process each\n"
+	        "  -h, --help    print this and exit\n"
+	        "  --version     print the version and exit\n"
+	        "Set DEBUG=1 for a line per plugin decision; tg-info(1) lists "
+	        "the variables.\nExit status: 0 when a device is usable, 1 "
+	        "when none is or the configuration\nis invalid, 2 for a bad "
+	        "argument.\n");
 	return rc;
 }
 
@@ -132,10 +140,16 @@ int main(int argc, char **argv)
 	size_t i, n;
 
 	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--help"))
-			return usage(argv[0], 0);
+		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h"))
+			return usage(0);
+		if (!strcmp(argv[a], "--version")) {
+			printf("tg-info (tgcore) %s, plugin ABI %d.%d\n",
+			       PACKAGE_VERSION, TG_PLUGIN_ABI_MAJOR,
+			       TG_PLUGIN_ABI_MINOR);
+			return 0;
+		}
 		if (strcmp(argv[a], "--no-isolate"))
-			return usage(argv[0], 2);
+			return usage(2);
 		isolate = 0;
 	}
 	/* Line by line, so that a plugin that crashes tg-info (with

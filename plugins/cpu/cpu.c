@@ -11,6 +11,11 @@
  *           -march=native -shared -fPIC", on x86 with
  *           -mprefer-vector-width=512 (compile.c says why)
  *   threads threads per launch, 0 = one per core   default 0
+ *   vector_width  float lanes the kernels are      default 0
+ *           written for: 0 = the CPU's widest register (16 with
+ *           AVX-512, 8 with AVX, else 4), or 4, 8 or 16; GCC splits a
+ *           vector wider than the CPU's, so any width runs anywhere,
+ *           and CI runs the CPU suites at the width the host lacks
  *   devices how many CPU devices (CPU, CPU:1, ...)  default 1
  *           all of host memory, each with its own thread pool: tinygrad's
  *           CLANG:n, for multi-device work on one machine; copies between
@@ -513,6 +518,28 @@ static int vector_lanes(void)
 	return 4;
 }
 
+/* The vector_width setting: the CPU's lanes unless it names 4, 8 or
+ * 16. */
+static int cpu_vector_width(const struct tg_host *host, int *lanes)
+{
+	const char *s = host->config_get(host, "vector_width");
+	long v;
+
+	*lanes = vector_lanes();
+	if (s == NULL || *s == '\0')
+		return 0;
+	if (text_long(s, 0, 16, &v) != 0 ||
+	    (v != 0 && v != 4 && v != 8 && v != 16))
+		return host->set_error(host, TG_ECONFIG, "cpu open: bad "
+		                       "vector_width value '%s' ([cpu] "
+		                       "vector_width or TG_CPU_VECTOR_WIDTH): "
+		                       "expected 0 (the CPU's, %d), 4, 8 or 16",
+		                       s, *lanes);
+	if (v)
+		*lanes = (int)v;
+	return 0;
+}
+
 static void fill_device(struct cpu_ctx *ctx)
 {
 	ctx->dev = (struct tg_device){
@@ -532,7 +559,7 @@ static int cpu_open(const struct tg_host *host, int index,
 {
 	struct cpu_ctx *ctx;
 	char why[256];
-	int ret, n;
+	int ret, n, lanes;
 
 	if ((ret = cpu_devices(host, &n, why, sizeof why)) != 0)
 		return host->set_error(host, ret, "%s", why);
@@ -551,6 +578,8 @@ static int cpu_open(const struct tg_host *host, int index,
 	else
 		snprintf(ctx->name, sizeof(ctx->name), "CPU:%d", index);
 	ret = cpu_pool_threads(host, &ctx->nthreads);
+	if (ret == 0)
+		ret = cpu_vector_width(host, &lanes);
 	if (ret != 0)
 		goto out_free_ctx;
 	ret = cpu_cc_new(host, &ctx->cc);
@@ -561,7 +590,7 @@ static int cpu_open(const struct tg_host *host, int index,
 		goto out_free_cc;
 	ctx->alloc_max = backing_bytes();
 	ctx->caps = cpu_renderer;
-	ctx->caps.max_upcast = vector_lanes();
+	ctx->caps.max_upcast = lanes;
 	register_tile(ctx);
 	describe(ctx);
 	fill_device(ctx);
