@@ -561,7 +561,19 @@ START_TEST(profile_and_graph_write_their_files)
 	ck_assert(!strncmp(text, "digraph tgcore {", 16));
 	ck_assert_ptr_nonnull(strstr(text, "subgraph cluster_0"));
 	ck_assert_ptr_nonnull(strstr(text, "REDUCE ADD"));
-	ck_assert_ptr_nonnull(strstr(text, "on CPU"));
+	/* each cluster is labelled as DEBUG=2 names the run: "CPU 3
+	 * r_8_8_8" (device, run number, kernel name) */
+	{
+		const char *l = strstr(text, "label=\"CPU ");
+		size_t run;
+		char name[64] = "";
+
+		ck_assert_ptr_nonnull(l);
+		ck_assert_int_eq(sscanf(l, "label=\"CPU %zu %63[^\"]", &run,
+		                        name), 2);
+		ck_assert_msg(name[0] == 'E' || name[0] == 'r', "%s", name);
+		ck_assert_ptr_null(strstr(text, "(not run)"));
+	}
 	ck_assert_ptr_nonnull(strstr(text, " -> n"));
 	free(text);
 	/* written once: a second shutdown has nothing new */

@@ -38,6 +38,8 @@ typedef struct tg_sched_item {
 	 * nothing, but readers of bufs[0] still wait for bufs[1]'s
 	 * writer */
 	int view;
+	/* GRAPH=1: its cluster in the graph (tg_graphviz_kernel), else 0 */
+	size_t graph;
 } tg_sched_item;
 
 typedef struct tg_schedule {
@@ -149,10 +151,17 @@ void tg_plan_get_info(const tg_plan *p, tg_plan_info *out);
 
 /* GRAPH=1: kernel k of a schedule computes `outs` from the bases in
  * `fused` and loads `inputs`; drawn as a cluster of lazy nodes with
- * their source edges.  Thread-safe; OOM drops it. */
-void tg_graphviz_kernel(const char *dev, tg_lazy *const *outs, size_t nouts,
-                        tg_lazy *const *fused, size_t nfused,
-                        tg_lazy *const *inputs, size_t ninputs);
+ * their source edges.  Returns the cluster's number + 1, for
+ * tg_graphviz_ran.  Thread-safe; OOM drops the graph. */
+size_t tg_graphviz_kernel(const char *dev, tg_lazy *const *outs,
+                          size_t nouts, tg_lazy *const *fused,
+                          size_t nfused, tg_lazy *const *inputs,
+                          size_t ninputs);
+/* The kernel of cluster `graph` (tg_graphviz_kernel's number; 0: none)
+ * ran as run `run` of `name` on `dev`: its label becomes what DEBUG=2
+ * printed for that run ("CPU 3 r_16_16_16"). */
+void tg_graphviz_ran(size_t graph, const char *dev, size_t run,
+                     const char *name);
 /* Writes GRAPHPATH.dot (GRAPHPATH: the temporary directory's net by
  * default) and, when Graphviz's `dot` is on the PATH, GRAPHPATH.svg;
  * then forgets the graph.  tg_shutdown and process exit call it. */

@@ -4,6 +4,10 @@
  * GRAPHPATH.dot, and drawn to GRAPHPATH.svg when `dot` is installed,
  * at shutdown or process exit (tinygrad's GRAPH, net.dot and net.svg).
  *
+ * Each kernel's cluster is labelled as DEBUG=2 names its run ("CPU 3
+ * r_16_16_16": the device, the run's number and the kernel's name), or
+ * "CPU (not run)" for one scheduled but never run.
+ *
  * Nodes are lazy bases by creation id: "ALU MUL (4,4) float32", coloured
  * by kind as tinygrad colours its ops; realized buffers a kernel loads
  * are boxes outside the clusters; edges run from each source to its
@@ -29,6 +33,10 @@ static tg_strbuf edges;     /* after them: a node is in the cluster
                                that declares it, not the first edge's */
 static int started, exit_hooked;
 static size_t nkernels;
+/* Each cluster's label, by number: "CPU 3 r_16_16_16" once it ran (the
+ * device, run number and name DEBUG=2 prints), "CPU (not run)" until
+ * then.  The body holds "@K<number>@" where the label goes. */
+static TG_VEC(char *) labels;
 static tg_ptrmap drawn;     /* lazy id (as a pointer key) -> drawn */
 
 static void at_exit(void)
@@ -84,12 +92,16 @@ static void draw_node(const tg_lazy *b, int box)
 		               (unsigned long long)b->id);
 }
 
-void tg_graphviz_kernel(const char *dev, tg_lazy *const *outs, size_t nouts,
-                        tg_lazy *const *fused, size_t nfused,
-                        tg_lazy *const *inputs, size_t ninputs)
+size_t tg_graphviz_kernel(const char *dev, tg_lazy *const *outs,
+                          size_t nouts, tg_lazy *const *fused,
+                          size_t nfused, tg_lazy *const *inputs,
+                          size_t ninputs)
 {
-	size_t i;
+	char label[96];
+	char *l;
+	size_t i, id;
 
+	snprintf(label, sizeof label, "%s (not run)", dev);
 	pthread_mutex_lock(&gv_lock);
 	if (!started) {
 		tg_strbuf_init(&body);
@@ -103,10 +115,14 @@ void tg_graphviz_kernel(const char *dev, tg_lazy *const *outs, size_t nouts,
 	for (i = 0; i < ninputs; i++)
 		if (tg_lazy_base(inputs[i])->kind == TG_LZ_BUFFER)
 			draw_node(tg_lazy_base(inputs[i]), 1);
-	tg_strbuf_addf(&body, " subgraph cluster_%zu {\n  label=\"kernel %zu "
-	               "on %s\"; style=rounded; color=\"#808080\";\n",
-	               nkernels, nkernels, dev);
-	nkernels++;
+	l = strdup(label);
+	if (!l || TG_VEC_PUSH(&labels, l)) {
+		free(l);
+		body.failed = 1;  /* drawn wrong would mislead: drop it */
+	}
+	id = nkernels++;
+	tg_strbuf_addf(&body, " subgraph cluster_%zu {\n  label=\"@K%zu@\"; "
+	               "style=rounded; color=\"#808080\";\n", id, id);
 	for (i = 0; i < nouts; i++)
 		draw_node(outs[i], 0);
 	for (i = 0; i < nfused; i++) {
@@ -120,6 +136,45 @@ void tg_graphviz_kernel(const char *dev, tg_lazy *const *outs, size_t nouts,
 	}
 	tg_strbuf_add(&body, " }\n");
 	pthread_mutex_unlock(&gv_lock);
+	return id + 1;
+}
+
+void tg_graphviz_ran(size_t graph, const char *dev, size_t run,
+                     const char *name)
+{
+	char label[160];
+	char *l;
+
+	snprintf(label, sizeof label, "%s %zu %s", dev, run, name);
+	pthread_mutex_lock(&gv_lock);
+	/* the first run names it; a JIT replay runs it again */
+	if (started && graph && graph <= labels.n &&
+	    strstr(labels.v[graph - 1], " (not run)") && (l = strdup(label))) {
+		free(labels.v[graph - 1]);
+		labels.v[graph - 1] = l;
+	}
+	pthread_mutex_unlock(&gv_lock);
+}
+
+/* body with each "@K<n>@" replaced by cluster n's label. */
+static void write_body(FILE *f)
+{
+	const char *p = body.s ? body.s : "", *k;
+	char *end;
+
+	while ((k = strstr(p, "@K"))) {
+		unsigned long id = strtoul(k + 2, &end, 10);
+
+		fwrite(p, 1, (size_t)(k - p), f);
+		if (*end == '@' && id < labels.n) {
+			fputs(labels.v[id], f);
+			p = end + 1;
+		} else {
+			fputs("@K", f);
+			p = k + 2;
+		}
+	}
+	fputs(p, f);
 }
 
 /* dot -Tsvg in -o out; 0 when it ran and succeeded, -1 when it failed,
@@ -157,8 +212,9 @@ static int write_graph(const char *base)
 		goto out;
 	}
 	fprintf(f, "digraph tgcore {\n rankdir=LR;\n node [style=filled, "
-	        "fontname=\"monospace\", fontsize=10];\n%s%s}\n",
-	        body.s ? body.s : "", edges.s ? edges.s : "");
+	        "fontname=\"monospace\", fontsize=10];\n");
+	write_body(f);
+	fprintf(f, "%s}\n", edges.s ? edges.s : "");
 	if (fclose(f))
 		rc = tg_error(TG_EIO, "graph: cannot write %s", dot);
 	/* said at any DEBUG level: GRAPH=1 asked for these files */
@@ -194,6 +250,9 @@ int tg_graphviz_flush(void)
 		tg_strbuf_release(&edges);
 	}
 	tg_ptrmap_free(&drawn);
+	for (size_t i = 0; i < labels.n; i++)
+		free(labels.v[i]);
+	TG_VEC_FREE(&labels);
 	started = 0;
 	nkernels = 0;
 	pthread_mutex_unlock(&gv_lock);

@@ -265,6 +265,7 @@ static int run_kernel(tg_sched_item *it, const tg_settings *set)
 	tg_launch_args args = { 0 };
 	int64_t vals[64];
 	double t = 0, start;
+	size_t run;
 	int rc;
 
 	if (!m)
@@ -299,11 +300,13 @@ static int run_kernel(tg_sched_item *it, const tg_settings *set)
 			.nbufs = it->nbufs });
 	tg_counters_kernel(m->prog);
 	tg_capture_kernel(m->prog, &args, it->nouts, m->ks.vars);
+	run = atomic_fetch_add(&mc_kernels_run, 1);
+	if (it->graph)  /* GRAPH=1 labels the kernel as this line does */
+		tg_graphviz_ran(it->graph, tg_dev_name(dev), run, m->ks.name);
 	if (set->debug >= 2)
 		fprintf(stderr, "*** %-6s %4zu %-24s arg %2zu mem %8.2f MB "
 		        "tm %9.2fus %8.2f GFLOPS %7.2f GB/s\n",
-		        tg_dev_name(dev), atomic_fetch_add(&mc_kernels_run, 1),
-		        m->ks.name,
+		        tg_dev_name(dev), run, m->ks.name,
 		        it->nbufs, m->ks.mem_bytes / 1e6, t * 1e6,
 		        t > 0 ? m->ks.flops / t / 1e9 : 0,
 		        t > 0 ? m->ks.mem_bytes / t / 1e9 : 0);

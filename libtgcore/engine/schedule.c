@@ -759,19 +759,20 @@ static int unbind(tg_ir *k, tg_sched_item *it)
 
 /* GRAPH=1: the kernel's outputs, the bases fused into it and the ones
  * it loads. */
-static void draw_kernel(const lower *L)
+static size_t draw_kernel(const lower *L)
 {
 	tg_lazy **fused = malloc((L->memo.n + 1) * sizeof *fused);
-	size_t i;
+	size_t i, graph;
 
 	if (!fused)
-		return;
+		return 0;
 	for (i = 0; i < L->memo.n; i++)
 		fused[i] = L->memo.v[i].b;
-	tg_graphviz_kernel(tg_dev_name(L->outs.v[0]->dev), L->outs.v,
-	                   L->outs.n, fused, L->memo.n, L->inputs.v,
-	                   L->inputs.n);
+	graph = tg_graphviz_kernel(tg_dev_name(L->outs.v[0]->dev), L->outs.v,
+	                           L->outs.n, fused, L->memo.n, L->inputs.v,
+	                           L->inputs.n);
 	free(fused);
+	return graph;
 }
 
 /* The kernel computing the bases in `outs` (all in one group); the
@@ -781,7 +782,7 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 {
 	lower L = { .s = s };
 	tg_uop *stores[64];
-	size_t i;
+	size_t i, graph = 0;
 	int rc = 0;
 
 	if (outs->n > TG_ARRAY_LEN(stores))
@@ -807,10 +808,11 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 	if (!rc && L.symbolic)
 		rc = unbind(L.k, it);
 	if (!rc && s->graph)
-		draw_kernel(&L);
+		graph = draw_kernel(&L);
 	kctx_leave(L.k);
 	if (!rc)
 		rc = fill_item(it, &L.outs, &L.inputs);
+	it->graph = graph;
 	for (i = 0; i < L.memo.n; i++)
 		tg_st_free(L.memo.v[i].st);
 	TG_VEC_FREE(&L.memo);

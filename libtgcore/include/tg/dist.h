@@ -73,7 +73,7 @@ TG_API int tg_dist_rank(void);
 /* The number of processes in the job (1 before init). */
 TG_API int tg_dist_size(void);
 /* This process's rank among the job's processes on its machine: which
- * local device to use, e.g. CUDA:<local rank>. */
+ * local device to use, e.g. CUDA:N for local rank N. */
 TG_API int tg_dist_local_rank(void);
 
 /* Every tensor takes, in place, op over every rank's values of it. */

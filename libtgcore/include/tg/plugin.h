@@ -257,7 +257,7 @@ enum tg_kspace { TG_KSPACE_NONE = 0, TG_KSPACE_GLOBAL = 1,
 /* The kernel as a whole.  Strings are borrowed for the render call. */
 struct tg_kernel_info {
 	size_t struct_size;
-	const char *name;      /* "r_4_5": the function name to use. 0.8 */
+	const char *name;      /* the function name to use ("r_4_5"). 0.8 */
 	size_t nops;           /* ops in the list.  Since 0.8. */
 	size_t nbufs;          /* buffers (bufs[] at launch).  Since 0.8. */
 	uint64_t outs;         /* bit i: buffer i is written.  Since 0.8. */

@@ -181,10 +181,11 @@ typedef struct tg_dev tg_dev;
  * CLANG -> CPU, GPU -> OPENCL).  NULL or "" gives the default device.
  * Borrowed: the library keeps devices open until tg_shutdown().
  *
- * "DISK:path" (any case before the colon) is tinygrad's DISK device, built
- * into the core: the file at path, memory-mapped.  It holds data and runs
- * no kernels.  A tensor of n bytes on it is the file's first n bytes (the
- * file is created, or grown to n bytes, when it is shorter; a file that
+ * The device "DISK:path" (any case before the colon) is tinygrad's DISK
+ * device, built into the core: the file at path, memory-mapped.  It
+ * holds data and runs no kernels.  A tensor of n bytes on it is the
+ * file's first n bytes (the file is created, or grown to n bytes, when
+ * it is shorter; a file that
  * cannot be written is mapped read-only): tg_empty(disk, ...) reads the
  * file, tg_to(x, disk) writes x there, tg_assign to a tensor on it (or a
  * slice of one) writes the file at once from a value on any device.  On
@@ -291,6 +292,9 @@ TG_API tg_buffer *tg_buffer_from_host(tg_dev *dev, tg_dtype dt,
                                       size_t count, void *data,
                                       void (*release)(void *ctx),
                                       void *ctx);
+/* The same over the backend's own memory: `handle` is what
+ * tg_buffer_native would return for such a buffer (a host pointer for
+ * the CPU plugin, a cl_mem for OpenCL, a CUdeviceptr for CUDA). */
 TG_API tg_buffer *tg_buffer_from_native(tg_dev *dev, tg_dtype dt,
                                         size_t count, void *handle,
                                         void (*release)(void *ctx),
@@ -353,7 +357,9 @@ typedef struct tg_counters {
 	                         through host memory */
 } tg_counters;
 
+/* Copies the counters since the last reset (or the start) into out. */
 TG_API void tg_counters_get(tg_counters *out);
+/* Sets every counter back to 0. */
 TG_API void tg_counters_reset(void);
 
 /* ------------------------------------------------------------------ */
@@ -384,8 +390,8 @@ typedef struct tg_plugin_info {
 TG_API size_t tg_plugin_count(void);
 /* Fills `info` for file `i`; strings are borrowed until tg_shutdown(). */
 TG_API int tg_plugin_get(size_t i, tg_plugin_info *info);
-/* "loaded", "refused", "shadowed" or "disabled"; "unknown" for a value
- * outside the enum.  Static. */
+/* The state's name: "loaded", "refused", "shadowed" or "disabled";
+ * "unknown" for a value outside the enum.  Static. */
 TG_API const char *tg_plugin_state_name(tg_plugin_state state);
 
 /* Search path entries in order, with where each came from ("TG_PLUGIN_PATH",
@@ -457,6 +463,7 @@ TG_API tg_tensor *tg_tensor_ref(tg_tensor *t);
 TG_API void tg_tensor_unref(tg_tensor *t);
 
 /* -- properties -- */
+/* The number of dimensions (0 for a scalar, and for NULL). */
 TG_API size_t tg_tensor_ndim(const tg_tensor *t);
 /* The shape, ndim entries.  Borrowed from t. */
 TG_API const int64_t *tg_tensor_shape(const tg_tensor *t);
@@ -632,13 +639,18 @@ TG_API tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
 	X(square) X(hardsigmoid)
 #define TG_DECLARE_UNARY(name) \
 	TG_API tg_tensor *tg_##name(const tg_tensor *t);
+/* tg_NAME(t) for each NAME above: tinygrad's Tensor.NAME, elementwise
+ * (the notes above say what differs from C or PyTorch). */
 TG_UNARY_OPS(TG_DECLARE_UNARY)
 #undef TG_DECLARE_UNARY
+/* The activations with a parameter, as tinygrad's. */
 TG_API tg_tensor *tg_elu(const tg_tensor *t, double alpha);
 TG_API tg_tensor *tg_celu(const tg_tensor *t, double alpha);
 TG_API tg_tensor *tg_leakyrelu(const tg_tensor *t, double slope);
 TG_API tg_tensor *tg_softplus(const tg_tensor *t, double beta);
+/* t clamped to [lo, hi] (hardtanh's default is [-1, 1]). */
 TG_API tg_tensor *tg_hardtanh(const tg_tensor *t, double lo, double hi);
+/* t clamped to [lo, hi], as tinygrad's clip. */
 TG_API tg_tensor *tg_clip(const tg_tensor *t, double lo, double hi);
 
 /* -- elementwise, binary (numpy broadcasting, tinygrad promotion) -- */
@@ -649,6 +661,10 @@ TG_API tg_tensor *tg_clip(const tg_tensor *t, double lo, double hi);
 #define TG_DECLARE_BINARY(name)                                          \
 	TG_API tg_tensor *tg_##name(const tg_tensor *a, const tg_tensor *b); \
 	TG_API tg_tensor *tg_##name##_s(const tg_tensor *a, double b);
+/* tg_NAME(a, b) for each NAME above, with numpy broadcasting and
+ * tinygrad's dtype promotion, and tg_NAME_s(a, b) with a scalar b
+ * (tinygrad's Tensor.NAME with a Python number); the comparisons give
+ * bool. */
 TG_BINARY_OPS(TG_DECLARE_BINARY)
 #undef TG_DECLARE_BINARY
 /* b - a, b / a, b ** a with a scalar b. */
@@ -674,6 +690,9 @@ TG_API tg_tensor *tg_eye(tg_dev *dev, tg_dtype dt, int64_t n, int64_t m);
 
 /* -- random (Threefry2x32 computed on the device: the same numbers on
  * every backend for the same seed and call sequence) -- */
+/* Seeds the random numbers and starts every device's counter again
+ * (tinygrad's Tensor.manual_seed).  Without it the seed is the clock's
+ * seconds at the first draw, as in tinygrad. */
 TG_API void tg_manual_seed(uint64_t seed);
 /* Uniform in [0, 1). */
 TG_API tg_tensor *tg_rand(tg_dev *dev, tg_dtype dt, size_t ndim,
@@ -710,12 +729,16 @@ TG_API tg_tensor *tg_multinomial(const tg_tensor *t, int64_t num_samples,
 
 /* -- reductions.  axes NULL: every axis (naxes ignored); otherwise the
  * naxes listed (0 reduces nothing).  keepdim keeps reduced axes as 1. -- */
+/* The sum over the axes (0 over nothing). */
 TG_API tg_tensor *tg_sum(const tg_tensor *t, const int *axes, size_t naxes,
                          int keepdim);
+/* The largest value over the axes. */
 TG_API tg_tensor *tg_max(const tg_tensor *t, const int *axes, size_t naxes,
                          int keepdim);
+/* The smallest value over the axes. */
 TG_API tg_tensor *tg_min(const tg_tensor *t, const int *axes, size_t naxes,
                          int keepdim);
+/* The mean over the axes. */
 TG_API tg_tensor *tg_mean(const tg_tensor *t, const int *axes, size_t naxes,
                           int keepdim);
 /* tinygrad's sum(acc_dtype=): t cast to acc, summed there, the result in
@@ -745,6 +768,7 @@ TG_API tg_tensor *tg_softmax(const tg_tensor *t, int axis);
 TG_API tg_tensor *tg_log_softmax(const tg_tensor *t, int axis);
 TG_API tg_tensor *tg_cumsum(const tg_tensor *t, int axis);
 
+/* t with axes d0 and d1 swapped (negative axes count from the end). */
 TG_API tg_tensor *tg_transpose(const tg_tensor *t, int d0, int d1);
 /* Axes start..end (inclusive) merged into one. */
 TG_API tg_tensor *tg_flatten(const tg_tensor *t, int start, int end);
@@ -1169,6 +1193,8 @@ TG_API int tg_optim_set_lr(tg_optim *o, double lr);
 typedef struct tg_nn_linear {
 	tg_tensor *weight, *bias;
 } tg_nn_linear;
+/* Makes the layer's tensors on dev (NULL: the default device),
+ * initialized as above; 0, or a negative status with tg_last_error. */
 TG_API int tg_nn_linear_init(tg_nn_linear *m, tg_dev *dev, int64_t in,
                              int64_t out, int bias);
 /* x (..., in) -> (..., out).  New reference. */
@@ -1185,6 +1211,8 @@ typedef struct tg_nn_conv2d {
 	tg_tensor *weight, *bias;
 	tg_conv_opts opts;
 } tg_nn_conv2d;
+/* Makes the layer's tensors on dev (NULL: the default device),
+ * initialized as above; 0, or a negative status with tg_last_error. */
 TG_API int tg_nn_conv2d_init(tg_nn_conv2d *m, tg_dev *dev, int64_t cin,
                              int64_t cout, const int64_t kernel[2],
                              const tg_conv_opts *opts, int bias);
@@ -1217,6 +1245,8 @@ typedef struct tg_nn_conv_transpose2d {
 	tg_tensor *weight, *bias;
 	tg_conv_opts opts;
 } tg_nn_conv_transpose2d;
+/* Makes the layer's tensors on dev (NULL: the default device),
+ * initialized as above; 0, or a negative status with tg_last_error. */
 TG_API int tg_nn_conv_transpose2d_init(tg_nn_conv_transpose2d *m,
                                        tg_dev *dev, int64_t cin,
                                        int64_t cout, const int64_t kernel[2],
@@ -1236,6 +1266,8 @@ typedef struct tg_nn_conv_transpose1d {
 	tg_tensor *weight, *bias;
 	tg_conv_opts opts;
 } tg_nn_conv_transpose1d;
+/* Makes the layer's tensors on dev (NULL: the default device),
+ * initialized as above; 0, or a negative status with tg_last_error. */
 TG_API int tg_nn_conv_transpose1d_init(tg_nn_conv_transpose1d *m,
                                        tg_dev *dev, int64_t cin,
                                        int64_t cout, int64_t k,
