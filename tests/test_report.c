@@ -45,27 +45,6 @@ START_TEST(meter_leaves_out_the_compiling_step)
 }
 END_TEST
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *s = calloc(1, 1 << 16);
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_ptr_nonnull(s);
-	ck_assert_uint_lt(fread(s, 1, (1 << 16) - 1, f), (1 << 16) - 1);
-	fclose(f);
-	return s;
-}
-
-static size_t count(const char *s, const char *needle)
-{
-	size_t n = 0;
-
-	for (; (s = strstr(s, needle)); s++)
-		n++;
-	return n;
-}
-
 /* 20 points: a polyline each for loss and accuracy with a dot per
  * point, an accuracy axis from 75% to 90% for accuracies of 80-88%,
  * and the axis titles beyond the tick labels (rotated at the sides). */
@@ -79,9 +58,10 @@ START_TEST(curve_has_every_point_and_a_scaled_axis)
 		p[i] = (curve_point){ 0.1 * (i + 1), 1.0 / (i + 1),
 		                      0.80 + 0.004 * i };
 	ck_assert_int_eq(curve_write_svg(path, p, 20, "a title"), 0);
-	svg = slurp(path);
-	ck_assert_uint_eq(count(svg, "<polyline"), 2);
-	ck_assert_uint_eq(count(svg, "<circle"), 40);
+	svg = tl_slurp(path);
+	ck_assert_ptr_nonnull(svg);
+	ck_assert_uint_eq(tl_count(svg, "<polyline"), 2);
+	ck_assert_uint_eq(tl_count(svg, "<circle"), 40);
 	ck_assert_ptr_nonnull(strstr(svg, ">75.0%</text>"));
 	ck_assert_ptr_nonnull(strstr(svg, ">90.0%</text>"));
 	ck_assert_ptr_null(strstr(svg, ">100.0%</text>"));

@@ -456,35 +456,6 @@ static char *tmp_file(const char *name)
 	return p;
 }
 
-/* The whole file as a string (malloc'd), or NULL when it is absent. */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *s;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	s = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(s);
-	ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-	s[n] = 0;
-	fclose(f);
-	return s;
-}
-
-static size_t count_of(const char *s, const char *needle)
-{
-	size_t n = 0;
-
-	for (; (s = strstr(s, needle)); s++)
-		n++;
-	return n;
-}
-
 /* tg_shutdown with stderr going to a file, and PATH without Graphviz;
  * what it wrote there (malloc'd). */
 static char *shutdown_saying(void)
@@ -505,7 +476,7 @@ static char *shutdown_saying(void)
 	if (old)
 		setenv("PATH", old, 1);
 	free(old);
-	said = slurp(path);
+	said = tl_slurp(path);
 	unlink(path);
 	free(path);
 	return said;
@@ -545,19 +516,19 @@ START_TEST(profile_and_graph_write_their_files)
 	ck_assert_ptr_nonnull(strstr(text, "not drawn: Graphviz's dot was "
 	                                   "not found"));
 	free(text);
-	ck_assert_ptr_nonnull(text = slurp(prof));
+	ck_assert_ptr_nonnull(text = tl_slurp(prof));
 	ck_assert(!strncmp(text, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[",
 	                   39));
 	ck_assert_ptr_nonnull(strstr(text, "\"process_name\",\"args\":"
 	                                   "{\"name\":\"CPU\"}"));
 	/* the arange's kernels and this step's */
-	ck_assert_uint_ge(count_of(text, "\"ph\":\"X\""), c.kernels + 1);
-	ck_assert_uint_eq(count_of(text, "\"ph\":\"X\""),
-	                  count_of(text, "\"dur\":"));
+	ck_assert_uint_ge(tl_count(text, "\"ph\":\"X\""), c.kernels + 1);
+	ck_assert_uint_eq(tl_count(text, "\"ph\":\"X\""),
+	                  tl_count(text, "\"dur\":"));
 	ck_assert_ptr_nonnull(strstr(text, "\"GFLOPS\":"));
 	ck_assert_ptr_nonnull(strstr(text, "\n]}\n"));
 	free(text);
-	ck_assert_ptr_nonnull(text = slurp(gdot));
+	ck_assert_ptr_nonnull(text = tl_slurp(gdot));
 	ck_assert(!strncmp(text, "digraph tgcore {", 16));
 	ck_assert_ptr_nonnull(strstr(text, "subgraph cluster_0"));
 	ck_assert_ptr_nonnull(strstr(text, "REDUCE ADD"));
@@ -579,7 +550,7 @@ START_TEST(profile_and_graph_write_their_files)
 	/* written once: a second shutdown has nothing new */
 	unlink(prof);
 	tg_shutdown();
-	ck_assert_ptr_null(slurp(prof));
+	ck_assert_ptr_null(tl_slurp(prof));
 	/* a path that cannot be written is an error, named */
 	ck_assert_ptr_nonnull(tg_dev_get("CPU"));
 	ck_assert_int_eq(tg_config_set("PROFILE", "1"), 0);

@@ -107,6 +107,36 @@ static inline const char *tl_write_file(const char *name, const char *text)
 	return path;
 }
 
+/* The whole file as a string (malloc'd), or NULL when it is absent. */
+static inline char *tl_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *s;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	s = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = 0;
+	fclose(f);
+	return s;
+}
+
+/* How many times `needle` occurs in s (overlapping ones too). */
+static inline size_t tl_count(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, needle)); s++)
+		n++;
+	return n;
+}
+
 /* The exit status of a suite whose device `dev` cannot be opened (for
  * `why`): automake's skip (77), with the reason printed, unless it is
  * named in TG_TEST_REQUIRE_DEVICES (CI, where PoCL and lavapipe are
