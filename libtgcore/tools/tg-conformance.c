@@ -44,6 +44,7 @@ static int usage(int rc)
 	        "[--area AREA]\n"
 	        "          [--tap FILE] [--junit FILE] [--timeout SECONDS] "
 	        "[--fuzz N] [--seed S] [--list]\n"
+	        "          [-h|--help] [--version]\n"
 	        "Checks a tgcore backend plugin: the plugin contract, memory "
 	        "and copies,\nthe ops against plain C in double precision, "
 	        "the kernel counts and kernels\nwith random opts against "
