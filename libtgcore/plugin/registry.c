@@ -9,9 +9,10 @@
  * from a build tree's libtgcore/.libs beside a libtool archive that says
  * installed=no (the libtool wrapper of a program in the build tree sets
  * that up), takes its own build tree the same way, so the README's
- * `examples/fashion_mnist/fashion_mnist` finds the plugins built with it;
- * an installed library never has that archive.  Every entry is absolute: a relative one is
- * refused, never resolved against the current directory.  In a directory
+ * `examples/fashion_mnist/fashion_mnist` finds the plugins built with
+ * it; an installed library never has that archive.  Every entry is
+ * absolute: a relative one is refused, never resolved against the
+ * current directory.  In a directory
  * every *.so and *.la is a candidate, sorted by name because readdir
  * order is random; one that TG_PLUGINS_DISABLE names is never loaded.
  * A candidate that fails any check is kept as a REFUSED record with the
@@ -145,7 +146,8 @@ static char *uninstalled_top(void)
 	top = strndup(info.dli_fname, (size_t)(libs - info.dli_fname));
 	la = top ? tg_path_join(top, "libtgcore/libtgcore.la") : NULL;
 	plugins = top ? tg_path_join(top, "plugins") : NULL;
-	if (!la || !plugins || !la_has_line(la, "installed=no") || !tg_is_dir(plugins)) {
+	if (!la || !plugins || !la_has_line(la, "installed=no") ||
+	    !tg_is_dir(plugins)) {
 		free(top);
 		top = NULL;
 	}
@@ -509,7 +511,8 @@ static int scan_dir(const char *dir, const char *origin)
 
 		if (!file)
 			rc = tg_error_oom("plugin scan");
-		else if (!dup && !rc && !la_has_line(file, "dlname=''")) {
+		else if (!dup && !rc && !(!strcmp(file + strlen(file) - 3, ".la")
+		                          && la_has_line(file, "dlname=''"))) {
 			char *stem = strndup(file, strlen(file) - 3);
 
 			/* an installed x.la beside x.so: named by the .so

@@ -10,8 +10,9 @@
  * as a one-element buffer (tinygrad's _rng_counter), not a constant, so
  * that every call of the same shape reuses one compiled kernel.  A draw
  * runs two tiny kernels at once: the counter's advance, in place, and
- * the counters of this draw (c..c+h-1, from the advanced value).  So a JIT capture records both, and every replay draws new
- * numbers, exactly those the same calls would draw eagerly.
+ * the counters of this draw (c..c+h-1, from the advanced value).  So
+ * a JIT capture records both, and every replay draws new numbers,
+ * exactly those the same calls would draw eagerly.
  */
 #include <math.h>
 #include <stdatomic.h>
