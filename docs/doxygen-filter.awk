@@ -31,7 +31,12 @@ END {
 		}
 		i = j
 	}
-	line[1] = "/** @file */ " line[1]
+	# the header's first comment documents the file (its man page's
+	# NAME line is the first sentence)
+	if (line[1] ~ /^\/\*\*$/)
+		line[1] = "/** @file"
+	else
+		line[1] = "/** @file */ " line[1]
 	for (i = 1; i <= NR; i++)
 		print line[i]
 }

@@ -19,6 +19,18 @@ if grep 'is not documented' "$api/warnings.log" | grep -q '(function)'; then
 	grep 'is not documented' "$api/warnings.log" | grep '(function)'
 	bad "public functions without documentation (above)"
 fi
+if grep -q 'Compound .* is not documented' "$api/warnings.log"; then
+	grep 'Compound .* is not documented' "$api/warnings.log"
+	bad "public structs without documentation (above)"
+fi
+# every page's NAME line parses (lexgrog, what apropos and lintian use):
+# "name \- what it is"
+if command -v lexgrog >/dev/null 2>&1; then
+	for p in "$api"/man/man3/*.3; do
+		head -n 1 "$p" | grep -q '^\.so ' && continue
+		lexgrog "$p" >/dev/null 2>&1 || bad "$p: no NAME line lexgrog can read"
+	done
+fi
 funcs=$( (grep -h '^TG_API [^#]*(' "$inc/tg.h" "$inc/dist.h" |
 	sed 's/(.*//; s/.*[ *]//'
 	sed -n '/^#define TG_UNARY_OPS/,/[^\\]$/p' "$inc/tg.h" |

@@ -380,6 +380,7 @@ struct tg_compiler_iface {
  * M rows, K 1, all upcasts.  Static data. */
 enum tg_tc_kind { TG_TC_LOCAL = 0, TG_TC_UPCAST = 1 };
 
+/* One split of a tensor core's N or M axis (above). */
 struct tg_tc_split {
 	int kind;       /* enum tg_tc_kind */
 	int dim;        /* 0: N, 1: M */
@@ -388,6 +389,7 @@ struct tg_tc_split {
 
 #define TG_TC_MAX_SPLITS 12
 
+/* A tensor core: an MMA of N x M x K and how its axes split. */
 struct tg_tensor_core {
 	size_t struct_size;
 	uint32_t dims[3];   /* N, M, K.  Since 0.3. */
@@ -544,6 +546,7 @@ struct tg_device {
 /* Devices of one plugin whose type a probe reports (types[]). */
 #define TG_PROBE_MAX_TYPES 16
 
+/* What a plugin's probe found: how many devices, of which types. */
 struct tg_probe {
 	size_t struct_size;
 	int ndevices;        /* usable devices (0 when unusable).  0.1. */
@@ -562,6 +565,7 @@ struct tg_probe {
 	int types[TG_PROBE_MAX_TYPES];
 };
 
+/* The plugin's descriptor, returned by its entry (TG_PLUGIN_DEFINE). */
 struct tg_plugin {
 	size_t struct_size;
 	int abi_major; /* TG_PLUGIN_ABI_MAJOR the plugin was built with */

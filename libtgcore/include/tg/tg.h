@@ -373,6 +373,7 @@ typedef enum tg_plugin_state {
 	TG_PLUGIN_DISABLED  /* excluded by TG_PLUGINS_DISABLE */
 } tg_plugin_state;
 
+/* One plugin file the search found, and what became of it. */
 typedef struct tg_plugin_info {
 	const char *file;        /* path tried */
 	tg_plugin_state state;
@@ -804,6 +805,7 @@ typedef enum tg_index_kind {
 	TG_INDEX_ELLIPSIS, /* as many ':' as the other items leave */
 	TG_INDEX_TENSOR    /* tensor: indices along the axis */
 } tg_index_kind;
+/* One item of an index: a slice, an integer, None, ..., or a tensor. */
 typedef struct tg_index_spec {
 	tg_index_kind kind;
 	tg_slice_spec s;
@@ -902,6 +904,7 @@ TG_API tg_tensor *tg_linear(const tg_tensor *x, const tg_tensor *w,
  * belongs to spatial axis i (H before W); a 1-D convolution reads
  * entry 0 only, a 3-D one (D, H, W) entries 0 to 2. */
 #define TG_CONV_MAX_DIMS 3
+/* The options of a convolution or pool (above). */
 typedef struct tg_conv_opts {
 	int64_t stride[TG_CONV_MAX_DIMS];
 	int64_t dilation[TG_CONV_MAX_DIMS];
@@ -1610,6 +1613,7 @@ TG_API int tg_jit_call(tg_jit *j, tg_tensor *const *in, size_t nin,
 /* Forgets the capture: the next call runs eagerly again. */
 TG_API void tg_jit_reset(tg_jit *j);
 
+/* What a JIT has captured and holds (tg_jit_get_info). */
 typedef struct tg_jit_info {
 	uint64_t calls;        /* successful calls so far */
 	int captured;          /* 1 once a capture exists */
