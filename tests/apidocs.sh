@@ -31,6 +31,9 @@ if command -v lexgrog >/dev/null 2>&1; then
 		lexgrog "$p" >/dev/null 2>&1 || bad "$p: no NAME line lexgrog can read"
 	done
 fi
+# only tgcore's names: a page named after a struct field ("free") would
+# take libc's place
+ls "$api/man/man3" | grep -v '^tg_\|^TG_\|\.h\.3$' && bad "man pages not named tg_, TG_ or after a header (above)"
 funcs=$( (grep -h '^TG_API [^#]*(' "$inc/tg.h" "$inc/dist.h" |
 	sed 's/(.*//; s/.*[ *]//'
 	sed -n '/^#define TG_UNARY_OPS/,/[^\\]$/p' "$inc/tg.h" |
