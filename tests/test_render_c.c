@@ -601,15 +601,6 @@ static tg_uop *flat3(tg_uop *x, tg_uop *y, tg_uop *z, int64_t g0,
 	       NULL);
 }
 
-static int count_of(const char *src, const char *want)
-{
-	int n = 0;
-
-	for (const char *p = src; (p = strstr(p, want)); p++)
-		n++;
-	return n;
-}
-
 static tg_uop *special(const char *name, int64_t n)
 {
 	tg_arg a = { .name = name, .a = n };
@@ -766,11 +757,11 @@ START_TEST(aligned_vector_loads)
 		has(c, ") __builtin_memcpy(&v3, data1+");
 		ck_assert_ptr_null(strstr(c, "*(const tg_float4 *)"));
 		if (aligned) {
-			ck_assert_int_eq(count_of(cl, "*((__global const float4 *)"
-			                 "(data1+"), 2);
+			ck_assert_uint_eq(tl_count(cl, "*((__global const float4 *)"
+			                  "(data1+"), 2);
 			ck_assert_ptr_null(strstr(cl, "vload4"));
 		} else {
-			ck_assert_int_eq(count_of(cl, "vload4(0, data1+"), 2);
+			ck_assert_uint_eq(tl_count(cl, "vload4(0, data1+"), 2);
 		}
 		free(c);
 		free(cl);

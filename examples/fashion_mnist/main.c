@@ -295,9 +295,11 @@ static int eval_step(void *ctx, tg_tensor *const *in, size_t nin,
 #define EVAL_BATCH 1000
 
 /* Test accuracy in [0, 1], or a negative value on error.  Full batches
- * go through jit; a last partial one (another shape) runs directly. */
+ * go through jit; a last partial one (another shape) runs directly.
+ * With `right` and `total` (CLASSES entries each, zeroed by the
+ * caller), also the correct and all predictions per true class. */
 static double evaluate(model *m, tg_jit *jit, const dataset *test,
-                       size_t limit)
+                       size_t limit, size_t *right, size_t *total)
 {
 	size_t n = test->n < limit ? test->n : limit, i, b, correct = 0;
 	size_t *idx = malloc(n * sizeof *idx);
@@ -321,8 +323,16 @@ static double evaluate(model *m, tg_jit *jit, const dataset *test,
 			tg_scope_end();
 			goto out;
 		}
-		for (i = 0; i < k; i++)
-			correct += pred[i] == test->y.data[idx[b + i]];
+		for (i = 0; i < k; i++) {
+			unsigned c = test->y.data[idx[b + i]];
+			int ok = pred[i] == (int32_t)c;
+
+			correct += ok;
+			if (right && total && c < CLASSES) {
+				right[c] += ok;
+				total[c]++;
+			}
+		}
 		tg_scope_end();
 	}
 	acc = (double)correct / (double)n;
@@ -471,9 +481,10 @@ static int train(model *m, tg_state *st, const dataset *tr,
 				/* a point of the curve; its evaluation is not
 				 * training time */
 				size_t k = (s + 1) % every ? (s + 1) % every : every;
+				double spent;
 
 				acc = rank ? 0 : evaluate(m, eval_jit, te,
-				                          EVAL_BATCH);
+				                          EVAL_BATCH, NULL, NULL);
 				if (acc < 0) {
 					rc = die("evaluation");
 					goto out;
@@ -482,8 +493,9 @@ static int train(model *m, tg_state *st, const dataset *tr,
 					e + (double)(s + 1) / (double)steps,
 					since / (double)k, acc };
 				since = 0;
-				mt.t0 += now() - t;
-				paused += now() - t;
+				spent = now() - t;
+				mt.t0 += spent;
+				paused += spent;
 			}
 		}
 		train_time += now() - te0 - paused;
@@ -495,7 +507,7 @@ static int train(model *m, tg_state *st, const dataset *tr,
 		}
 		/* in a --dist job rank 0 evaluates, prints and saves */
 		acc = rank ? 0 : evaluate(m, eval_jit, te,
-		                          o->smoke ? 1000 : te->n);
+		                          o->smoke ? 1000 : te->n, NULL, NULL);
 		if (acc < 0) {
 			rc = die("evaluation");
 			goto out;
@@ -509,10 +521,12 @@ static int train(model *m, tg_state *st, const dataset *tr,
 		rc = die("--dist report");
 		goto out;
 	}
-	if (rank || (rc = save(st, o, pts, npts))) {
-		rc = rank ? 0 : rc;
+	if (rank) {  /* rank 0 saves */
+		rc = 0;
 		goto out;
 	}
+	if ((rc = save(st, o, pts, npts)))
+		goto out;
 	printf("training: %.0f images/s; first step done after %.2f s "
 	       "(compilation included)\n", (double)seen / train_time, first);
 	rc = 0;
@@ -527,51 +541,11 @@ out:
 	return rc;
 }
 
-/* Test accuracy per class, by the checkpoint's class names. */
-static int per_class(model *m, const dataset *te, const ckpt_desc *desc)
-{
-	size_t right[CLASSES] = { 0 }, total[CLASSES] = { 0 }, i, b, k;
-	size_t *idx = malloc(te->n * sizeof *idx);
-	int32_t *pred = malloc(EVAL_BATCH * sizeof *pred);
-	int was_train = tg_set_training(0), was_grad = tg_set_grad_enabled(0);
-	int rc = -1;
-
-	for (i = 0; idx && i < te->n; i++)
-		idx[i] = i;
-	for (b = 0; idx && pred && b < te->n; b += k) {
-		tg_tensor *x, *y, *p;
-
-		k = te->n - b < EVAL_BATCH ? te->n - b : EVAL_BATCH;
-		tg_scope_begin();
-		if (batch(te, idx + b, k, &x, &y) || eval_step(m, &x, 1, &p, 1) ||
-		    tg_tensor_data(p, pred, k * sizeof *pred)) {
-			tg_scope_end();
-			goto out;
-		}
-		tg_scope_end();
-		for (i = 0; i < k; i++) {
-			unsigned c = te->y.data[b + i] % CLASSES;
-
-			total[c]++;
-			right[c] += pred[i] == (int32_t)c;
-		}
-	}
-	for (i = 0; idx && pred && i < CLASSES; i++)
-		printf("  %-12s %6.2f%%\n", desc->classes[i],
-		       total[i] ? 100.0 * (double)right[i] / (double)total[i] : 0);
-	rc = idx && pred ? 0 : -1;
-out:
-	free(idx);
-	free(pred);
-	tg_set_training(was_train);
-	tg_set_grad_enabled(was_grad);
-	return rc;
-}
-
 static int eval_checkpoint(model *m, tg_state *st, const dataset *te,
                            const char *path, const tg_state *loaded,
                            const ckpt_desc *desc)
 {
+	size_t right[CLASSES] = { 0 }, total[CLASSES] = { 0 };
 	double acc;
 	int rc = tg_state_load(st, loaded, 1);
 
@@ -579,13 +553,14 @@ static int eval_checkpoint(model *m, tg_state *st, const dataset *te,
 		return die("loading the checkpoint");
 	tg_jit *jit = tg_jit_new(eval_step, m);
 
-	acc = jit ? evaluate(m, jit, te, te->n) : -1;
+	acc = jit ? evaluate(m, jit, te, te->n, right, total) : -1;
 	tg_jit_free(jit);
 	if (acc < 0)
 		return die("evaluation");
 	printf("%s: test accuracy %.2f%%\n", path, acc * 100);
-	if (per_class(m, te, desc))
-		return die("evaluation per class");
+	for (int c = 0; c < CLASSES; c++)  /* by the checkpoint's names */
+		printf("  %-12s %6.2f%%\n", desc->classes[c], total[c] ?
+		       100.0 * (double)right[c] / (double)total[c] : 0);
 	return 0;
 }
 

@@ -23,6 +23,7 @@ struct cf_ctx {
 	const char *plugin;   /* a file, or a plugin name */
 	const char *device;   /* as given, or NULL for the plugin's first */
 	char dev_name[64];    /* resolved by cf_setup */
+	tg_plugin_info pinfo; /* the plugin cf_setup found (name NULL before) */
 	long fuzz, seed;      /* random-opts sequences per program, from
 	                         RANDOM_OPTS=seed on (--fuzz, --seed) */
 	tg_dev *dev;

@@ -146,6 +146,7 @@ enum cf_verdict cf_setup(struct cf_ctx *c)
 
 	if (find_plugin(c, &pi) != CF_PASS)
 		return CF_FAIL;
+	c->pinfo = pi;
 	name = c->device ? c->device : pi.name;
 	cf_stage(c, "open %s", name);
 	if (!(c->dev = tg_dev_get(name)))
@@ -161,18 +162,18 @@ enum cf_verdict cf_describe(struct cf_ctx *c)
 {
 	char *msg = c->out->message, why[sizeof c->out->message];
 	size_t n = sizeof c->out->message;
-	tg_plugin_info pi;
+	const tg_plugin_info *pi = &c->pinfo;
 
-	if (find_plugin(c, &pi) != CF_PASS)
-		return CF_FAIL;
 	if (cf_setup(c) != CF_PASS) {
-		snprintf(why, sizeof why, "%s", msg);
-		snprintf(msg, n, "plugin %s, %.*s", pi.name,
-		         (int)(n > 64 ? n - 64 : 0), why);
+		if (pi->name) {  /* found, but its device did not open */
+			snprintf(why, sizeof why, "%s", msg);
+			snprintf(msg, n, "plugin %s, %.*s", pi->name,
+			         (int)(n > 64 ? n - 64 : 0), why);
+		}
 		return CF_FAIL;
 	}
-	snprintf(msg, n, "plugin %s %s (%s), device %s: %s", pi.name,
-	         pi.version ? pi.version : "?", pi.file, c->dev_name,
+	snprintf(msg, n, "plugin %s %s (%s), device %s: %s", pi->name,
+	         pi->version ? pi->version : "?", pi->file, c->dev_name,
 	         c->info.description ? c->info.description : "?");
 	return CF_PASS;
 }
