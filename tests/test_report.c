@@ -73,9 +73,11 @@ START_TEST(curve_has_every_point_and_a_scaled_axis)
 	free(svg);
 	errno = 0;
 	ck_assert_int_eq(curve_write_svg(path, p, 0, "none"), -1);
-	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(tg_last_status(), TG_EINVAL);
+	ck_assert_ptr_nonnull(strstr(tg_last_error(), "no points"));
 	ck_assert_int_eq(curve_write_svg("/nonexistent/dir/c.svg", p, 20, "x"),
 	                 -1);
+	ck_assert_ptr_nonnull(strstr(tg_last_error(), "/nonexistent/dir/c.svg"));
 	unlink(path);
 }
 END_TEST

@@ -10,10 +10,28 @@
  */
 #include "config.h"
 
+#include <glob.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 #include "testlib.h"
+
+/* The temporary files a save of tl_tmp_path(name) left behind. */
+static size_t temporaries(const char *name)
+{
+	const char *path = tl_tmp_path(name), *slash = strrchr(path, '/');
+	char pat[600];
+	glob_t g;
+	size_t n;
+
+	snprintf(pat, sizeof pat, "%.*s/.%s.*.tmp", (int)(slash - path), path,
+	         slash + 1);
+	if (glob(pat, 0, NULL, &g))
+		return 0;
+	n = g.gl_pathc;
+	globfree(&g);
+	return n;
+}
 
 static void setup(void)
 {
@@ -314,7 +332,6 @@ START_TEST(save_matches_golden_bytes)
 	int8_t m1 = -1;
 	unsigned char got[GOLDEN_LEN + 16];
 	tg_state *s = tg_state_new();
-	struct stat st;
 	size_t n;
 	FILE *f;
 
@@ -329,8 +346,8 @@ START_TEST(save_matches_golden_bytes)
 	ck_assert_uint_eq(n, GOLDEN_LEN);
 	ck_assert_int_eq(memcmp(got, golden, GOLDEN_LEN), 0);
 
-	/* the write went through path.tmp, renamed away */
-	ck_assert_int_ne(stat(tl_tmp_path("golden.safetensors.tmp"), &st), 0);
+	/* the write went through a temporary file, renamed away */
+	ck_assert_uint_eq(temporaries("golden.safetensors"), 0);
 	tg_state_free(s);
 }
 END_TEST
@@ -386,20 +403,19 @@ START_TEST(save_failures)
 {
 	const char *dir = tl_tmp_path("a-directory");
 	tg_state *s = tg_state_new();
-	struct stat st;
 	float v = 3;
 
 	add(s, "v", f32(0, NULL, &v));
 	ck_assert_int_lt(tg_safetensors_save(s, "/nonexistent-dir/x.st"), 0);
 	ck_assert_error("safetensors_save: /nonexistent-dir/x.st: cannot "
-	                "create /nonexistent-dir/x.st.tmp");
+	                "create a file in its directory: No such file");
 
 	/* the rename fails: the temporary file does not stay behind */
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	ck_assert_int_eq(mkdir(tl_tmp_path("a-directory/inside"), 0700), 0);
 	ck_assert_int_lt(tg_safetensors_save(s, dir), 0);
-	ck_assert_error("cannot rename");
-	ck_assert_int_ne(stat(tl_tmp_path("a-directory.tmp"), &st), 0);
+	ck_assert_error("a-directory: cannot replace it: ");
+	ck_assert_uint_eq(temporaries("a-directory"), 0);
 
 	ck_assert_int_lt(tg_safetensors_save(NULL, "x"), 0);
 	ck_assert_error("safetensors_save: NULL state");

@@ -382,7 +382,7 @@ static int save(tg_state *st, const options *o, const curve_point *pts,
 	if (curve_write_svg(path, pts, npts, o->width > 1
 	                    ? "Fashion-MNIST, full net"
 	                    : "Fashion-MNIST, quick net"))
-		fprintf(stderr, "fashion_mnist: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "fashion_mnist: curve: %s\n", tg_last_error());
 	else
 		printf("training curve: %s\n", path);
 	return 0;

@@ -135,14 +135,16 @@ int curve_write_svg(const char *path, const curve_point *p, size_t n,
                     const char *title)
 {
 	double lmax = 0, ex = 0, alo, ahi;
+	tg_savefile *sf;
 	FILE *f;
 
 	if (!n) {
-		errno = EINVAL;
+		tg_set_error(TG_EINVAL, "curve: no points to draw");
 		return -1;
 	}
-	if (!(f = fopen(path, "w")))
+	if (!(sf = tg_savefile_open(path)))
 		return -1;
+	f = tg_savefile_stream(sf);
 	for (size_t i = 0; i < n; i++) {
 		lmax = fmax(lmax, p[i].loss);
 		ex = fmax(ex, p[i].epoch);
@@ -161,7 +163,7 @@ int curve_write_svg(const char *path, const curve_point *p, size_t n,
 	polyline(f, p, n, ex, 0, 0, lmax, "#c0392b");
 	polyline(f, p, n, ex, 1, alo, ahi, "#2471a3");
 	fprintf(f, "</svg>\n");
-	return fclose(f) ? -1 : 0;
+	return tg_savefile_commit(sf) ? -1 : 0;
 }
 
 /* ------------------------------------------------- the checkpoint's facts */

@@ -48,7 +48,8 @@ typedef struct curve_point {
 
 /* The curve as an SVG line chart: loss on the left axis from 0, test
  * accuracy on the right axis scaled to the points' range, epochs along
- * the bottom.  0, or -1 with errno set. */
+ * the bottom, written whole (tg_savefile).  0, or -1 with
+ * tg_last_error() saying why. */
 int curve_write_svg(const char *path, const curve_point *p, size_t n,
                     const char *title);
 

@@ -110,15 +110,16 @@ static int write_trace(const char *path)
 {
 	char **devs = malloc((events.n + 1) * sizeof *devs);
 	size_t ndev = 0, i;
+	tg_savefile *sf;
 	FILE *f;
-	int rc = 0;
 
 	if (!devs)
 		return tg_error_oom("profile");
-	if (!(f = fopen(path, "w"))) {
+	if (!(sf = tg_savefile_open(path))) {
 		free(devs);
-		return tg_error(TG_EIO, "profile: cannot write %s", path);
+		return tg_error_prefix("profile");
 	}
+	f = tg_savefile_stream(sf);
 	for (i = 0; i < events.n; i++)
 		device_row(devs, &ndev, events.v[i].dev);
 	/* the rows' names first, then the events in the order they ran */
@@ -133,10 +134,8 @@ static int write_trace(const char *path)
 		write_event(f, &events.v[i],
 		            device_row(devs, &ndev, events.v[i].dev));
 	fprintf(f, "\n]}\n");
-	if (fclose(f))
-		rc = tg_error(TG_EIO, "profile: cannot write %s", path);
 	free(devs);
-	return rc;
+	return tg_savefile_commit(sf) ? tg_error_prefix("profile") : 0;
 }
 
 int tg_profile_flush(void)

@@ -177,28 +177,47 @@ static void write_body(FILE *f)
 	fputs(p, f);
 }
 
-/* dot -Tsvg in -o out; 0 when it ran and succeeded, -1 when it failed,
- * -2 when there is no `dot` on the PATH (the .dot is still there). */
+/* dot -Tsvg in, its output written whole to `out` (a file of its own
+ * would be half written when it fails or is killed); 0 when it ran and
+ * succeeded, -1 when it failed, -2 when there is no `dot` on the PATH
+ * (the .dot is still there). */
 static int run_dot(const char *in, const char *out)
 {
-	char *argv[] = { "dot", "-Tsvg", (char *)in, "-o", (char *)out, NULL };
-	int status = 0;
+	char *argv[] = { "dot", "-Tsvg", (char *)in, NULL };
+	posix_spawn_file_actions_t fa;
+	tg_savefile *sf = tg_savefile_open(out);
+	int status = 0, rc = -1;
 	pid_t pid;
 
-	if (posix_spawnp(&pid, "dot", NULL, NULL, argv, environ))
-		return -2;
-	if (tg_reap(pid, &status))
+	if (!sf)
 		return -1;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return -2;  /* the shell's "not found" from a wrapper */
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	if (posix_spawn_file_actions_init(&fa)) {
+		tg_savefile_discard(sf);
+		return -1;
+	}
+	if (posix_spawn_file_actions_adddup2(&fa,
+	                                     fileno(tg_savefile_stream(sf)), 1))
+		rc = -1;
+	else if (posix_spawnp(&pid, "dot", &fa, NULL, argv, environ))
+		rc = -2;
+	else if (!tg_reap(pid, &status))
+		rc = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -2
+		     /* the shell's "not found" from a wrapper */
+		     : WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc)
+		tg_savefile_discard(sf);
+	else if (tg_savefile_commit(sf))
+		rc = -1;
+	return rc;
 }
 
 static int write_graph(const char *base)
 {
 	size_t n = strlen(base) + 5;
 	char *dot = malloc(n), *svg = malloc(n);
-	FILE *f = NULL;
+	tg_savefile *sf = NULL;
+	FILE *f;
 	int rc = 0, drew;
 
 	if (!dot || !svg) {
@@ -207,16 +226,17 @@ static int write_graph(const char *base)
 	}
 	snprintf(dot, n, "%s.dot", base);
 	snprintf(svg, n, "%s.svg", base);
-	if (!(f = fopen(dot, "w"))) {
-		rc = tg_error(TG_EIO, "graph: cannot write %s", dot);
+	if (!(sf = tg_savefile_open(dot))) {
+		rc = tg_error_prefix("graph");
 		goto out;
 	}
+	f = tg_savefile_stream(sf);
 	fprintf(f, "digraph tgcore {\n rankdir=LR;\n node [style=filled, "
 	        "fontname=\"monospace\", fontsize=10];\n");
 	write_body(f);
 	fprintf(f, "%s}\n", edges.s ? edges.s : "");
-	if (fclose(f))
-		rc = tg_error(TG_EIO, "graph: cannot write %s", dot);
+	if (tg_savefile_commit(sf))
+		rc = tg_error_prefix("graph");
 	/* said at any DEBUG level: GRAPH=1 asked for these files */
 	if (!rc && (drew = run_dot(dot, svg)) == 0)
 		tg_debug_log(0, "GRAPH: %zu kernel%s written to %s and drawn to "

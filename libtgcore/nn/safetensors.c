@@ -935,8 +935,6 @@ static int write_file(FILE *f, const tg_state *s, const char *hdr,
 			rc = write_bytes(f, buf, nb, tmp);
 	}
 	free(buf);
-	if (!rc && (fflush(f) || fsync(fileno(f))))
-		rc = io_fail(SAVE, tmp, "write failed");
 	return rc;
 }
 
@@ -964,9 +962,9 @@ static int prepare(const tg_state *s, const char *path)
 
 int tg_safetensors_save(const tg_state *s, const char *path)
 {
-	char *hdr, *tmp;
+	tg_savefile *sf;
 	size_t len;
-	FILE *f;
+	char *hdr;
 	int rc;
 
 	if (!s || !path)
@@ -980,26 +978,16 @@ int tg_safetensors_save(const tg_state *s, const char *path)
 		return rc;
 	if (!(hdr = make_header(s, &len)))
 		return tg_error_oom(SAVE);
-	if (!(tmp = malloc(strlen(path) + 5))) {
-		rc = tg_error_oom(SAVE);
-		goto out_free_hdr;
+	if (!(sf = tg_savefile_open(path))) {
+		free(hdr);
+		return tg_error_prefix("%s", SAVE);
 	}
-	sprintf(tmp, "%s.tmp", path);
-	if (!(f = fopen(tmp, "wb"))) {
-		rc = io_fail(SAVE, path, "cannot create %s", tmp);
-		goto out_free_tmp;
-	}
-	rc = write_file(f, s, hdr, len, tmp);
-	if (fclose(f) && !rc)
-		rc = io_fail(SAVE, tmp, "write failed");
-	if (!rc && rename(tmp, path))
-		rc = io_fail(SAVE, path, "cannot rename %s to it", tmp);
-	if (rc)
-		unlink(tmp);
-out_free_tmp:
-	free(tmp);
-out_free_hdr:
+	rc = write_file(tg_savefile_stream(sf), s, hdr, len, path);
 	free(hdr);
-	return rc;
+	if (rc) {
+		tg_savefile_discard(sf);
+		return rc;
+	}
+	return tg_savefile_commit(sf) ? tg_error_prefix("%s", SAVE) : 0;
 }
 

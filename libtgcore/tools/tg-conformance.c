@@ -231,14 +231,31 @@ static void report(const struct result *rs, size_t n,
 	       n == 1 ? "" : "s", fails);
 }
 
+/* A report file, written whole (tg_savefile); NULL after saying why. */
+static tg_savefile *open_report(const char *file)
+{
+	tg_savefile *sf = tg_savefile_open(file);
+
+	if (!sf)
+		fprintf(stderr, "tg-conformance: %s\n", tg_last_error());
+	return sf;
+}
+
+static int close_report(tg_savefile *sf)
+{
+	if (!tg_savefile_commit(sf))
+		return 0;
+	fprintf(stderr, "tg-conformance: %s\n", tg_last_error());
+	return -1;
+}
+
 static int write_tap(const char *file, const struct result *rs, size_t n)
 {
-	FILE *f = fopen(file, "w");
+	tg_savefile *sf = open_report(file);
+	FILE *f = tg_savefile_stream(sf);
 
-	if (!f) {
-		perror(file);
+	if (!f)
 		return -1;
-	}
 	fprintf(f, "TAP version 13\n1..%zu\n", n);
 	for (size_t i = 0; i < n; i++) {
 		const struct result *r = &rs[i];
@@ -256,7 +273,7 @@ static int write_tap(const char *file, const struct result *rs, size_t n)
 			fprintf(f, "\"\n  ...\n");
 		}
 	}
-	return fclose(f);
+	return close_report(sf);
 }
 
 static void xml_text(FILE *f, const char *s)
@@ -274,13 +291,12 @@ static void xml_text(FILE *f, const char *s)
 static int write_junit(const char *file, const struct result *rs, size_t n,
                        const char *device)
 {
-	FILE *f = fopen(file, "w");
+	tg_savefile *sf = open_report(file);
+	FILE *f = tg_savefile_stream(sf);
 	size_t fails = 0, skips = 0;
 
-	if (!f) {
-		perror(file);
+	if (!f)
 		return -1;
-	}
 	for (size_t i = 0; i < n; i++) {
 		fails += rs[i].v == CF_FAIL;
 		skips += rs[i].v == CF_SKIP;
@@ -305,7 +321,7 @@ static int write_junit(const char *file, const struct result *rs, size_t n,
 		fprintf(f, "\"/>\n  </testcase>\n");
 	}
 	fprintf(f, "</testsuite>\n</testsuites>\n");
-	return fclose(f);
+	return close_report(sf);
 }
 
 int main(int argc, char **argv)

@@ -40,6 +40,7 @@
 #define TG_TG_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -1007,6 +1008,40 @@ TG_API int tg_set_training(int on);
 TG_API int tg_is_training(void);
 
 /* ------------------------------------------------------------------ */
+/* Files written whole                                                 */
+/* ------------------------------------------------------------------ */
+/*
+ * How tgcore writes every file (checkpoints, traces, graphs), for
+ * programs to write theirs the same way: the data goes to a new file in
+ * the target's directory, flushed to disk and renamed over the target
+ * by tg_savefile_commit, so a reader, a crash or a second saver sees
+ * the old file or a new one whole, never a mix.  The last of several
+ * concurrent savers wins.  The new file has no name while it is written
+ * (O_TMPFILE), so a killed saver leaves nothing behind, and gets a
+ * fresh random one (".NAME.XXXXXXXXXXXX.tmp") only to be renamed: a
+ * symlink or file planted in a shared directory is never followed,
+ * written or reused.  Renaming replaces a symlink at `path` itself, not
+ * the file it points to.  The file's mode is 0666 less the umask, as
+ * fopen's.
+ */
+typedef struct tg_savefile tg_savefile;
+/* Starts writing `path`; NULL with an error naming the path when the
+ * directory does not exist or cannot be written. */
+TG_API tg_savefile *tg_savefile_open(const char *path);
+/* The stream to write to.  Borrowed: do not fclose it. */
+TG_API FILE *tg_savefile_stream(tg_savefile *sf);
+/* Marks the data as bad (a write of the caller's failed): commit then
+ * refuses. */
+TG_API void tg_savefile_fail(tg_savefile *sf);
+/* Flushes, syncs and renames over the target; on any error (a write
+ * that failed, a full disk) the target is untouched and the new data
+ * gone.  Frees sf either way.  0 or a negative status. */
+TG_API int tg_savefile_commit(tg_savefile *sf);
+/* Drops the new data, leaving the target as it was; frees sf.  NULL is
+ * allowed. */
+TG_API void tg_savefile_discard(tg_savefile *sf);
+
+/* ------------------------------------------------------------------ */
 /* State: named tensors and safetensors files                          */
 /* ------------------------------------------------------------------ */
 /*
@@ -1058,8 +1093,7 @@ TG_API size_t tg_state_metadata_count(const tg_state *s);
 TG_API const char *tg_state_metadata_key(const tg_state *s, size_t i);
 
 /* Writes s to `path` as safetensors: realizes every tensor with one
- * schedule, writes path.tmp and renames it over path (so path is never
- * half written).  The metadata first, as "__metadata__" (when there is
+ * schedule, then writes the file whole or not at all (tg_savefile).  The metadata first, as "__metadata__" (when there is
  * any), then the tensors in insertion order, the header padded with
  * spaces to a multiple of 8 bytes. */
 TG_API int tg_safetensors_save(const tg_state *s, const char *path);
