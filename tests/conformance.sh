@@ -22,13 +22,13 @@ head -n 1 "$out" | grep -q '^tg-conformance: plugin CPU [0-9.]* (/.*/cpu\.\(la\|
 for area in contract memory ops kernels fuzz; do
 	grep -Eq "^$area +[1-9][0-9]* passed, 0 failed" "$out" || fail "CPU: $area line"
 done
-grep -q '^PASS: 26 cases, 0 failed$' "$out" || fail "CPU: summary"
-grep -q '^1\.\.26$' "$tmp/cpu.tap" || fail "TAP plan"
-[ "$(grep -c '^ok [0-9]* - ' "$tmp/cpu.tap")" = 26 ] || fail "TAP: 26 ok lines"
+grep -q '^PASS: 27 cases, 0 failed$' "$out" || fail "CPU: summary"
+grep -q '^1\.\.27$' "$tmp/cpu.tap" || fail "TAP plan"
+[ "$(grep -c '^ok [0-9]* - ' "$tmp/cpu.tap")" = 27 ] || fail "TAP: 27 ok lines"
 grep -q 'not ok' "$tmp/cpu.tap" && fail "TAP: a 'not ok' on CPU"
-grep -q '<testsuite name="tg-conformance CPU" tests="26" failures="0" skipped="0">' \
+grep -q '<testsuite name="tg-conformance CPU" tests="27" failures="0" skipped="0">' \
 	"$tmp/cpu.xml" || fail "JUnit testsuite line"
-[ "$(grep -c '<testcase ' "$tmp/cpu.xml")" = 26 ] || fail "JUnit: 26 testcases"
+[ "$(grep -c '<testcase ' "$tmp/cpu.xml")" = 27 ] || fail "JUnit: 27 testcases"
 
 # The device plugins, where the runtime has a device (as tg-info.sh).
 ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -38,7 +38,7 @@ for dev in OPENCL VULKAN; do
 	grep -q "^    $dev .*: loaded, [1-9]" "$tmp/info" || continue
 	TG_PLUGIN_PATH="$TG_PLUGIN_PATH:${TG_DEVICE_PLUGIN_PATH:-}" \
 		"$conf" --plugin $dev --fuzz 4 >"$out" 2>&1 || fail "exit status $? on $dev"
-	grep -q '^PASS: 26 cases, 0 failed$' "$out" || fail "$dev: summary"
+	grep -q '^PASS: 27 cases, 0 failed$' "$out" || fail "$dev: summary"
 	echo "tg-conformance passes on $dev"
 done
 
@@ -52,7 +52,7 @@ export TSAN_OPTIONS
 for r in c vm; do
 	TG_HOSTMEM_RENDERER=$r "$conf" --plugin "$TG_TEST_PLUGINS/vendor/hostmem.la" \
 		--fuzz 4 >"$out" 2>&1 || fail "exit status $? on HOSTMEM, renderer $r"
-	grep -q '^PASS: 26 cases, 0 failed$' "$out" || fail "HOSTMEM $r: summary"
+	grep -q '^PASS: 27 cases, 0 failed$' "$out" || fail "HOSTMEM $r: summary"
 	grep -q '^dtype float16 skipped: HOSTMEM does not compute it' "$out" ||
 		fail "HOSTMEM $r: float16 skipped"
 done
@@ -98,7 +98,7 @@ grep -q '^  FAIL memory/sizes: crashed in realize x + x of 1 float32 (SIGSEGV)$'
 	"$out" || fail "crash: memory/sizes"
 grep -q '^  FAIL ops/reduce: crashed in realize sum over axis 1 (SIGSEGV)$' \
 	"$out" || fail "crash: ops/reduce"
-grep -q '^FAIL: 26 cases, ' "$out" || fail "crash: the run did not go on"
+grep -q '^FAIL: 27 cases, ' "$out" || fail "crash: the run did not go on"
 grep -q '^not ok 6 - memory/sizes$' "$tmp/crash.tap" || fail "crash: TAP"
 
 # a plugin whose probe hangs: each case stops at --timeout
@@ -127,7 +127,7 @@ grep -q 'tg-conformance: --fuzz 0: want a number from 1 to ' "$out" || fail "--f
 grep -q 'tg-conformance: --seed x: want a number from 1 to ' "$out" || fail "--seed message"
 "$conf" --tap >"$out" 2>&1; [ $? = 2 ] || fail "--tap without a value"
 grep -q 'tg-conformance: --tap: needs a value' "$out" || fail "--tap message"
-[ "$("$conf" --list | wc -l)" = 26 ] || fail "--list"
+[ "$("$conf" --list | wc -l)" = 27 ] || fail "--list"
 for h in -h --help; do
 	"$conf" $h >"$out" 2>&1 || fail "$h status"
 	grep -q '^usage: .*tg-conformance \[--plugin' "$out" || fail "$h usage"

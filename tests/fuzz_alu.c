@@ -8,8 +8,10 @@
  * Each case draws an op, a kind and operands (edge values half of the
  * time, random bit patterns otherwise), runs both sides and compares the
  * result bits; any NaN equals any NaN.  Where the oracle's C would be
- * undefined (x/0, INT_MIN/-1, shifts by the width, out-of-range
- * float-to-int casts) the library must refuse with TG_EINVAL; signed
+ * undefined, integer division gives tg.h's values (x/0 = 0, x%0 = x,
+ * INT_MIN/-1 = INT_MIN, INT_MIN%-1 = 0), and the rest (shifts by the
+ * width, out-of-range float-to-int casts) must be refused with
+ * TG_EINVAL; signed
  * wraparound is computed through unsigned arithmetic.  float16 uses
  * GCC's _Float16 (cases are skipped without it); bfloat16 rounds float
  * results with round-to-nearest-even on the 16 dropped bits, and casts
@@ -226,8 +228,9 @@ static int is_negative(int64_t v)
 }
 
 /* One integer kind: T the C type, its width, whether it is signed (and
- * its least value), whether it is bool. */
-#define INT_ORACLE(NAME, T, BITS, SGN, MIN, ISBOOL)                        \
+ * its least value), whether it is bool, whether it is the index kind
+ * (whose bad divisions are refused). */
+#define INT_ORACLE(NAME, T, BITS, SGN, MIN, ISBOOL, INDEX)                 \
 static int NAME(unsigned op, const uint64_t *x, uint64_t *r)              \
 {                                                                         \
 	T a = (T)x[1 * (op == TG_WHERE)], b = (T)x[1 + (op == TG_WHERE)];   \
@@ -240,8 +243,10 @@ static int NAME(unsigned op, const uint64_t *x, uint64_t *r)              \
 	case TG_NEG: v = ISBOOL ? !a : (T)(0 - (uint64_t)a); break;         \
 	case TG_ADD: v = (T)((uint64_t)a + (uint64_t)b); break;             \
 	case TG_MUL: v = (T)mul64((uint64_t)a, (uint64_t)b); break;         \
-	case TG_IDIV: if (bad_div) return TG_EINVAL; v = (T)(a / b); break; \
-	case TG_MOD: if (bad_div) return TG_EINVAL; v = (T)(a % b); break;  \
+	case TG_IDIV: if (bad_div && (INDEX)) return TG_EINVAL;             \
+		v = b == 0 ? 0 : bad_div ? a : (T)(a / b); break;           \
+	case TG_MOD: if (bad_div && (INDEX)) return TG_EINVAL;              \
+		v = b == 0 ? a : bad_div ? 0 : (T)(a % b); break;           \
 	case TG_MAX: v = a > b ? a : b; break;                              \
 	case TG_CMPLT: *r = a < b; return 0;                                \
 	case TG_CMPNE: *r = a != b; return 0;                               \
@@ -263,15 +268,16 @@ static int NAME(unsigned op, const uint64_t *x, uint64_t *r)              \
 	return 0;                                                           \
 }
 
-INT_ORACLE(o_bool, bool, 1, 0, 0, 1)
-INT_ORACLE(o_i8, int8_t, 8, 1, INT8_MIN, 0)
-INT_ORACLE(o_u8, uint8_t, 8, 0, 0, 0)
-INT_ORACLE(o_i16, int16_t, 16, 1, INT16_MIN, 0)
-INT_ORACLE(o_u16, uint16_t, 16, 0, 0, 0)
-INT_ORACLE(o_i32, int32_t, 32, 1, INT32_MIN, 0)
-INT_ORACLE(o_u32, uint32_t, 32, 0, 0, 0)
-INT_ORACLE(o_i64, int64_t, 64, 1, INT64_MIN, 0)
-INT_ORACLE(o_u64, uint64_t, 64, 0, 0, 0)
+INT_ORACLE(o_bool, bool, 1, 0, 0, 1, 0)
+INT_ORACLE(o_i8, int8_t, 8, 1, INT8_MIN, 0, 0)
+INT_ORACLE(o_u8, uint8_t, 8, 0, 0, 0, 0)
+INT_ORACLE(o_i16, int16_t, 16, 1, INT16_MIN, 0, 0)
+INT_ORACLE(o_u16, uint16_t, 16, 0, 0, 0, 0)
+INT_ORACLE(o_i32, int32_t, 32, 1, INT32_MIN, 0, 0)
+INT_ORACLE(o_u32, uint32_t, 32, 0, 0, 0, 0)
+INT_ORACLE(o_i64, int64_t, 64, 1, INT64_MIN, 0, 0)
+INT_ORACLE(o_u64, uint64_t, 64, 0, 0, 0, 0)
+INT_ORACLE(o_index, int64_t, 64, 1, INT64_MIN, 0, 1)
 
 /* NaN wins, +0 is above -0 (ir.h's MAX). */
 #define MAXNAN(a, b) (isnan((float)(a)) ? (a) : isnan((float)(b)) ? (b) : \
@@ -329,7 +335,7 @@ static oracle_fn *const oracles[NKINDS] = {
 	[TG_FLOAT16] = o_f16,
 #endif
 	[TG_BFLOAT16] = o_bf16, [TG_FLOAT32] = o_f32, [TG_FLOAT64] = o_f64,
-	[TG_INDEX] = o_i64,
+	[TG_INDEX] = o_index,
 };
 
 /* --------------------------------------------------- cast oracle */

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <math.h>
 
 #include "testlib.h"
@@ -813,6 +814,139 @@ START_TEST(gpu_dialects_spell_types_and_indices)
 }
 END_TEST
 
+/* NVRTC's entry points, for compiling CUDA C where the toolkit is
+ * installed (no GPU needed); NULL fields when it is not. */
+typedef struct nvrtc_api {
+	void *lib;
+	int (*create)(void **, const char *, const char *, int,
+	              const char *const *, const char *const *);
+	int (*compile)(void *, int, const char *const *);
+	int (*log_size)(void *, size_t *);
+	int (*log)(void *, char *);
+	int (*destroy)(void **);
+} nvrtc_api;
+
+static int nvrtc_open(nvrtc_api *r)
+{
+	static const char *const names[] = {
+		"libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so", NULL
+	};
+
+	memset(r, 0, sizeof *r);
+	for (int i = 0; names[i] && !r->lib; i++)
+		r->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!r->lib)
+		return -1;
+	*(void **)&r->create = dlsym(r->lib, "nvrtcCreateProgram");
+	*(void **)&r->compile = dlsym(r->lib, "nvrtcCompileProgram");
+	*(void **)&r->log_size = dlsym(r->lib, "nvrtcGetProgramLogSize");
+	*(void **)&r->log = dlsym(r->lib, "nvrtcGetProgramLog");
+	*(void **)&r->destroy = dlsym(r->lib, "nvrtcDestroyProgram");
+	ck_assert(r->create && r->compile && r->log_size && r->log &&
+	          r->destroy);
+	return 0;
+}
+
+/* Compiles CUDA C to PTX; fails the test with NVRTC's log. */
+static void nvrtc_check(nvrtc_api *r, const char *src)
+{
+	static const char *const opts[] = { "--gpu-architecture=compute_75" };
+	void *prog = NULL;
+	size_t n = 0;
+	char *log;
+	int rc;
+
+	ck_assert_int_eq(r->create(&prog, src, "t.cu", 0, NULL, NULL), 0);
+	rc = r->compile(prog, 1, opts);
+	r->log_size(prog, &n);
+	log = malloc(n + 1);
+	ck_assert_ptr_nonnull(log);
+	log[0] = '\0';
+	r->log(prog, log);
+	ck_assert_msg(rc == 0, "NVRTC: %s\n--- source:\n%s", log, src);
+	free(log);
+	r->destroy(&prog);
+}
+
+/* An integer division or remainder whose divisor is a loaded value:
+ * after tg_guard_intdiv every one divides by (b != 0 [&& b != -1]) ? b
+ * : 1, never by b itself, and a constant 0 or -1 divisor leaves no
+ * division at all.  The source renders in every dialect, and CUDA's
+ * compiles with NVRTC where the toolkit is installed (the devices here
+ * run the C, OpenCL and GLSL kernels: tg-conformance's ops/int-division
+ * checks their values). */
+START_TEST(int_division_is_guarded_in_every_dialect)
+{
+	static const tg_dtype dts[] = { TG_INT8, TG_INT32, TG_INT64,
+	                                TG_UINT32, TG_UINT64 };
+	static const int dialects[] = { TG_DIALECT_C, TG_DIALECT_OPENCL,
+	                                TG_DIALECT_CUDA, TG_DIALECT_GLSL };
+	nvrtc_api rtc;
+	int have_nvrtc = nvrtc_open(&rtc) == 0, compiled = 0;
+
+	for (size_t k = 0; k < sizeof dts / sizeof *dts; k++) {
+		tg_dtype dt = dts[k];
+		tg_uop *g = gidx0(8), *q0 = glob(0, dt, 1), *r0 = glob(1, dt, 1);
+		tg_uop *a = load(glob(2, dt, 0), g), *b = load(glob(3, dt, 0), g);
+		tg_uop *s = sink(store(q0, g, tg_uop_alu(ir, TG_IDIV, a, b, NULL)),
+		                 store(r0, g, tg_uop_alu(ir, TG_MOD, a, b, NULL)));
+		tg_uop *gs = tg_guard_intdiv(ir, s), **lin;
+		size_t nl, ndiv = 0;
+
+		ck_assert_ptr_nonnull(gs);
+		ck_assert_int_eq(tg_linearize(ir, gs, &lin, &nl), TG_OK);
+		for (size_t i = 0; i < nl; i++) {
+			const tg_uop *u = lin[i], *d;
+
+			if (u->op != TG_IDIV && u->op != TG_MOD)
+				continue;
+			d = u->src[1];
+			ndiv++;
+			ck_assert_int_eq(d->op, TG_WHERE);
+			ck_assert_ptr_eq(d->src[1], b);
+			ck_assert(d->src[2]->op == TG_CONST && d->src[2]->vmin == 1);
+		}
+		free(lin);
+		ck_assert_uint_eq(ndiv, 2);
+		for (size_t j = 0; j < sizeof dialects / sizeof *dialects; j++) {
+			char *src;
+
+			if (dialects[j] == TG_DIALECT_GLSL &&
+			    tg_dtype_size(dt) != 4)
+				continue;  /* GLSL here: 32-bit ints only */
+			src = render_in(gs, dialects[j], 8);
+			if (dialects[j] == TG_DIALECT_CUDA && have_nvrtc) {
+				nvrtc_check(&rtc, src);
+				compiled++;
+			}
+			free(src);
+		}
+	}
+	/* constant divisors: no division left */
+	{
+		tg_uop *g = gidx0(8), *q0 = glob(0, TG_INT32, 1);
+		tg_uop *a = load(glob(1, TG_INT32, 0), g), **lin;
+		tg_uop *e = tg_uop_alu(ir, TG_ADD,
+		            tg_uop_alu(ir, TG_IDIV, a,
+		                       tg_uop_const_int(ir, TG_INT32, 0), NULL),
+		            tg_uop_alu(ir, TG_MOD, a,
+		                       tg_uop_const_int(ir, TG_INT32, -1), NULL),
+		            NULL);
+		size_t nl;
+
+		ck_assert_int_eq(tg_linearize(ir, tg_guard_intdiv(ir,
+		                 sink(store(q0, g, e), NULL)), &lin, &nl), TG_OK);
+		for (size_t i = 0; i < nl; i++)
+			ck_assert(lin[i]->op != TG_IDIV && lin[i]->op != TG_MOD);
+		free(lin);
+	}
+	if (have_nvrtc)
+		dlclose(rtc.lib);
+	printf("int division: CUDA C compiled by NVRTC for %d dtypes%s\n",
+	       compiled, have_nvrtc ? "" : " (no NVRTC on this machine)");
+}
+END_TEST
+
 /* CUDA C, which no device here runs: pinned spellings.  Half comes from
  * cuda_fp16.h, the kernel is extern "C" __global__ with __restrict__
  * buffers; without work-groups its ids come from a flat id bounded by
@@ -983,6 +1117,7 @@ static Suite *suite(void)
 	tcase_add_test(t, gpu_dialects_spell_types_and_indices);
 	tcase_add_test(t, gpu_dialects_refuse_what_they_lack);
 	tcase_add_test(t, cuda_dialect_spellings);
+	tcase_add_test(t, int_division_is_guarded_in_every_dialect);
 	tcase_add_test(t, cuda_vectors_and_mma);
 	tcase_add_test(t, launch_blocks_visit_every_item_once);
 	tcase_add_test(t, reduce_passes_visit_every_item_once_a_pass);

@@ -208,6 +208,8 @@ static int passes(const tg_settings *s, const tg_kernel *k,
 
 	if ((rc = tg_lower(k, plan, &ls)) ||
 	    (rc = after_pass(s, ls, "lower", kn)) ||
+	    (rc = took(ir, &ls, tg_guard_intdiv(ir, ls))) ||
+	    (rc = after_pass(s, ls, "intdiv", kn)) ||
 	    (rc = took(ir, &ls, tg_transcendental(
 	               ir, ls, caps->needs_transcendental_fallback,
 	               caps->dialect == TG_DIALECT_GLSL))) ||

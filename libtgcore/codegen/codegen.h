@@ -339,6 +339,13 @@ int tg_codegen_hand_opts(const tg_uop *sink,
 /* The opts as text, "UPCAST(1,4) UNROLL(2,4)", into buf ("" none). */
 void tg_opts_format(const tg_opt *opts, size_t n, char *buf, size_t len);
 
+/* ---------------------------------------------------- codegen/intdiv.c */
+
+/* Integer divisions and remainders whose divisor may be 0 (or -1 with
+ * an overflowing dividend) rewritten to select tg.h's values instead of
+ * trapping.  NULL on OOM. */
+tg_uop *tg_guard_intdiv(tg_ir *ir, tg_uop *sink);
+
 /* --------------------------------------------- codegen/transcendental.c */
 
 /* exp2, log2 and sin rewritten into adds, multiplies, comparisons and

@@ -4,8 +4,11 @@
  *
  * Each op is C's on the operands' kind, made total: integers wrap in
  * two's complement (computed on 64-bit unsigned patterns, so no C
- * overflow happens here), and what C leaves undefined is refused with
- * TG_EINVAL instead of guessed (QBE's foldint skips the same cases).
+ * overflow happens here); integer division by zero and min / -1 have
+ * the values tg.h documents (on the index kind they are refused), and
+ * what else C leaves undefined is refused with TG_EINVAL instead of
+ * guessed (QBE's foldint skips the same
+ * cases).
  * Floats: float64 computes in double; float32 and the narrow floats call
  * the float versions of the math functions, as C code on them would, and
  * round each result to their kind.  Their +, * and 1/x are computed in
@@ -51,13 +54,6 @@ static int is_min(uint64_t x, ikind k)
 	return k.sgn && sval(x) == -(int64_t)(UINT64_MAX >> (65 - k.bits)) - 1;
 }
 
-/* Division by zero and min / -1 (whose quotient does not fit) are
- * undefined in C, for % as well as /. */
-static int bad_div(const uint64_t *x, ikind k)
-{
-	return x[1] == 0 || (is_min(x[0], k) && sval(x[1]) == -1);
-}
-
 /* Shifting by a negative amount or by the width or more. */
 static int bad_shift(uint64_t n, ikind k)
 {
@@ -85,21 +81,32 @@ static int imul(const uint64_t *x, ikind k, uint64_t *r)
 	return 0;
 }
 
-/* Truncates toward zero, as C does. */
+/* Truncates toward zero, as C does; C leaves x / 0 and min / -1
+ * undefined (x86 traps on both), so they get tinygrad's x / 0 = 0 and
+ * the wrapped quotient min / -1 = min, the values every device's
+ * kernels give too (codegen/intdiv.c). */
 static int idiv(const uint64_t *x, ikind k, uint64_t *r)
 {
-	if (bad_div(x, k))
-		return TG_EINVAL;
-	*r = k.sgn ? (uint64_t)(sval(x[0]) / sval(x[1])) : x[0] / x[1];
+	if (x[1] == 0)
+		*r = 0;
+	else if (is_min(x[0], k) && sval(x[1]) == -1)
+		*r = x[0];
+	else
+		*r = k.sgn ? (uint64_t)(sval(x[0]) / sval(x[1])) : x[0] / x[1];
 	return 0;
 }
 
-/* The dividend's sign, as C does. */
+/* The dividend's sign, as C does; x % 0 = x (so that x / 0 * 0 + x % 0
+ * is x, as for every other divisor) and min % -1 = 0. */
 static int imod(const uint64_t *x, ikind k, uint64_t *r)
 {
-	if (bad_div(x, k))
-		return TG_EINVAL;
-	*r = k.sgn ? (uint64_t)(sval(x[0]) % sval(x[1])) : x[0] % x[1];
+	if (x[1] == 0)
+		*r = x[0];
+	else if (is_min(x[0], k) && sval(x[1]) == -1)
+		*r = 0;
+	else
+		*r = k.sgn ? (uint64_t)(sval(x[0]) % sval(x[1]))
+		           : x[0] % x[1];
 	return 0;
 }
 
@@ -221,6 +228,11 @@ static int int_alu(unsigned op, unsigned s, const tg_scalar *src,
 	k.sgn &= s != TG_BOOL;
 	for (i = 0; i < arity[op]; i++)
 		x[i] = s == TG_UINT64 ? src[i].u : (uint64_t)src[i].i;
+	/* index arithmetic (shapes, symbolic sizes) that divides by zero
+	 * or overflows is a bug to report, not a value */
+	if ((op == TG_IDIV || op == TG_MOD) && s == TG_INDEX &&
+	    (x[1] == 0 || (is_min(x[0], k) && sval(x[1]) == -1)))
+		return TG_EINVAL;
 	if ((rc = iops[op](x, k, &r)))
 		return rc;
 	*out = tg_scalar_from_bits(s == TG_BOOL ? r != 0 : r, s);

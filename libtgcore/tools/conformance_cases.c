@@ -696,6 +696,136 @@ static enum cf_verdict ops_int32(struct cf_ctx *c)
 	             tg_idiv(ta, tb)), TG_FLOAT32)), ref, N, 0, 0);
 }
 
+/* tg.h's integer division of a by b in a kind of `bits` bits: a / 0 =
+ * 0, a % 0 = a, min / -1 = min, min % -1 = 0; mod takes the divisor's
+ * sign.  Operands are sign- or zero-extended to 64 bits. */
+static void idiv_ref(int64_t a, int64_t b, int sgn, unsigned bits,
+                     int64_t *q, int64_t *r)
+{
+	int64_t min = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+
+	if (b == 0) {
+		*q = 0;
+		*r = a;
+	} else if (sgn && a == min && b == -1) {
+		*q = min;
+		*r = 0;
+	} else if (!sgn) {
+		*q = (int64_t)((uint64_t)a / (uint64_t)b);
+		*r = (int64_t)((uint64_t)a % (uint64_t)b);
+	} else {
+		*q = a / b;
+		*r = a % b;
+		if (*r && (*r < 0) != (b < 0))
+			*r += b;
+	}
+}
+
+/* Element i of an integer buffer of dtype dt, extended to 64 bits. */
+static int64_t int_at(const void *p, tg_dtype dt, size_t i)
+{
+	switch (dt) {
+	case TG_INT8: return ((const int8_t *)p)[i];
+	case TG_INT16: return ((const int16_t *)p)[i];
+	case TG_INT32: return ((const int32_t *)p)[i];
+	case TG_UINT8: return ((const uint8_t *)p)[i];
+	case TG_UINT16: return ((const uint16_t *)p)[i];
+	case TG_UINT32: return ((const uint32_t *)p)[i];
+	default: return ((const int64_t *)p)[i];
+	}
+}
+
+/* The operands of the division case in dtype dt, wrapped to it: zero
+ * and -1 divisors against the least and greatest values. */
+static void idiv_operands(tg_dtype dt, void *a, void *b, size_t n)
+{
+	static const int64_t va[] = { 7, -7, INT64_MIN, INT64_MIN, 5, 0,
+	                              INT64_MAX, -1, 100, -100, 3, -3 };
+	static const int64_t vb[] = { 0, 0, -1, 0, 2, 0, -1, -1, 7, 7, -2, -2 };
+	unsigned bits = 8 * (unsigned)tg_dtype_size(dt);
+
+	for (size_t i = 0; i < n; i++) {
+		/* the least and greatest of this kind, not int64's */
+		int64_t x = va[i] == INT64_MIN && bits < 64
+		            ? -((int64_t)1 << (bits - 1))
+		            : va[i] == INT64_MAX && bits < 64
+		            ? ((int64_t)1 << (bits - 1)) - 1 : va[i];
+
+		memcpy((char *)a + i * (bits / 8), &x, bits / 8);
+		memcpy((char *)b + i * (bits / 8), &vb[i], bits / 8);
+	}
+}
+
+/* The device's values of tg_idiv and tg_mod of the buffers, against
+ * the reference, element by element; "" when all agree. */
+static enum cf_verdict idiv_check(struct cf_ctx *c, tg_dtype dt,
+                                  const char *what, tg_tensor *t,
+                                  const void *a, const void *b, size_t n,
+                                  int mod)
+{
+	int sgn = dt == TG_INT8 || dt == TG_INT16 || dt == TG_INT32 ||
+	          dt == TG_INT64;
+	unsigned bits = 8 * (unsigned)tg_dtype_size(dt);
+	unsigned char out[12 * 8];
+	int64_t q, r, want, got;
+
+	if (!t || tg_tensor_data(t, out, n * (bits / 8)))
+		return cf_fail(c, "%s %s: %s", tg_dtype_name(dt), what,
+		               tg_last_error());
+	for (size_t i = 0; i < n; i++) {
+		int64_t x = int_at(a, dt, i), y = b ? int_at(b, dt, i) : 0;
+
+		idiv_ref(x, y, sgn, bits, &q, &r);
+		want = mod ? r : q;
+		got = int_at(out, dt, i);
+		if (got != want)
+			return cf_fail(c, "%s %s: element %zu: %lld %s %lld gave "
+			               "%lld, want %lld", tg_dtype_name(dt), what,
+			               i, (long long)x, mod ? "mod" : "idiv",
+			               (long long)y, (long long)got,
+			               (long long)want);
+	}
+	return CF_PASS;
+}
+
+/* Integer division and modulo by zero and the overflowing min / -1, in
+ * every integer dtype the device computes: tg.h's values, no trap,
+ * with the divisor in memory and a constant zero. */
+static enum cf_verdict ops_int_division(struct cf_ctx *c)
+{
+	static const tg_dtype dts[] = { TG_INT8, TG_INT16, TG_INT32, TG_INT64,
+	                                TG_UINT8, TG_UINT16, TG_UINT32,
+	                                TG_UINT64 };
+	static const int64_t n = 12;
+	unsigned char a[12 * 8], b[12 * 8];
+	enum cf_verdict v = CF_PASS;
+	int any = 0;
+
+	for (size_t k = 0; k < sizeof dts / sizeof *dts && !v; k++) {
+		tg_dtype dt = dts[k];
+		tg_tensor *ta, *tb, *z;
+
+		if (!cf_has_dtype(c, dt))
+			continue;
+		any = 1;
+		idiv_operands(dt, a, b, (size_t)n);
+		ta = cf_keep(c, tg_tensor_new(c->dev, dt, 1, &n, a));
+		tb = cf_keep(c, tg_tensor_new(c->dev, dt, 1, &n, b));
+		z = cf_keep(c, tg_zeros(c->dev, dt, 1, &n));
+		if (!(v = idiv_check(c, dt, "a // b", cf_keep(c, tg_idiv(ta, tb)),
+		                     a, b, (size_t)n, 0)) &&
+		    !(v = idiv_check(c, dt, "a % b", cf_keep(c, tg_mod(ta, tb)),
+		                     a, b, (size_t)n, 1)) &&
+		    !(v = idiv_check(c, dt, "a // 0", cf_keep(c, tg_idiv(ta, z)),
+		                     a, NULL, (size_t)n, 0)))
+			v = idiv_check(c, dt, "a % 0", cf_keep(c, tg_mod(ta, z)),
+			               a, NULL, (size_t)n, 1);
+	}
+	if (!any)
+		return cf_fail(c, "no integer dtype is computed"), CF_SKIP;
+	return v;
+}
+
 /* float16, bfloat16 and float64: x * y + x and a sum, computed in the
  * dtype (cast on the device), read back as float32. */
 static enum cf_verdict ops_other_floats(struct cf_ctx *c)
@@ -1157,6 +1287,7 @@ const struct cf_case cf_cases[] = {
 	{ "ops", "matmul", ops_matmul, 1 },
 	{ "ops", "movement", ops_movement, 1 },
 	{ "ops", "int32", ops_int32, 1 },
+	{ "ops", "int-division", ops_int_division, 1 },
 	{ "ops", "other-floats", ops_other_floats, 1 },
 	{ "ops", "cast", ops_cast, 1 },
 	{ "ops", "random", ops_random, 1 },

@@ -627,8 +627,10 @@ TG_API tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
  *    while tg_mod takes the divisor's sign (Python's %, tinygrad's
  *    mod), so idiv(a, b) * b + mod(a, b) == a only when a and b have
  *    the same sign; tg_floor(tg_div(a, b)) is Python's //.  Integer
- *    division by zero gives an unspecified value (no trap).  Float mod
- *    is a - b * floor(a / b).
+ *    division never traps, on any device: tg_idiv(a, 0) is 0
+ *    (tinygrad's) and tg_mod(a, 0) is a, so the identity holds for a
+ *    zero divisor too; the overflowing idiv(min, -1) wraps to min and
+ *    mod(min, -1) is 0.  Float mod is a - b * floor(a / b).
  */
 
 /* -- elementwise, unary -- */
