@@ -12,7 +12,7 @@ set -eu
 
 PACKAGES="
   build-essential autoconf automake libtool pkg-config
-  libltdl-dev libinih-dev libsqlite3-dev zlib1g-dev check doxygen
+  libltdl-dev libinih-dev libsqlite3-dev zlib1g-dev check doxygen gdb
   valgrind
   clang libclang-rt-dev
   debhelper lintian fakeroot dpkg-dev

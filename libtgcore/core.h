@@ -59,7 +59,9 @@ void tg_strbuf_addf(tg_strbuf *sb, const char *fmt, ...) TG_PRINTF(2, 3);
  * append.  The buffer is reset either way. */
 char *tg_strbuf_finish(tg_strbuf *sb);
 void tg_strbuf_release(tg_strbuf *sb);
-/* FNV-1a of the NUL-terminated s (interning keys, seen-before sets). */
+/* FNV-1a of n bytes (the compile cache's checksums), and of the
+ * NUL-terminated s (interning keys, seen-before sets). */
+uint64_t tg_hash_bytes(const void *p, size_t n);
 uint64_t tg_hash_str(const char *s);
 
 /* ------------------------------------------------------------ util/vec.c */

@@ -1,12 +1,22 @@
 /*
  * test_cache.c - the on-disk cache: round trips, CACHELEVEL=0, CACHEDB,
- * an unusable location, and several processes writing at once.
+ * an unusable location, and several processes writing at once; values
+ * damaged on disk (random bytes, cut short, emptied) dropped by their
+ * checksum, compiled kernels damaged so that they no longer load
+ * compiled again, and a cache on a full 2 MB tmpfs, each giving the
+ * right results.
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include <sqlite3.h>
 
 #include "testlib.h"
 
@@ -255,6 +265,272 @@ START_TEST(several_processes_at_once)
 }
 END_TEST
 
+/* ------------------------------------------------ damage on the disk */
+
+/* Runs `sql` on the cache database at CACHEDB behind the library's back;
+ * the number of rows it changed. */
+static int damage(const char *sql)
+{
+	sqlite3 *db;
+	int n;
+
+	ck_assert_int_eq(sqlite3_open(getenv("CACHEDB"), &db), SQLITE_OK);
+	ck_assert_msg(sqlite3_exec(db, sql, 0, 0, 0) == SQLITE_OK, "%s: %s",
+	              sql, sqlite3_errmsg(db));
+	n = sqlite3_changes(db);
+	sqlite3_close(db);
+	return n;
+}
+
+/* How many rows of `table` there are. */
+static int rows(const char *table)
+{
+	char sql[128];
+	sqlite3_stmt *st;
+	sqlite3 *db;
+	int n = -1;
+
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s_v2\"", table);
+	ck_assert_int_eq(sqlite3_open(getenv("CACHEDB"), &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, 0), SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+static const char *const damages[] = {
+	"UPDATE \"%s_v2\" SET val = randomblob(length(val))",
+	"UPDATE \"%s_v2\" SET val = substr(val, 1, length(val) / 2)",
+	"UPDATE \"%s_v2\" SET val = zeroblob(0)",
+	"UPDATE \"%s_v2\" SET val = zeroblob(length(val))",
+};
+
+START_TEST(damaged_values_are_dropped)
+{
+	char buf[64], sql[160];
+
+	use_db("damaged.db");
+	for (size_t i = 0; i < sizeof damages / sizeof *damages; i++) {
+		tg_diskcache_put("test", "k", "a value of some length", 22);
+		ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
+		snprintf(sql, sizeof sql, damages[i], "test");
+		ck_assert_int_eq(damage(sql), 1);
+		ck_assert_msg(get_str("k", buf, sizeof buf) == 0, "%s", sql);
+		ck_assert_int_eq(rows("test"), 0);  /* dropped */
+		tg_diskcache_put("test", "k", "again", 5);
+		ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
+		ck_assert_str_eq(buf, "again");
+	}
+}
+END_TEST
+
+/* (x @ w + 1) / 2 over fresh numbers, against double loops: several
+ * kernels, compiled or taken from the cache. */
+static void run_program(unsigned seed)
+{
+	enum { N = 24 };
+	static float x[N * N], w[N * N];
+	float got[N * N];
+	int64_t sh[2] = { N, N };
+	tg_tensor *r;
+
+	srand(seed);
+	for (int i = 0; i < N * N; i++) {
+		x[i] = (float)(rand() % 17) - 8;
+		w[i] = (float)(rand() % 13) - 6;
+	}
+	tg_scope_begin();
+	r = tg_div_s(tg_add_s(tg_matmul(tg_tensor_new(NULL, TG_FLOAT32, 2, sh,
+	                                              x),
+	                                tg_tensor_new(NULL, TG_FLOAT32, 2, sh,
+	                                              w)), 1.0), 2.0);
+	ck_assert_msg(r && !tg_tensor_data(r, got, sizeof got), "%s",
+	              tg_last_error());
+	tg_scope_end();
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < N; j++) {
+			double s = 0;
+
+			for (int k = 0; k < N; k++)
+				s += (double)x[i * N + k] * w[k * N + j];
+			ck_assert_double_eq((double)got[i * N + j], (s + 1) / 2);
+		}
+}
+
+/* Every compiled kernel replaced by bytes that match their checksum
+ * but are no shared object: the checksum passes, the load fails. */
+static void forge_kernels(void)
+{
+	sqlite3_stmt *sel, *upd;
+	sqlite3 *db;
+	int n = 0;
+
+	ck_assert_int_eq(sqlite3_open(getenv("CACHEDB"), &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT key, length(val) FROM "
+	                 "compile_v2", -1, &sel, 0), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "UPDATE compile_v2 SET val = "
+	                 "?, sum = ? WHERE key = ?", -1, &upd, 0), SQLITE_OK);
+	while (sqlite3_step(sel) == SQLITE_ROW) {
+		int len = sqlite3_column_int(sel, 1);
+		unsigned char *v = malloc((size_t)len + 1);
+
+		ck_assert_ptr_nonnull(v);
+		for (int i = 0; i < len; i++)
+			v[i] = (unsigned char)(i * 7 + 3);
+		sqlite3_bind_blob(upd, 1, v, len, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(upd, 2, (sqlite3_int64)tg_hash_bytes(v,
+		                   (size_t)len));
+		sqlite3_bind_text(upd, 3, (const char *)sqlite3_column_text(sel,
+		                  0), -1, SQLITE_TRANSIENT);
+		ck_assert_int_eq(sqlite3_step(upd), SQLITE_DONE);
+		sqlite3_reset(upd);
+		free(v);
+		n++;
+	}
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	sqlite3_close(db);
+	ck_assert_int_gt(n, 0);
+}
+
+/* Whether every compiled kernel in the cache is an ELF file again. */
+static int kernels_are_elf(void)
+{
+	sqlite3_stmt *st;
+	sqlite3 *db;
+	int ok = 1, n = 0;
+
+	ck_assert_int_eq(sqlite3_open(getenv("CACHEDB"), &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT val FROM compile_v2",
+	                 -1, &st, 0), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_blob(st, 0);
+
+		ok &= sqlite3_column_bytes(st, 0) > 4 && !memcmp(v, "\177ELF", 4);
+		n++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return ok && n > 0;
+}
+
+START_TEST(damaged_kernels_are_compiled_again)
+{
+	char sql[160];
+
+	use_db("kernels.db");
+	run_program(1);
+	ck_assert(kernels_are_elf());
+	for (size_t i = 0; i < sizeof damages / sizeof *damages; i++) {
+		snprintf(sql, sizeof sql, damages[i], "compile");
+		ck_assert_int_gt(damage(sql), 0);
+		tg_shutdown();  /* no compiled program kept in memory */
+		run_program(2 + (unsigned)i);
+		ck_assert_msg(kernels_are_elf(), "after %s", sql);
+	}
+	forge_kernels();
+	tg_shutdown();
+	run_program(9);
+	ck_assert(kernels_are_elf());
+}
+END_TEST
+
+/* A private tmpfs of 2 MB at `dir`, in mount and user namespaces of
+ * this (single-threaded) process; -1 where the kernel refuses them. */
+static int private_tmpfs(const char *dir)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int fd;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return -1;
+	if ((fd = open("/proc/self/setgroups", O_WRONLY)) >= 0) {
+		ck_assert_int_eq(write(fd, "deny", 4), 4);
+		close(fd);
+	}
+	snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+	ck_assert_int_ge(fd = open("/proc/self/uid_map", O_WRONLY), 0);
+	ck_assert_int_eq(write(fd, map, strlen(map)), (ssize_t)strlen(map));
+	close(fd);
+	snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+	ck_assert_int_ge(fd = open("/proc/self/gid_map", O_WRONLY), 0);
+	ck_assert_int_eq(write(fd, map, strlen(map)), (ssize_t)strlen(map));
+	close(fd);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", dir, "tmpfs", 0, "size=2m,mode=0700"))
+		return -1;
+	return 0;
+}
+
+/* Fills the file system of `dir` with one file. */
+static void fill(const char *dir)
+{
+	char path[600], block[4096];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/filler", dir);
+	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT, 0600), 0);
+	memset(block, 'x', sizeof block);
+	while (write(fd, block, sizeof block) > 0)
+		;
+	close(fd);
+}
+
+/* The cache fills up half-way through a program: every result stays
+ * right, the compiles go on without the cache, and it is said once. */
+START_TEST(full_cache_compiles_without_caching)
+{
+	char dir[512], db[600], log[600], *text;
+	int tmpfs, err;
+
+	fresh_dir("fullfs", dir, sizeof dir);
+	snprintf(log, sizeof log, "%s-stderr.txt", dir);
+	tmpfs = private_tmpfs(dir) == 0;
+	snprintf(db, sizeof db, "%s/cache.db", dir);
+	setenv("CACHEDB", db, 1);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	run_program(1);  /* the cache works, then the disk fills */
+	tg_shutdown();
+	if (tmpfs) {
+		fill(dir);
+	} else {  /* no namespaces here: a file size limit does the same */
+		struct rlimit r = { 64 << 10, 64 << 10 };
+
+		signal(SIGXFSZ, SIG_IGN);
+		ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &r), 0);
+	}
+	fflush(stderr);
+	err = dup(2);
+	ck_assert_int_ge(err, 0);
+	ck_assert_ptr_nonnull(freopen(log, "w", stderr));
+	for (unsigned i = 0; i < 3; i++)
+		run_program(2 + i);  /* new numbers, the same kernels */
+	{   /* and kernels of other shapes: new compiles */
+		int64_t sh[1] = { 1000 + 17 };
+		double v;
+
+		tg_scope_begin();
+		ck_assert_int_eq(tg_tensor_item(tg_sum(tg_arange(NULL, TG_FLOAT32,
+		                 0, (double)sh[0], 1), NULL, 0, 0), &v), 0);
+		tg_scope_end();
+		ck_assert_double_eq(v, 1017.0 * 1016 / 2);
+	}
+	fflush(stderr);
+	dup2(err, 2);
+	text = tl_slurp(log);
+	ck_assert_ptr_nonnull(text);
+	printf("cache on a full %s: %s", tmpfs ? "2 MB tmpfs"
+	       : "file (RLIMIT_FSIZE)", text);
+	ck_assert_msg(tl_count(text, "compiling without caching") == 1, "%s",
+	              text);
+	free(text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cache");
@@ -273,6 +549,9 @@ int main(void)
 	tcase_add_test(tc, foreign_cache_dir_is_refused);
 	tcase_add_test(tc, shared_database_is_refused);
 	tcase_add_test(tc, without_home_never_a_shared_path);
+	tcase_add_test(tc, damaged_values_are_dropped);
+	tcase_add_test(tc, damaged_kernels_are_compiled_again);
+	tcase_add_test(tc, full_cache_compiles_without_caching);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

@@ -89,20 +89,15 @@ static char *cache_key(struct tg_dev *dev, const char *src)
 	return tg_strbuf_finish(&sb);
 }
 
-/* Compiles `src`; *blob is malloc'd (the plugin's host->alloc is
- * malloc, so cached and fresh blobs are freed alike). */
+/* Compiles `src` with the device's compiler; *blob is malloc'd (the
+ * plugin's host->alloc is malloc, so cached and fresh blobs are freed
+ * alike).  The binary goes into the compile cache under `key`. */
 static int compile(struct tg_dev *dev, const char *name, const char *src,
-                   void **blob, size_t *len)
+                   const char *key, void **blob, size_t *len)
 {
-	char *key = cache_key(dev, src), *log = NULL;
+	char *log = NULL;
 	int rc;
 
-	if (!key)
-		return tg_error_oom("program_new");
-	if (tg_diskcache_get("compile", key, blob, len) == 1) {
-		free(key);
-		return 0;
-	}
 	tg_clear_error();
 	rc = dev->comp.compile(dev->impl, src, blob, len, &log);
 	if (rc < 0 || !*blob) {
@@ -115,35 +110,59 @@ static int compile(struct tg_dev *dev, const char *name, const char *src,
 	if (log && log[0] && tg_debug_level() >= 4)
 		tg_debug_log(4, "compiler output for '%s':\n%s", name, log);
 	free(log);
-	free(key);
 	return rc < 0 ? rc : 0;
+}
+
+/* Loads a binary into p; the blob is freed. */
+static int load(tg_program *p, const char *name, void *blob, size_t len)
+{
+	int rc = p->dev->rt.load(p->dev->impl, name, blob, len, &p->impl);
+
+	free(blob);
+	return rc < 0 ? tg_error_prefix("program_new '%s' on %s", name,
+	                                p->dev->name) : 0;
+}
+
+/* The cached binary when there is one and it loads, else a fresh
+ * compile, which replaces the cached one (a binary the cache kept
+ * whole can still be one this driver or loader refuses). */
+static int build(tg_program *p, const char *name, const char *src)
+{
+	char *key = cache_key(p->dev, src);
+	void *blob = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!key)
+		return tg_error_oom("program_new");
+	if (tg_diskcache_get("compile", key, &blob, &len) == 1) {
+		if (!(rc = load(p, name, blob, len)))
+			goto out;
+		tg_debug_log(1, "%s; compiling it again", tg_last_error());
+	}
+	if (!(rc = compile(p->dev, name, src, key, &blob, &len)))
+		rc = load(p, name, blob, len);
+out:
+	free(key);
+	return rc;
 }
 
 tg_program *tg_program_new(tg_dev *dev, const char *name, const char *src)
 {
 	tg_program *p;
-	void *blob = NULL;
-	size_t len = 0;
-	int rc;
 
 	if (!dev || !name || !src)
 		return tg_error(TG_EINVAL, "program_new: %s is NULL", !dev ?
 		                "device" : !name ? "name" : "source"), NULL;
 	if (tg_dev_refuse_group(dev, "program_new"))
 		return NULL;
-	if (compile(dev, name, src, &blob, &len))
-		return NULL;
 	p = calloc(1, sizeof *p);
 	if (!p || !(p->name = strdup(name))) {
 		free(p);
-		free(blob);
 		return tg_error_oom("program_new"), NULL;
 	}
 	p->dev = dev;
-	rc = dev->rt.load(dev->impl, name, blob, len, &p->impl);
-	free(blob);
-	if (rc < 0) {
-		tg_error_prefix("program_new '%s' on %s", name, dev->name);
+	if (build(p, name, src)) {
 		free(p->name);
 		free(p);
 		return NULL;

@@ -16,19 +16,10 @@
 
 /* ------------------------------------------------------------ tg_state */
 
-static uint64_t hash_name(const char *s)
-{
-	uint64_t h = 14695981039346656037u; /* FNV-1a */
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211u;
-	return h;
-}
-
 /* The slot holding `name`, or the empty slot where it would go. */
 static size_t *find_slot(const tg_state *s, const char *name)
 {
-	size_t mask = s->nslot - 1, i = (size_t)hash_name(name) & mask;
+	size_t mask = s->nslot - 1, i = (size_t)tg_hash_str(name) & mask;
 
 	while (s->slot[i] && strcmp(s->e.v[s->slot[i] - 1].name, name))
 		i = (i + 1) & mask;

@@ -97,11 +97,17 @@ void tg_strbuf_release(tg_strbuf *sb)
 	tg_strbuf_init(sb);
 }
 
-uint64_t tg_hash_str(const char *s)
+uint64_t tg_hash_bytes(const void *p, size_t n)
 {
+	const unsigned char *b = p;
 	uint64_t h = 0xcbf29ce484222325u;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3u;
 	return h;
+}
+
+uint64_t tg_hash_str(const char *s)
+{
+	return tg_hash_bytes(s, strlen(s));
 }

@@ -553,7 +553,7 @@ int tool_scratch_template(const struct tg_host *host, const char *who,
                           int i, char *path, size_t n)
 {
 	const char *dirs[TOOL_SCRATCH_DIRS] = {
-		host->cache_dir, secure_getenv("TMPDIR"), "/tmp"
+		secure_getenv("TMPDIR"), "/tmp", host->cache_dir
 	};
 	int len;
 
@@ -733,8 +733,8 @@ int tool_compile(struct tool *t, const char *const tail[],
 	ret = make_scratch_dir(t, dir, sizeof(dir));
 	if (ret != 0)
 		return t->host->set_error(t->host, TG_EIO, "%s compile: cannot "
-			"create a scratch directory in the cache directory, "
-			"$TMPDIR or /tmp: %s", t->spec->who, strerror(ret));
+			"create a scratch directory in $TMPDIR, /tmp or the "
+			"cache directory: %s", t->spec->who, strerror(ret));
 	snprintf(out, sizeof(out), "%s/%s", dir, out_name);
 	ret = build(t, tail, out, src, log);
 	if (ret == 0)

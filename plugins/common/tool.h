@@ -25,8 +25,10 @@
 #include <sys/types.h>
 #include <tg/plugin.h>
 
-/* Where scratch directories go, in order: the cache directory, $TMPDIR
- * (not in setuid programs), /tmp. */
+/* Where scratch directories go, in order: $TMPDIR (not in setuid
+ * programs), /tmp, then the cache directory (a compile's scratch files
+ * never need the cache's disk, which may be full, and a noexec /tmp
+ * still leaves a place to load a kernel from). */
 #define TOOL_SCRATCH_DIRS 3
 /* The path looked up for a bare command name in secure mode. */
 #define TOOL_SECURE_PATH "/usr/bin:/bin"

@@ -170,16 +170,21 @@ static void *try_dlopen(const char *path, char *why, size_t n)
 	return dl;
 }
 
-/* "/proc/self/fd/N", spelt differently for every load of this device:
+/* "/proc/PID/fd/N", spelt differently for every load of this device:
  * dlopen hands back an already loaded object whose name matches, and N
  * is reused once the descriptor is closed, so the second kernel would
  * silently run the first one's code.  The serial is written in binary,
  * "/." for a 1 and "/" for a 0, which the kernel's path lookup skips:
- * load 5 opens "/proc/self/fd/.//./N". */
+ * load 5 opens "/proc/PID/fd/.//./N".  The name is the one debuggers
+ * read from the loader's list, in their own process: PID, not "self"
+ * (whose fd N, in gdb, was its terminal, and gdb hung reading it); the
+ * descriptor is closed after loading, so they find no file and go on
+ * without the kernel's symbols. */
 static void proc_path(struct cpu_cc *cc, int fd, char *path, size_t n)
 {
 	uint_fast64_t serial = atomic_fetch_add(&cc->serial, 1);
-	size_t len = (size_t)snprintf(path, n, "/proc/self/fd");
+	size_t len = (size_t)snprintf(path, n, "/proc/%ld/fd",
+	                              (long)getpid());
 
 	for (; serial > 0 && len < n; serial >>= 1)
 		len += (size_t)snprintf(path + len, n - len, "%s",
@@ -202,7 +207,7 @@ static int name_taken(const char *path)
 static void *load_memfd(struct cpu_cc *cc, const void *blob, size_t len,
                         char *why, size_t n)
 {
-	char path[192]; /* 13 + 2 * 64 + 12 */
+	char path[224]; /* 6 + 20 + 3 + 2 * 64 + 12 */
 	void *dl = NULL;
 	int fd = memfd_create("tg-cpu-kernel", MFD_CLOEXEC), err;
 
@@ -248,7 +253,7 @@ static void *load_file(const struct tg_host *host, int i, const void *blob,
 }
 
 /* dlopens the blob: from memory, else from the first scratch directory
- * that works (the cache directory may be mounted noexec). */
+ * that works (any of them may be mounted noexec). */
 static int open_blob(struct cpu_cc *cc, const void *blob, size_t len,
                      void **dl)
 {
