@@ -120,6 +120,32 @@ START_TEST(bad_integer_value_names_key_and_value)
 	                "got 'lots'");
 	ck_assert_int_eq(load("[core]\nCACHELEVEL = -1\n"), TG_ECONFIG);
 	ck_assert_error("CACHELEVEL: expected an integer");
+	/* bytes that are not text are shown escaped */
+	ck_assert_int_eq(load("[core]\nDEBUG = \x1b[31m\xff\n"), TG_ECONFIG);
+	ck_assert_error("tg.ini:2: DEBUG: expected an integer from 0 to 7, "
+	                "got '\\x1B[31m\\xFF'");
+}
+END_TEST
+
+/* A plugin's value is checked by the plugin; the core only says where
+ * it came from (tg_cfg_error, the host table's config_error). */
+START_TEST(plugin_value_errors_name_their_origin)
+{
+	ck_assert_int_eq(load("[core]\nDEBUG = 0\n[cpu]\nthreads = x\n"), 0);
+	ck_assert_int_eq(tg_cfg_error("cpu", "threads", "expected %d", 1),
+	                 TG_ECONFIG);
+	ck_assert_error("config: ");
+	ck_assert_error("tg.ini:4: [cpu] threads: expected 1, got 'x'");
+	setenv("TG_CPU_THREADS", "y\t", 1);
+	tg_cfg_error("cpu", "threads", "expected 2");
+	ck_assert_error("config: environment TG_CPU_THREADS: [cpu] threads: "
+	                "expected 2, got 'y\\t'");
+	ck_assert_int_eq(tg_config_set("cpu.threads", "z"), 0);
+	tg_cfg_error("cpu", "threads", "expected 3");
+	ck_assert_error("config: tg_config_set(): [cpu] threads: expected 3, "
+	                "got 'z'");
+	tg_cfg_error("cpu", "cc", "expected 4");
+	ck_assert_error("config: [cpu] cc (unset): expected 4");
 }
 END_TEST
 
@@ -456,6 +482,7 @@ int main(void)
 	tcase_add_test(tc, syntax_error_names_file_and_line);
 	tcase_add_test(tc, unknown_core_key_names_line_and_key);
 	tcase_add_test(tc, bad_integer_value_names_key_and_value);
+	tcase_add_test(tc, plugin_value_errors_name_their_origin);
 	tcase_add_test(tc, bad_boolean_value);
 	tcase_add_test(tc, key_outside_section);
 	tcase_add_test(tc, missing_tg_config_file);

@@ -223,6 +223,7 @@ static void rec_free(tg_plugin_rec *r)
 	free(r->message);
 	free(r->last_log);
 	free(r->section);
+	free(r->bad_config);
 	free(r);
 }
 
@@ -605,9 +606,16 @@ int tg_registry_probe(tg_plugin_rec *r)
 	r->probe = (struct tg_probe){
 		.struct_size = TG_STRUCT_SIZE(struct tg_probe, types),
 	};
+	tg_clear_error();
 	rc = r->desc->probe(&r->host, &r->probe);
 	r->probe.reason[sizeof r->probe.reason - 1] = '\0';
-	if (rc < 0 || r->probe.ndevices < 0) {
+	if (rc == TG_ECONFIG && !(r->bad_config = strdup(tg_last_error())))
+		rc = tg_error_oom("plugin probe");
+	if (rc == TG_ECONFIG) {
+		snprintf(r->probe.reason, sizeof r->probe.reason, "%s",
+		         r->bad_config);
+		r->probe.ndevices = 0;
+	} else if (rc < 0 || r->probe.ndevices < 0) {
 		snprintf(r->probe.reason, sizeof r->probe.reason,
 		         "probe failed: %s", tg_last_error());
 		r->probe.ndevices = 0;

@@ -78,6 +78,7 @@ static const struct core_key *core_key(const char *name)
 static int check_value(const struct core_key *k, const char *v,
                        const char *where)
 {
+	char q[TG_ERROR_MAX / 4];
 	tg_dtype dt;
 	long n;
 	int b;
@@ -86,16 +87,18 @@ static int check_value(const struct core_key *k, const char *v,
 	                                  !tg_scalar_is_float(dt)))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected a float "
 		                "type (float16/half, bfloat16, float32/float, "
-		                "float64/double), got '%s'", where, k->name, v);
+		                "float64/double), got '%s'", where, k->name,
+		                tg_escape(v, q, sizeof q));
 	if (k->kind == TG_KINT && (tg_parse_long(v, &n) || n < k->min ||
 	                           n > k->max))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected an "
 		                "integer from %ld to %ld, got '%s'", where,
-		                k->name, k->min, k->max, v);
+		                k->name, k->min, k->max,
+		                tg_escape(v, q, sizeof q));
 	if (k->kind == TG_KBOOL && tg_parse_bool(v, &b))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected yes or "
 		                "no (1/0, true/false, on/off), got '%s'",
-		                where, k->name, v);
+		                where, k->name, tg_escape(v, q, sizeof q));
 	return 0;
 }
 
@@ -447,6 +450,38 @@ const char *tg_cfg_origin(const char *sec, const char *key)
 	o = origin(sec, key, buf, sizeof buf);
 	pthread_mutex_unlock(&cfg_lock);
 	return o;
+}
+
+int tg_cfg_verror(const char *sec, const char *key, const char *fmt,
+                  va_list ap)
+{
+	char where[TG_ERROR_MAX / 4], what[TG_ERROR_MAX / 2];
+	char q[TG_ERROR_MAX / 4], buf[ENV_NAME_MAX + 16];
+	const char *v;
+
+	pthread_mutex_lock(&cfg_lock);  /* the value and its origin agree */
+	v = lookup(sec, key);
+	snprintf(where, sizeof where, "%s", origin(sec, key, buf,
+	                                           sizeof buf));
+	tg_escape(v ? v : "", q, sizeof q);
+	pthread_mutex_unlock(&cfg_lock);
+	vsnprintf(what, sizeof what, fmt, ap);
+	if (!v)
+		return tg_error(TG_ECONFIG, "config: [%s] %s (unset): %s",
+		                sec, key, what);
+	return tg_error(TG_ECONFIG, "config: %s: [%s] %s: %s, got '%s'",
+	                where, sec, key, what, q);
+}
+
+int tg_cfg_error(const char *sec, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = tg_cfg_verror(sec, key, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 size_t tg_cfg_file_count(void)
