@@ -146,6 +146,14 @@ START_TEST(plugin_value_errors_name_their_origin)
 	                "got 'z'");
 	tg_cfg_error("cpu", "cc", "expected 4");
 	ck_assert_error("config: [cpu] cc (unset): expected 4");
+	/* the public form, for an application's own sections */
+	ck_assert_int_eq(tg_config_error("cpu.threads", "expected %s", "5"),
+	                 TG_ECONFIG);
+	ck_assert_error("config: tg_config_set(): [cpu] threads: expected 5, "
+	                "got 'z'");
+	ck_assert_int_eq(tg_config_error("cpu.", "x"), TG_EINVAL);
+	ck_assert_int_eq(tg_config_error(NULL, "x"), TG_EINVAL);
+	ck_assert_error("config_error: key is NULL");
 }
 END_TEST
 

@@ -546,6 +546,25 @@ long tg_config_int(const char *full, long def)
 	return tg_cfg_int(sec, key, def);
 }
 
+int tg_config_error(const char *full, const char *fmt, ...)
+{
+	char sec[128];
+	const char *key;
+	va_list ap;
+	int rc;
+
+	if (!full || !fmt)
+		return tg_error(TG_EINVAL, "config_error: %s is NULL",
+		                full ? "fmt" : "key");
+	if ((rc = tg_ensure_init()) || (rc = split_key(full, sec, sizeof sec,
+	                                               &key)))
+		return rc;
+	va_start(ap, fmt);
+	rc = tg_cfg_verror(sec, key, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 int tg_config_set(const char *full, const char *value)
 {
 	const struct core_key *k = NULL;
