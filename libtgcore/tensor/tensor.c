@@ -322,6 +322,9 @@ const char *tg_t_shape_format(size_t ndim, const int64_t *shape, char *buf,
 
 const char *tg_tensor_shape_str(const tg_tensor *t, char *buf, size_t n)
 {
+	if (!buf)  /* nothing to write into: say so, as a call returning
+	            * text can */
+		return "(no buffer)";
 	if (n && !t)
 		buf[0] = 0;
 	return n && t ? tg_t_shape_format(t->ndim, t->shape, buf, n) : buf;
@@ -345,6 +348,14 @@ static tg_scalar scalar_of(tg_dtype dt, double v)
 	return s;
 }
 
+int tg_t_null(const char *op, const char *what, const void *p, size_t n)
+{
+	if (p || !n)
+		return 0;
+	tg_error(TG_EINVAL, "%s: %s is NULL (n = %zu)", op, what, n);
+	return -1;
+}
+
 /* dt and shape for op; sym_ok: symbolic sizes are fine (a broadcast
  * constant needs no memory). */
 static int check_shape(const char *op, tg_dtype dt, size_t ndim,
@@ -358,6 +369,8 @@ static int check_shape(const char *op, tg_dtype dt, size_t ndim,
 	if (ndim > TG_MAX_DIMS)
 		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)", op,
 		                ndim, TG_MAX_DIMS);
+	if (tg_t_null(op, "shape", shape, ndim))
+		return TG_EINVAL;
 	for (i = 0; i < ndim; i++) {
 		if (tg_dim_is_sym(shape[i]) && sym_ok) {
 			tg_sint s;

@@ -10,7 +10,10 @@
  *    tg_last_error() says what went wrong, naming the operation and the
  *    values, e.g. "buffer_copyin: 64 bytes into a buffer of 16 bytes".
  *    The error is per thread and stays until the next failing call or
- *    tg_clear_error().
+ *    tg_clear_error().  A NULL argument is such a failure, never a
+ *    crash: a NULL array whose count is not 0 (a shape, axes, pairs, a
+ *    tensor array) or a NULL out-pointer gives TG_EINVAL (or NULL) and
+ *    "op: shape is NULL (n = 2)".
  *  - Every function that returns a pointer says who owns it:
  *    "New reference" (release it with the matching _unref/_free),
  *    "Borrowed" (valid as long as the object it came from).
@@ -483,7 +486,8 @@ TG_API int64_t tg_tensor_numel(const tg_tensor *t);
 TG_API tg_dtype tg_tensor_dtype(const tg_tensor *t);
 /* Borrowed. */
 TG_API tg_dev *tg_tensor_dev(const tg_tensor *t);
-/* "(2,3)" into buf (truncated), for messages. */
+/* "(2,3)" into buf (truncated), for messages; "(no buffer)" (static)
+ * when buf is NULL. */
 TG_API const char *tg_tensor_shape_str(const tg_tensor *t, char *buf,
                                        size_t n);
 
