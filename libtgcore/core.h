@@ -124,9 +124,29 @@ int tg_user_dir(const char *xdg_var, const char *home_rel, char **out);
  * naming the path, in `why` (code loaded from such a place could come
  * from another user). */
 int tg_private_path(const char *path, int want_dir, char *why, size_t n);
+/* 0 when `path` (a file or a directory) may give code or settings to
+ * this process: owned by this user or root, and not writable by others
+ * (another user could replace it); else -1 with the reason, naming the
+ * path, in `why` (1 when it does not exist).  Group write is left
+ * alone: /usr/local is writable by group staff on Debian. */
+int tg_trusted_path(const char *path, char *why, size_t n);
+/* The same for the directory that holds `path` (".", for a bare name). */
+int tg_trusted_parent(const char *path, char *why, size_t n);
 /* Whether `path` is an existing directory / regular file. */
 int tg_is_dir(const char *path);
 int tg_is_file(const char *path);
+/* What a file of mode `mode` is, for messages: "is a directory", "is a
+ * FIFO", "is a character device", "is a block device", "is a socket";
+ * "is a regular file" for one. */
+const char *tg_file_kind(unsigned mode);
+/* Opens `path` with open(2)'s flags and mode (O_CLOEXEC added) as a
+ * regular file.  Anything else is refused before it is opened where
+ * stat can tell, and after (fstat) where it changed in between; a FIFO
+ * never blocks the open (O_NONBLOCK, cleared once open).  The fd, or
+ * -1 with *why a static text: the file's kind (tg_file_kind), or
+ * strerror's ("No such file or directory"), errno kept. */
+int tg_open_regular(const char *path, int flags, unsigned mode,
+                    const char **why);
 /* Parses a whole decimal integer; 0 or TG_EINVAL. */
 int tg_parse_long(const char *s, long *out);
 /* Parses yes/no/true/false/on/off/1/0; 0 or TG_EINVAL. */

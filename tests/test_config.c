@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include "testlib.h"
 
 static char xdg_config_home[512];
@@ -103,6 +105,32 @@ START_TEST(syntax_error_names_file_and_line)
 	ck_assert_ptr_null(tg_dev_get("CPU"));
 	ck_assert_error("tg.ini:3");
 	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+}
+END_TEST
+
+/* TG_CONFIG naming something that is not a file says what it is; a
+ * FIFO was opened and waited on for a writer. */
+START_TEST(config_that_is_not_a_file_says_what_it_is)
+{
+	const char *fifo = tl_tmp_path("fifo.ini");
+
+	tg_shutdown();
+	setenv("TG_CONFIG", "/dev/null", 1);
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error("config: TG_CONFIG=/dev/null: is a character device");
+	tg_shutdown();
+	setenv("TG_CONFIG", getenv("TG_TEST_TMP"), 1);
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error(": is a directory");
+	tg_shutdown();
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	setenv("TG_CONFIG", fifo, 1);
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error(": is a FIFO");
+	unlink(fifo);
+	tg_shutdown();
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error(": no such file");
 }
 END_TEST
 
@@ -491,6 +519,7 @@ int main(void)
 	tcase_add_test(tc, unknown_core_key_names_line_and_key);
 	tcase_add_test(tc, bad_integer_value_names_key_and_value);
 	tcase_add_test(tc, plugin_value_errors_name_their_origin);
+	tcase_add_test(tc, config_that_is_not_a_file_says_what_it_is);
 	tcase_add_test(tc, bad_boolean_value);
 	tcase_add_test(tc, key_outside_section);
 	tcase_add_test(tc, missing_tg_config_file);

@@ -20,9 +20,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ini.h>
 
@@ -225,16 +227,24 @@ static int note_file(const char *path)
 static int read_file(const char *path, int required, const char *what)
 {
 	struct parse_ctx pc = { path, NULL, 0, 0 };
-	int rc;
+	const char *why;
+	int rc, fd;
 
 	if ((rc = note_file(path)))
 		return rc;
-	if (!tg_is_file(path))
-		return required ? tg_error(TG_ECONFIG, "config: %s=%s: no "
-		                           "such file", what, path) : 0;
-	if (!(pc.f = fopen(path, "r")))
+	/* a FIFO or a device is refused, not read (or waited on) */
+	if ((fd = tg_open_regular(path, O_RDONLY, 0, &why)) < 0 &&
+	    (errno == ENOENT || errno == ENOTDIR) && !required)
+		return 0;
+	if (fd < 0 && required)
+		return tg_error(TG_ECONFIG, "config: %s=%s: %s", what, path,
+		                errno == ENOENT ? "no such file" : why);
+	if (fd < 0 || !(pc.f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
 		return tg_error(TG_ECONFIG, "config: %s: cannot read: %s",
-		                path, strerror(errno));
+		                path, fd < 0 ? why : strerror(errno));
+	}
 	rc = ini_parse_stream(read_line, &pc, on_value, &pc);
 	fclose(pc.f);
 	if (pc.status)

@@ -206,8 +206,11 @@ typedef struct tg_dev tg_dev;
  * scales) are views of the file, read only when copied with tg_to;
  * anything else (math, a cast, a permute that is then copied) is refused
  * with the reason, when it is built or when it would run.  The file is
- * opened when a tensor on it is first used; it must not shrink while
- * tensors on it are in use.  DISK is never a default device. */
+ * opened when a tensor on it is first used, and must be a regular file
+ * (a directory, a FIFO or a device is refused, saying which); it must
+ * not shrink while tensors on it are in use: the mapping's pages past
+ * the new end raise SIGBUS when read.  DISK is never a default
+ * device. */
 TG_API tg_dev *tg_dev_get(const char *name);
 /* The canonical name of the default device and a sentence saying which
  * rule chose it ("CPU=1 is set").  Borrowed; NULL (with an error) when no
@@ -1082,8 +1085,11 @@ TG_API int tg_safetensors_save(const tg_state *s, const char *path);
  * device; each tensor's bytes are read when it is first realized
  * (tinygrad's lazy safe_load), so only the tensors used are read.  They
  * read the file that was loaded even if another replaces it by rename
- * (as tg_safetensors_save does); writes into the file itself show.  "__metadata__" becomes the
- * state's metadata (a repeated key: its last value; a NUL in a key or
+ * (as tg_safetensors_save does); writes into the file itself show, and
+ * truncating it while they are in use raises SIGBUS as on DISK.  Only a
+ * regular file is read: a directory, a FIFO or a device is refused
+ * with a message saying which.  "__metadata__" becomes the state's
+ * metadata (a repeated key: its last value; a NUL in a key or
  * value is refused).  New; release it with tg_state_free. */
 TG_API tg_state *tg_safetensors_load(const char *path, tg_dev *dev);
 /* Loads src's values into dst's tensors (a checkpoint into a model's
