@@ -757,6 +757,45 @@ START_TEST(null_arguments_are_errors)
 }
 END_TEST
 
+/* Values C cannot convert and sizes whose product overflows int64 are
+ * refused with a message (they were undefined behaviour, which UBSan
+ * reported, and gave whatever the machine did). */
+START_TEST(unrepresentable_values_and_sizes_are_errors)
+{
+	const int64_t big[3] = { 1LL << 31, 1LL << 31, 1LL << 31 };
+	double v;
+	tg_tensor *x, *u;
+
+	tg_scope_begin();
+	ck_assert_ptr_null(tg_full(NULL, TG_INT32, 0, NULL, NAN));
+	ck_assert_error("full: nan is not a value of int32 (a finite number "
+	                "within its 64-bit range)");
+	ck_assert_ptr_null(tg_full(NULL, TG_INT64, 0, NULL, 1e19));
+	ck_assert_error("full: 1e+19 is not a value of int64");
+	ck_assert_ptr_null(tg_full(NULL, TG_UINT64, 0, NULL, INFINITY));
+	ck_assert_error("full: inf is not a value of uint64");
+	u = tg_full(NULL, TG_UINT64, 0, NULL, 1e19);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_eq(tg_tensor_item(u, &v), 0);
+	ck_assert_double_eq(v, 1e19);
+	ck_assert_ptr_nonnull(tg_full(NULL, TG_BOOL, 0, NULL, NAN));
+	ck_assert_ptr_nonnull(tg_full(NULL, TG_FLOAT32, 0, NULL, NAN));
+	ck_assert_ptr_null(tg_zeros(NULL, TG_FLOAT32, 3, big));
+	ck_assert_error("full: more than 9223372036854775807 elements "
+	                "(axis 2)");
+	ck_assert_ptr_null(tg_empty(NULL, TG_FLOAT32, 3, big));
+	ck_assert_error("empty: more than 9223372036854775807 elements");
+	x = t23();
+	ck_assert_ptr_null(tg_reshape(x, 3, big));
+	ck_assert_error("reshape: the new shape of (2,3) has more than "
+	                "9223372036854775807 elements");
+	ck_assert_ptr_null(tg_expand(tg_reshape(x, 3, (int64_t[]){ 1, 2, 3 }),
+	                             3, (int64_t[]){ 1LL << 62, 4, 3 }));
+	ck_assert_error("expand: more than 9223372036854775807 elements");
+	tg_scope_end();
+}
+END_TEST
+
 START_TEST(bad_arguments_name_the_op)
 {
 	int64_t s[1] = { 4 };
@@ -826,6 +865,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(t, casts_and_bitcasts);
 	tcase_add_test(t, bad_arguments_name_the_op);
 	tcase_add_test(t, null_arguments_are_errors);
+	tcase_add_test(t, unrepresentable_values_and_sizes_are_errors);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -72,8 +72,10 @@ tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 			return tg_t_fail(TG_EINVAL, "reshape", "bad size %lld "
 			                 "in the new shape of %s",
 			                 (long long)shape[i], SHAPE(t, b));
-		else
-			known *= shape[i];
+		else if (__builtin_mul_overflow(known, shape[i], &known))
+			return tg_t_fail(TG_EINVAL, "reshape", "the new shape "
+			                 "of %s has more than %lld elements",
+			                 SHAPE(t, b), (long long)INT64_MAX);
 	}
 	if (tg_dims_sym(t->ndim, t->shape) || tg_dims_sym(ndim, shape)) {
 		/* the tracker checks the sizes symbolically */
@@ -109,6 +111,8 @@ tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
 		return tg_t_fail(TG_EINVAL, "expand", "cannot expand %s to "
 		                 "%zu dims", SHAPE(t, b), ndim);
 	lead = ndim - t->ndim;
+	if (tg_t_too_big("expand", ndim, shape))
+		return NULL;
 	for (i = 0; i < ndim; i++) {
 		one[i] = i < lead ? 1 : t->shape[i - lead];
 		s[i] = shape[i] == -1 ? one[i] : shape[i];
