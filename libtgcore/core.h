@@ -40,6 +40,12 @@ int tg_verror(int status, const char *fmt, va_list ap) TG_PRINTF(2, 0);
 int tg_error_prefix(const char *fmt, ...) TG_PRINTF(1, 2);
 /* Reports host memory exhaustion in `op` (static text; cannot fail). */
 int tg_error_oom(const char *op);
+/* s as a message quotes it, into buf (n bytes, at least 8): printable
+ * ASCII and well-formed UTF-8 as they are; a backslash, a quote, a
+ * control byte and a byte that is not UTF-8 escaped C's way (\\, \',
+ * \n, \t, \r, \xNN); cut with "..." when it does not fit.  Returns
+ * buf. */
+const char *tg_escape(const char *s, char *buf, size_t n);
 
 /* --------------------------------------------------------- util/strbuf.c */
 
@@ -120,9 +126,29 @@ int tg_user_dir(const char *xdg_var, const char *home_rel, char **out);
  * naming the path, in `why` (code loaded from such a place could come
  * from another user). */
 int tg_private_path(const char *path, int want_dir, char *why, size_t n);
+/* 0 when `path` (a file or a directory) may give code or settings to
+ * this process: owned by this user or root, and not writable by others
+ * (another user could replace it); else -1 with the reason, naming the
+ * path, in `why` (1 when it does not exist).  Group write is left
+ * alone: /usr/local is writable by group staff on Debian. */
+int tg_trusted_path(const char *path, char *why, size_t n);
+/* The same for the directory that holds `path` (".", for a bare name). */
+int tg_trusted_parent(const char *path, char *why, size_t n);
 /* Whether `path` is an existing directory / regular file. */
 int tg_is_dir(const char *path);
 int tg_is_file(const char *path);
+/* What a file of mode `mode` is, for messages: "is a directory", "is a
+ * FIFO", "is a character device", "is a block device", "is a socket";
+ * "is a regular file" for one. */
+const char *tg_file_kind(unsigned mode);
+/* Opens `path` with open(2)'s flags and mode (O_CLOEXEC added) as a
+ * regular file.  Anything else is refused before it is opened where
+ * stat can tell, and after (fstat) where it changed in between; a FIFO
+ * never blocks the open (O_NONBLOCK, cleared once open).  The fd, or
+ * -1 with *why a static text: the file's kind (tg_file_kind), or
+ * strerror's ("No such file or directory"), errno kept. */
+int tg_open_regular(const char *path, int flags, unsigned mode,
+                    const char **why);
 /* Parses a whole decimal integer; 0 or TG_EINVAL. */
 int tg_parse_long(const char *s, long *out);
 /* Parses yes/no/true/false/on/off/1/0; 0 or TG_EINVAL. */
@@ -311,6 +337,15 @@ long tg_cfg_int(const char *section, const char *key, long def);
 /* Where the value came from: "environment TG_CPU_CC", "file:line",
  * "tg_config_set()" or "default".  Borrowed (per thread). */
 const char *tg_cfg_origin(const char *section, const char *key);
+/* Reports the value of section.key as one that cannot be used, and
+ * returns TG_ECONFIG: "config: ORIGIN: [section] key: WHAT, got
+ * 'VALUE'", ORIGIN as tg_cfg_origin says, the value escaped
+ * (tg_escape), WHAT formatted from fmt ("expected an integer from 1 to
+ * 64").  The host table's config_error. */
+int tg_cfg_error(const char *section, const char *key, const char *fmt,
+                 ...) TG_PRINTF(3, 4);
+int tg_cfg_verror(const char *section, const char *key, const char *fmt,
+                  va_list ap) TG_PRINTF(3, 0);
 /* The files that were looked for, with whether each was read. */
 size_t tg_cfg_file_count(void);
 const char *tg_cfg_file(size_t i, int *was_read);
@@ -361,6 +396,9 @@ typedef struct tg_plugin_rec {
 	char *section;              /* lower-case name, the config section */
 	int probed;
 	struct tg_probe probe;
+	char *bad_config;           /* the probe's TG_ECONFIG message: a
+	                               setting of the plugin's is bad, and
+	                               device selection stops on it */
 } tg_plugin_rec;
 
 /* Scans the search path and loads every plugin once (idempotent).
@@ -370,7 +408,9 @@ size_t tg_registry_count(void);
 tg_plugin_rec *tg_registry_at(size_t i);
 /* Loaded plugin whose name or alias equals `name` (case-insensitive). */
 tg_plugin_rec *tg_registry_find(const char *name);
-/* Runs the plugin's probe once; returns the device count (>= 0). */
+/* Runs the plugin's probe once; returns the device count (>= 0).  A
+ * probe that fails with TG_ECONFIG (a bad setting) leaves its message
+ * in rec->bad_config, and 0 devices. */
 int tg_registry_probe(tg_plugin_rec *rec);
 /* enum tg_device_type of device `index` of a probed plugin, from the
  * probe's types[] (ABI 0.7) or, when it gave none, its `type` for

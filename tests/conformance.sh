@@ -59,7 +59,7 @@ done
 echo "tg-conformance passes on examples/vendor-plugin, renderers c and vm"
 TG_HOSTMEM_RENDERER=bogus "$conf" --plugin "$TG_TEST_PLUGINS/vendor/hostmem.la" \
 	--area contract >"$out" 2>&1 && fail "exit 0 with renderer = bogus"
-grep -q 'FAIL contract/device-info: .*hostmem open: renderer = bogus: want c (the core renders C for cc) or vm (the plugin renders for its machine)' \
+grep -q "FAIL contract/device-info: .*config: environment TG_HOSTMEM_RENDERER: \[hostmem\] renderer: want c (the core renders C for cc) or vm (the plugin renders for its machine), got 'bogus'" \
 	"$out" || fail "renderer = bogus message"
 
 # ... with a renderer of its own that fails, returns no text, is

@@ -21,7 +21,7 @@ static const struct field {
 	F(tg_host, log), F(tg_host, set_error), F(tg_host, alloc),
 	F(tg_host, free), F(tg_host, config_get), F(tg_host, cache_dir),
 	F(tg_host, debug), F(tg_host, core_private), F(tg_host, kernel_info),
-	F(tg_host, kernel_op), S(tg_host),
+	F(tg_host, kernel_op), F(tg_host, config_error), S(tg_host),
 
 	F(tg_allocator_iface, struct_size), F(tg_allocator_iface, alloc),
 	F(tg_allocator_iface, free), F(tg_allocator_iface, copy_in),

@@ -214,6 +214,46 @@ START_TEST(shared_database_is_refused)
 }
 END_TEST
 
+/* CACHEDB in a directory others can write (CACHEDB=/tmp/cache.db) is
+ * refused, said at DEBUG=0: another user could put the database, or
+ * the -wal file SQLite reads with it, there first. */
+START_TEST(database_in_a_shared_directory_is_refused)
+{
+	char dir[512], db[600], buf[8], *err;
+	const char *log = tl_tmp_path("shared-db.log");
+	FILE *saved;
+	int fd;
+
+	snprintf(dir, sizeof dir, "%s", tl_tmp_path("shared-db"));
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	snprintf(db, sizeof db, "%s/cache.db", dir);
+	setenv("CACHEDB", db, 1);
+	fflush(stderr);
+	saved = fdopen(dup(2), "w");
+	ck_assert_int_ge(fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600),
+	                 0);
+	dup2(fd, 2);
+	tg_diskcache_put("test", "k", "v", 1);
+	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
+	fflush(stderr);
+	dup2(fileno(saved), 2);
+	close(fd);
+	fclose(saved);
+	ck_assert_int_ne(access(db, F_OK), 0);
+	err = tl_slurp(log);
+	ck_assert_ptr_nonnull(strstr(err, "compile cache refused: "));
+	ck_assert_ptr_nonnull(strstr(err, "shared-db is writable by others "
+	                             "(mode 1777); the cache is off"));
+	free(err);
+	/* the same directory made private: the cache works */
+	tg_shutdown();
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	tg_diskcache_put("test", "k", "v", 1);
+	ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
+}
+END_TEST
+
 START_TEST(without_home_never_a_shared_path)
 {
 	struct passwd *pw = getpwuid(geteuid());
@@ -548,6 +588,7 @@ int main(void)
 	tcase_add_test(tc, shared_cache_dir_is_refused);
 	tcase_add_test(tc, foreign_cache_dir_is_refused);
 	tcase_add_test(tc, shared_database_is_refused);
+	tcase_add_test(tc, database_in_a_shared_directory_is_refused);
 	tcase_add_test(tc, without_home_never_a_shared_path);
 	tcase_add_test(tc, damaged_values_are_dropped);
 	tcase_add_test(tc, damaged_kernels_are_compiled_again);

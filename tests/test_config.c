@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include "testlib.h"
 
 static char xdg_config_home[512];
@@ -106,6 +108,32 @@ START_TEST(syntax_error_names_file_and_line)
 }
 END_TEST
 
+/* TG_CONFIG naming something that is not a file says what it is; a
+ * FIFO was opened and waited on for a writer. */
+START_TEST(config_that_is_not_a_file_says_what_it_is)
+{
+	const char *fifo = tl_tmp_path("fifo.ini");
+
+	tg_shutdown();
+	setenv("TG_CONFIG", "/dev/null", 1);
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error("config: TG_CONFIG=/dev/null: is a character device");
+	tg_shutdown();
+	setenv("TG_CONFIG", getenv("TG_TEST_TMP"), 1);
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error(": is a directory");
+	tg_shutdown();
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	setenv("TG_CONFIG", fifo, 1);
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error(": is a FIFO");
+	unlink(fifo);
+	tg_shutdown();
+	ck_assert_int_eq(tg_init(), TG_ECONFIG);
+	ck_assert_error(": no such file");
+}
+END_TEST
+
 START_TEST(unknown_core_key_names_line_and_key)
 {
 	ck_assert_int_eq(load("[core]\n\nDEBGU = 1\n"), TG_ECONFIG);
@@ -120,6 +148,40 @@ START_TEST(bad_integer_value_names_key_and_value)
 	                "got 'lots'");
 	ck_assert_int_eq(load("[core]\nCACHELEVEL = -1\n"), TG_ECONFIG);
 	ck_assert_error("CACHELEVEL: expected an integer");
+	/* bytes that are not text are shown escaped */
+	ck_assert_int_eq(load("[core]\nDEBUG = \x1b[31m\xff\n"), TG_ECONFIG);
+	ck_assert_error("tg.ini:2: DEBUG: expected an integer from 0 to 7, "
+	                "got '\\x1B[31m\\xFF'");
+}
+END_TEST
+
+/* A plugin's value is checked by the plugin; the core only says where
+ * it came from (tg_cfg_error, the host table's config_error). */
+START_TEST(plugin_value_errors_name_their_origin)
+{
+	ck_assert_int_eq(load("[core]\nDEBUG = 0\n[cpu]\nthreads = x\n"), 0);
+	ck_assert_int_eq(tg_cfg_error("cpu", "threads", "expected %d", 1),
+	                 TG_ECONFIG);
+	ck_assert_error("config: ");
+	ck_assert_error("tg.ini:4: [cpu] threads: expected 1, got 'x'");
+	setenv("TG_CPU_THREADS", "y\t", 1);
+	tg_cfg_error("cpu", "threads", "expected 2");
+	ck_assert_error("config: environment TG_CPU_THREADS: [cpu] threads: "
+	                "expected 2, got 'y\\t'");
+	ck_assert_int_eq(tg_config_set("cpu.threads", "z"), 0);
+	tg_cfg_error("cpu", "threads", "expected 3");
+	ck_assert_error("config: tg_config_set(): [cpu] threads: expected 3, "
+	                "got 'z'");
+	tg_cfg_error("cpu", "cc", "expected 4");
+	ck_assert_error("config: [cpu] cc (unset): expected 4");
+	/* the public form, for an application's own sections */
+	ck_assert_int_eq(tg_config_error("cpu.threads", "expected %s", "5"),
+	                 TG_ECONFIG);
+	ck_assert_error("config: tg_config_set(): [cpu] threads: expected 5, "
+	                "got 'z'");
+	ck_assert_int_eq(tg_config_error("cpu.", "x"), TG_EINVAL);
+	ck_assert_int_eq(tg_config_error(NULL, "x"), TG_EINVAL);
+	ck_assert_error("config_error: key is NULL");
 }
 END_TEST
 
@@ -456,6 +518,8 @@ int main(void)
 	tcase_add_test(tc, syntax_error_names_file_and_line);
 	tcase_add_test(tc, unknown_core_key_names_line_and_key);
 	tcase_add_test(tc, bad_integer_value_names_key_and_value);
+	tcase_add_test(tc, plugin_value_errors_name_their_origin);
+	tcase_add_test(tc, config_that_is_not_a_file_says_what_it_is);
 	tcase_add_test(tc, bad_boolean_value);
 	tcase_add_test(tc, key_outside_section);
 	tcase_add_test(tc, missing_tg_config_file);

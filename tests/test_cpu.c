@@ -175,7 +175,9 @@ START_TEST(bad_compile_timeout_is_a_config_error)
 	setenv("TG_CPU_COMPILE_TIMEOUT", "soon", 1);
 	ck_assert_ptr_null(tg_dev_get("CPU"));
 	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
-	ck_assert_error("bad compile_timeout value 'soon'");
+	ck_assert_error("config: environment TG_CPU_COMPILE_TIMEOUT: [cpu] "
+	                "compile_timeout: expected seconds from 0 (no limit) "
+	                "to 1000000, got 'soon'");
 }
 END_TEST
 
@@ -193,8 +195,47 @@ START_TEST(bad_thread_count_is_a_config_error)
 	setenv("TG_CPU_THREADS", "many", 1);
 	ck_assert_ptr_null(tg_dev_get("CPU"));
 	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
-	ck_assert_error("threads");
-	ck_assert_error("many");
+	ck_assert_error("'CPU': plugin CPU (");
+	ck_assert_error("): config: environment TG_CPU_THREADS: [cpu] "
+	                "threads: expected an integer from 0 (one per core) "
+	                "to 4096, got 'many'");
+}
+END_TEST
+
+/* Every value that is not a count in range is refused, and the message
+ * shows it escaped: a control or non-UTF-8 byte as \xNN, UTF-8 as it
+ * is. */
+START_TEST(thread_counts_out_of_range_are_config_errors)
+{
+	static const char *const bad[][2] = {
+		{ "-5", "'-5'" }, { "100000", "'100000'" }, { "", NULL },
+		{ "4097", "'4097'" }, { "1.5", "'1.5'" }, { "0x10", "'0x10'" },
+		{ "\xff\xfe", "'\\xFF\\xFE'" },
+		{ "4\n", "'4\\n'" }, { "d\xc3\xa9j\xc3", "'d\xc3\xa9j\\xC3'" },
+	};
+
+	for (size_t i = 0; i < TG_ARRAY_LEN(bad); i++) {
+		tg_shutdown();
+		setenv("TG_CPU_THREADS", bad[i][0], 1);
+		if (!bad[i][1]) {  /* empty: one per core */
+			ck_assert_ptr_nonnull(tg_dev_get("CPU"));
+			continue;
+		}
+		ck_assert_ptr_null(tg_dev_get("CPU"));
+		ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+		ck_assert_error(bad[i][1]);
+	}
+}
+END_TEST
+
+START_TEST(bad_vector_width_is_a_config_error)
+{
+	ck_assert_int_eq(tg_config_set("cpu.vector_width", "12"), 0);
+	ck_assert_ptr_null(tg_dev_get("CPU"));
+	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+	ck_assert_error("config: tg_config_set(): [cpu] vector_width: "
+	                "expected 0 (the CPU's, ");
+	ck_assert_error("), 4, 8 or 16, got '12'");
 }
 END_TEST
 
@@ -242,8 +283,9 @@ START_TEST(bad_device_count_makes_the_plugin_unusable)
 {
 	setenv("TG_CPU_DEVICES", "0", 1);
 	ck_assert_ptr_null(tg_dev_get("CPU"));
-	ck_assert_error("cpu: bad devices value '0' ([cpu] devices or "
-	                "TG_CPU_DEVICES): expected an integer from 1 to 64");
+	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+	ck_assert_error("config: environment TG_CPU_DEVICES: [cpu] devices: "
+	                "expected an integer from 1 to 64, got '0'");
 }
 END_TEST
 
@@ -616,6 +658,8 @@ int main(void)
 	tcase_add_test(tc, hung_compiler_times_out);
 	tcase_add_test(tc, bad_compile_timeout_is_a_config_error);
 	tcase_add_test(tc, bad_thread_count_is_a_config_error);
+	tcase_add_test(tc, thread_counts_out_of_range_are_config_errors);
+	tcase_add_test(tc, bad_vector_width_is_a_config_error);
 	tcase_add_test(tc, several_cpu_devices);
 	tcase_add_test(tc, bad_device_count_makes_the_plugin_unusable);
 	tcase_add_test(tc, huge_allocation_fails_cleanly);

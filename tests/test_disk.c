@@ -278,7 +278,17 @@ START_TEST(refusals_name_the_reason)
 	snprintf(dir, sizeof dir, "DISK:%s", getenv("TG_TEST_TMP") ?
 	         getenv("TG_TEST_TMP") : "/tmp");
 	ck_assert_int_lt(tg_realize(ok(tg_to(head, tg_dev_get(dir)))), 0);
-	ck_assert_error(": cannot open the file: Is a directory");
+	ck_assert_error(": cannot open the file: is a directory");
+	/* neither a FIFO nor a device is a file of bytes to map */
+	ck_assert_int_eq(mkfifo(tl_tmp_path("fifo.bin"), 0600), 0);
+	snprintf(dir, sizeof dir, "DISK:%s", tl_tmp_path("fifo.bin"));
+	ck_assert_int_lt(tg_realize(ok(tg_to(head, tg_dev_get(dir)))), 0);
+	ck_assert_error(": cannot open the file: is a FIFO");
+	unlink(tl_tmp_path("fifo.bin"));
+	ck_assert_int_lt(tg_realize(ok(tg_to(head,
+	                                    tg_dev_get("DISK:/dev/null")))), 0);
+	ck_assert_error("DISK:/dev/null: cannot open the file: is a character "
+	                "device");
 }
 END_TEST
 

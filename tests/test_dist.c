@@ -250,13 +250,17 @@ START_TEST(bad_settings)
 
 	tg_config_set("dist.timeout", "soon");
 	ck_assert_int_eq(tg_dist_barrier(), TG_ECONFIG);
-	ck_assert_error("dist barrier: bad timeout 'soon' ([dist] timeout "
-	                "or TG_DIST_TIMEOUT): expected seconds, more than 0");
+	ck_assert_error("dist barrier: config: tg_config_set(): [dist] "
+	                "timeout: expected seconds, more than 0, got 'soon'");
 	tg_config_set("dist.timeout", NULL);
 	tg_config_set("dist.bucket_mb", "0");
 	ck_assert_int_eq(tg_dist_all_reduce(&f, 1, TG_DIST_SUM), TG_ECONFIG);
-	ck_assert_error("bad bucket_mb 0 ([dist] bucket_mb or "
-	                "TG_DIST_BUCKET_MB): expected 1 to 1024");
+	ck_assert_error("config: tg_config_set(): [dist] bucket_mb: expected "
+	                "megabytes from 1 to 1024, got '0'");
+	/* once read as tg_config_int's default */
+	tg_config_set("dist.bucket_mb", "lots");
+	ck_assert_int_eq(tg_dist_all_reduce(&f, 1, TG_DIST_SUM), TG_ECONFIG);
+	ck_assert_error("got 'lots'");
 	tg_config_set("dist.bucket_mb", NULL);
 	ck_assert_int_eq(tg_dist_barrier(), 0);
 	tg_tensor_unref(f);

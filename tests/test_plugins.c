@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include "testlib.h"
 
 /* Loads exactly one file and returns its record. */
@@ -54,6 +56,72 @@ START_TEST(missing_file_is_reported)
 	ck_assert_refused(pi, "no such file or directory (listed in "
 	                  "TG_PLUGIN_PATH)");
 	ck_assert_str_eq(pi.file, "/nonexistent/dir/x.so");
+}
+END_TEST
+
+/* A path entry that exists but is neither a file nor a directory says
+ * what it is, not "no such file". */
+START_TEST(device_or_fifo_entry_says_what_it_is)
+{
+	tg_plugin_info pi = load_one("/dev/null");
+
+	ck_assert_refused(pi, "is a character device, neither a plugin file "
+	                  "nor a directory (listed in TG_PLUGIN_PATH)");
+}
+END_TEST
+
+/* The mock plugin's module copied into a new directory of the test
+ * area; its path in `so`. */
+static void copy_mock(const char *dirname, char dir[512], char so[600])
+{
+	char src[512];
+	FILE *in, *out;
+	size_t k;
+	char buf[8192];
+
+	snprintf(src, sizeof src, "%s/.libs/mock.so", tl_plugdir());
+	snprintf(dir, 512, "%s", tl_tmp_path(dirname));
+	snprintf(so, 600, "%s/mock.so", dir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_ptr_nonnull(in = fopen(src, "rb"));
+	ck_assert_ptr_nonnull(out = fopen(so, "wb"));
+	while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, k, out), k);
+	fclose(in);
+	fclose(out);
+	ck_assert_int_eq(chmod(so, 0755), 0);
+}
+
+/* A plugin another user could replace is refused, as the compile
+ * cache's directory is: the file or its directory writable by others,
+ * or owned by a user other than this one and root. */
+START_TEST(plugins_others_can_write_are_refused)
+{
+	char dir[512], so[600], want[700];
+	tg_plugin_info pi;
+
+	copy_mock("shared-plugins", dir, so);
+	pi = load_one(dir);
+	ck_assert_int_eq(pi.state, TG_PLUGIN_LOADED);
+	ck_assert_int_eq(chmod(dir, 01777), 0);  /* a /tmp-like place */
+	pi = load_one(dir);
+	snprintf(want, sizeof want, "%s is writable by others (mode 1777): "
+	         "another user could replace its code (not loaded)", dir);
+	ck_assert_refused(pi, want);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_int_eq(chmod(so, 0666), 0);
+	pi = load_one(so);
+	snprintf(want, sizeof want, "%s is writable by others (mode 0666)",
+	         so);
+	ck_assert_refused(pi, want);
+	ck_assert_int_eq(chmod(so, 0775), 0);  /* the group may write */
+	ck_assert_int_eq(load_one(so).state, TG_PLUGIN_LOADED);
+	if (geteuid() == 0) {  /* only root can give a file away */
+		ck_assert_int_eq(chown(so, 65534, 65534), 0);
+		pi = load_one(so);
+		ck_assert_refused(pi, "is owned by uid 65534, neither this "
+		                  "user (uid 0) nor root");
+	}
 }
 END_TEST
 
@@ -497,6 +565,8 @@ int main(void)
 	tcase_add_test(tc, default_path_is_last);
 	tcase_add_test(tc, uninstalled_core_uses_the_build_tree);
 	tcase_add_test(tc, plugin_get_rejects_bad_index);
+	tcase_add_test(tc, device_or_fifo_entry_says_what_it_is);
+	tcase_add_test(tc, plugins_others_can_write_are_refused);
 	tcase_add_test(tc, shutdown_and_reload);
 	suite_add_tcase(s, tc);
 	return tl_run(s);

@@ -310,6 +310,71 @@ START_TEST(config_list_with_nothing_usable)
 }
 END_TEST
 
+/* The CPU plugin, the OpenCL plugin (PoCL, a CPU device, in make
+ * check) and the mock accelerator, with `ini` as the config file. */
+static void use_with_opencl(const char *ini)
+{
+	char path[2048], one[512];
+	const char *dev = getenv("TG_DEVICE_PLUGIN_PATH");
+
+	snprintf(path, sizeof path, "%s:%s%s%s", getenv("TG_PLUGIN_PATH"),
+	         tl_plugin("mock", one, sizeof one), dev ? ":" : "",
+	         dev ? dev : "");
+	tl_use_plugins(path);
+	setenv("TG_CONFIG", tl_write_file("bad.ini", ini), 1);
+}
+
+/* A [cpu] value that does not parse stops auto selection with a message
+ * naming the file, the line, the key and the value: no other device
+ * (OpenCL, the mock accelerator that ranks first) is chosen instead. */
+START_TEST(bad_plugin_setting_stops_auto_selection)
+{
+	static const char *const bad[][2] = {
+		{ "abc", "'abc'" }, { "-5", "'-5'" },
+		{ "100000", "'100000'" }, { "\xff\x01", "'\\xFF\\x01'" },
+	};
+	char ini[128];
+
+	for (size_t i = 0; i < TG_ARRAY_LEN(bad); i++) {
+		snprintf(ini, sizeof ini, "[core]\nDEBUG = 0\n\n[cpu]\n"
+		         "threads = %s\n", bad[i][0]);
+		use_with_opencl(ini);
+		ck_assert_ptr_null(tg_dev_get(NULL));
+		ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+		ck_assert_error("no device chosen (auto: ");
+		ck_assert_error("plugin CPU (");
+		ck_assert_error("bad.ini:5: [cpu] threads: expected an "
+		                "integer from 0 (one per core) to 4096, got ");
+		ck_assert_error(bad[i][1]);
+		ck_assert_ptr_null(tg_dev_default_name(NULL));
+	}
+}
+END_TEST
+
+/* The same through the environment and the API, and in the config's
+ * devices list; asking for another device by name still works. */
+START_TEST(bad_plugin_setting_from_env_or_api)
+{
+	use_with_opencl("[core]\ndevices = cpu, opencl, mock\n");
+	setenv("TG_CPU_VECTOR_WIDTH", "7", 1);
+	ck_assert_ptr_null(tg_dev_get(NULL));
+	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+	ck_assert_error("no device chosen (first usable entry of 'devices = "
+	                "cpu, opencl, mock' (");
+	ck_assert_error("config: environment TG_CPU_VECTOR_WIDTH: [cpu] "
+	                "vector_width: expected 0 (the CPU's, ");
+	unsetenv("TG_CPU_VECTOR_WIDTH");
+	tg_shutdown();
+	ck_assert_int_eq(tg_config_set("cpu.devices", "many"), 0);
+	ck_assert_ptr_null(tg_dev_get(NULL));
+	ck_assert_error("config: tg_config_set(): [cpu] devices: expected an "
+	                "integer from 1 to 64, got 'many'");
+	ck_assert_ptr_null(tg_dev_get("CPU"));
+	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+	ck_assert_str_eq(tg_dev_name(tg_dev_get("MOCK")), "MOCK");
+}
+END_TEST
+
 START_TEST(default_is_chosen_once)
 {
 	tg_dev *a = tg_dev_get(NULL);
@@ -368,6 +433,8 @@ int main(void)
 	tcase_add_test(tc, device_variable_with_unusable_device);
 	tcase_add_test(tc, config_list_takes_the_first_usable_entry);
 	tcase_add_test(tc, config_list_with_nothing_usable);
+	tcase_add_test(tc, bad_plugin_setting_stops_auto_selection);
+	tcase_add_test(tc, bad_plugin_setting_from_env_or_api);
 	tcase_add_test(tc, default_is_chosen_once);
 	tcase_add_test(tc, device_info_reports_capabilities);
 	suite_add_tcase(s, tc);

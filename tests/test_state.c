@@ -837,7 +837,12 @@ START_TEST(rejects_lying_lengths)
 
 	load_fails(tl_tmp_path("missing.st"), "cannot open: No such file");
 	ck_assert_int_eq(mkdir(tl_tmp_path("dir.st"), 0700), 0);
-	load_fails(tl_tmp_path("dir.st"), "not a regular file");
+	load_fails(tl_tmp_path("dir.st"), "cannot open: is a directory");
+	/* a FIFO was opened and waited on for a writer forever */
+	ck_assert_int_eq(mkfifo(tl_tmp_path("fifo.st"), 0600), 0);
+	load_fails(tl_tmp_path("fifo.st"), "cannot open: is a FIFO");
+	unlink(tl_tmp_path("fifo.st"));
+	load_fails("/dev/null", "cannot open: is a character device");
 }
 END_TEST
 

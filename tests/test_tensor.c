@@ -693,6 +693,110 @@ START_TEST(assign_replaces_the_value)
 }
 END_TEST
 
+/* A NULL array whose count is not 0, or a NULL out-pointer, is an
+ * error naming the op and the argument, never a crash (issue 46). */
+START_TEST(null_arguments_are_errors)
+{
+	const int64_t two[2] = { 1, 1 }, k[2] = { 1, 1 };
+	tg_tensor *x, *one, *out[4];
+	size_t n = 4;
+	char b[16];
+
+	tg_scope_begin();
+	x = t23();
+	one = tg_sum(x, NULL, 0, 0);
+#define NULL_ERR(call, msg)                                             \
+	do {                                                            \
+		tg_clear_error();                                       \
+		ck_assert_msg((intptr_t)(call) <= 0, "%s", #call);      \
+		ck_assert_error(msg);                                   \
+	} while (0)
+	NULL_ERR(tg_zeros(NULL, TG_FLOAT32, 2, NULL),
+	         "full: shape is NULL (n = 2)");
+	NULL_ERR(tg_empty(NULL, TG_FLOAT32, 1, NULL), "empty: shape is NULL");
+	NULL_ERR(tg_tensor_new(NULL, TG_FLOAT32, 2, NULL, NULL),
+	         "empty: shape is NULL");
+	NULL_ERR(tg_tensor_item(one, NULL), "item: out is NULL (n = 1)");
+	NULL_ERR(tg_reshape(x, 2, NULL), "reshape: shape is NULL (n = 2)");
+	NULL_ERR(tg_expand(x, 2, NULL), "expand: shape is NULL");
+	NULL_ERR(tg_permute(x, 2, NULL), "permute: order is NULL");
+	NULL_ERR(tg_flip(x, NULL, 1), "flip: axes is NULL (n = 1)");
+	NULL_ERR(tg_shrink(x, 2, NULL), "shrink: pairs is NULL");
+	NULL_ERR(tg_pad(x, 2, NULL, 0), "pad: pairs is NULL");
+	NULL_ERR(tg_slice(x, 1, NULL), "slice: specs is NULL (n = 1)");
+	NULL_ERR(tg_rand(NULL, TG_FLOAT32, 2, NULL), "rand: shape is NULL");
+	NULL_ERR(tg_randn(NULL, TG_FLOAT32, 2, NULL), "randn: shape is NULL");
+	NULL_ERR(tg_randint(NULL, 2, NULL, 0, 3), "randint: shape is NULL");
+	NULL_ERR(tg_uniform(NULL, TG_FLOAT32, 2, NULL, 0, 1),
+	         "uniform: shape is NULL");
+	NULL_ERR(tg_glorot_uniform(NULL, TG_FLOAT32, 2, NULL),
+	         "glorot_uniform: shape is NULL");
+	NULL_ERR(tg_kaiming_normal(NULL, TG_FLOAT32, 2, NULL, 0),
+	         "kaiming_normal: shape is NULL");
+	NULL_ERR(tg_unflatten(x, 0, 2, NULL), "unflatten: sizes is NULL");
+	NULL_ERR(tg_repeat(x, 2, NULL), "repeat: reps is NULL");
+	NULL_ERR(tg_split(x, 1, 0, out, NULL), "split: n is NULL");
+	NULL_ERR(tg_split_sizes(x, NULL, 2, 0, out), "split: sizes is NULL");
+	NULL_ERR(tg_split_sizes(x, two, 2, 0, NULL), "split: out is NULL");
+	NULL_ERR(tg_chunk(x, 2, 0, NULL, &n), "chunk: out is NULL (n = 2)");
+	NULL_ERR(tg_chunk(x, 2, 0, out, NULL), "chunk: n is NULL");
+	NULL_ERR(tg_realize_many(NULL, 2),
+	         "realize: tensor array is NULL (n = 2)");
+	NULL_ERR(tg_max_pool2d(tg_reshape(x, 4, (int64_t[]){ 1, 1, 2, 3 }),
+	                       NULL, NULL), "max_pool2d: kernel is NULL");
+	NULL_ERR(tg_avg_pool2d(tg_reshape(x, 4, (int64_t[]){ 1, 1, 2, 3 }),
+	                       NULL, NULL, 0), "avg_pool2d: kernel is NULL");
+#undef NULL_ERR
+	/* a count of 0 needs no array */
+	ck_assert_ptr_nonnull(tg_zeros(NULL, TG_FLOAT32, 0, NULL));
+	ck_assert_int_eq(tg_realize_many(NULL, 0), 0);
+	ck_assert_str_eq(tg_tensor_shape_str(x, NULL, 8), "(no buffer)");
+	ck_assert_str_eq(tg_tensor_shape_str(x, b, sizeof b), "(2,3)");
+	ck_assert_ptr_nonnull(tg_max_pool2d(tg_reshape(x, 4, (int64_t[]){
+		1, 1, 2, 3 }), k, NULL));
+	tg_scope_end();
+}
+END_TEST
+
+/* Values C cannot convert and sizes whose product overflows int64 are
+ * refused with a message (they were undefined behaviour, which UBSan
+ * reported, and gave whatever the machine did). */
+START_TEST(unrepresentable_values_and_sizes_are_errors)
+{
+	const int64_t big[3] = { 1LL << 31, 1LL << 31, 1LL << 31 };
+	double v;
+	tg_tensor *x, *u;
+
+	tg_scope_begin();
+	ck_assert_ptr_null(tg_full(NULL, TG_INT32, 0, NULL, NAN));
+	ck_assert_error("full: nan is not a value of int32 (a finite number "
+	                "within its 64-bit range)");
+	ck_assert_ptr_null(tg_full(NULL, TG_INT64, 0, NULL, 1e19));
+	ck_assert_error("full: 1e+19 is not a value of int64");
+	ck_assert_ptr_null(tg_full(NULL, TG_UINT64, 0, NULL, INFINITY));
+	ck_assert_error("full: inf is not a value of uint64");
+	u = tg_full(NULL, TG_UINT64, 0, NULL, 1e19);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_eq(tg_tensor_item(u, &v), 0);
+	ck_assert_double_eq(v, 1e19);
+	ck_assert_ptr_nonnull(tg_full(NULL, TG_BOOL, 0, NULL, NAN));
+	ck_assert_ptr_nonnull(tg_full(NULL, TG_FLOAT32, 0, NULL, NAN));
+	ck_assert_ptr_null(tg_zeros(NULL, TG_FLOAT32, 3, big));
+	ck_assert_error("full: more than 9223372036854775807 elements "
+	                "(axis 2)");
+	ck_assert_ptr_null(tg_empty(NULL, TG_FLOAT32, 3, big));
+	ck_assert_error("empty: more than 9223372036854775807 elements");
+	x = t23();
+	ck_assert_ptr_null(tg_reshape(x, 3, big));
+	ck_assert_error("reshape: the new shape of (2,3) has more than "
+	                "9223372036854775807 elements");
+	ck_assert_ptr_null(tg_expand(tg_reshape(x, 3, (int64_t[]){ 1, 2, 3 }),
+	                             3, (int64_t[]){ 1LL << 62, 4, 3 }));
+	ck_assert_error("expand: more than 9223372036854775807 elements");
+	tg_scope_end();
+}
+END_TEST
+
 START_TEST(bad_arguments_name_the_op)
 {
 	int64_t s[1] = { 4 };
@@ -761,6 +865,8 @@ static Suite *tensor_suite(void)
 	tcase_add_test(t, profile_and_graph_write_their_files);
 	tcase_add_test(t, casts_and_bitcasts);
 	tcase_add_test(t, bad_arguments_name_the_op);
+	tcase_add_test(t, null_arguments_are_errors);
+	tcase_add_test(t, unrepresentable_values_and_sizes_are_errors);
 	suite_add_tcase(s, t);
 	return s;
 }

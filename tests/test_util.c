@@ -198,6 +198,34 @@ START_TEST(parse_numbers_and_booleans)
 }
 END_TEST
 
+/* Messages quote values escaped: text as it is, the rest as C
+ * escapes, cut with "..." where the buffer ends. */
+START_TEST(escape_keeps_text_and_escapes_bytes)
+{
+	char b[64], small[8];
+
+	ck_assert_str_eq(tg_escape("abc", b, sizeof b), "abc");
+	ck_assert_str_eq(tg_escape("caf\xc3\xa9 \xe2\x82\xac", b, sizeof b),
+	                 "caf\xc3\xa9 \xe2\x82\xac");
+	ck_assert_str_eq(tg_escape("a'b\\c\n\t\r", b, sizeof b),
+	                 "a\\'b\\\\c\\n\\t\\r");
+	ck_assert_str_eq(tg_escape("\x01\x7f\xff\xc3", b, sizeof b),
+	                 "\\x01\\x7F\\xFF\\xC3");
+	/* overlong, surrogate, past U+10FFFF, a cut sequence */
+	ck_assert_str_eq(tg_escape("\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80"
+	                           "\xe2\x82", b, sizeof b),
+	                 "\\xC0\\xAF\\xED\\xA0\\x80\\xF4\\x90\\x80\\x80"
+	                 "\\xE2\\x82");
+	ck_assert_str_eq(tg_escape("1234567", small, sizeof small),
+	                 "1234567");
+	ck_assert_str_eq(tg_escape("12345678", small, sizeof small),
+	                 "1234...");
+	ck_assert_str_eq(tg_escape("\xff\xff", small, sizeof small),
+	                 "\\xFF...");
+	ck_assert_str_eq(tg_escape("", small, sizeof small), "");
+}
+END_TEST
+
 START_TEST(dtype_sizes_and_names)
 {
 	static const size_t size[TG_NDTYPES] = { 1, 1, 1, 2, 2, 4, 4, 8, 8,
@@ -227,6 +255,7 @@ int main(void)
 	tcase_add_test(tc, debug_log_prints_at_or_under_the_level);
 	tcase_add_test(tc, parse_numbers_and_booleans);
 	tcase_add_test(tc, dtype_sizes_and_names);
+	tcase_add_test(tc, escape_keeps_text_and_escapes_bytes);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

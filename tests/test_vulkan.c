@@ -393,8 +393,22 @@ START_TEST(bad_device_config_is_an_error)
 {
 	setenv("TG_VULKAN_DEVICE", "first", 1);
 	ck_assert_ptr_null(tg_dev_get("VULKAN"));
-	ck_assert_error("first");
+	ck_assert_int_eq(tg_last_status(), TG_ECONFIG);
+	ck_assert_error("config: environment TG_VULKAN_DEVICE: [vulkan] "
+	                "device: expected a device index from 0 to 63, got "
+	                "'first'");
 	tg_shutdown();
+	setenv("TG_VULKAN_DEVICE", "63", 1);
+	ck_assert_ptr_null(tg_dev_get("VULKAN"));
+	ck_assert_error("[vulkan] device: expected a device index below ");
+	tg_shutdown();
+	unsetenv("TG_VULKAN_DEVICE");
+	setenv("TG_VULKAN_STAGING", "sometimes", 1);
+	ck_assert_ptr_null(tg_dev_get("VULKAN"));
+	ck_assert_error("[vulkan] staging: expected yes or no (1/0, "
+	                "true/false, on/off), got 'sometimes'");
+	tg_shutdown();
+	unsetenv("TG_VULKAN_STAGING");
 	setenv("TG_VULKAN_DEVICE", "0", 1);
 	ck_assert_ptr_nonnull(vk());
 }

@@ -67,6 +67,14 @@ grep -q 'MOCK:1: ' "$out" || fail "MOCK:1 device line"
 grep -q 'OPENFAIL: cannot open: .*driver refused to open' "$out" || fail "openfail"
 grep -q '^default device: CPU (CPU=1 is set)' "$out" || fail "CPU=1 reason"
 
+# A backend setting that does not parse: shown on the plugin's line, and
+# no device is chosen (not the next one, issue 46)
+TG_CPU_THREADS=abc "$info" >"$out" 2>&1 && fail "exit 0 with a bad setting"
+grep -q "CPU .*loaded, unusable, a setting is bad: config: environment TG_CPU_THREADS: \[cpu\] threads: expected an integer from 0 (one per core) to 4096, got 'abc'" \
+	"$out" || fail "bad [cpu] threads not shown"
+grep -q "^default device: none: no device chosen (auto: " "$out" \
+	|| fail "bad [cpu] threads: default device line"
+
 # Plugins that crash, exit or hang in their entry, probe or open: each
 # is tried in a child first and listed with what happened; the CPU
 # device is still found and is the default.

@@ -557,6 +557,13 @@ static int hm_open(const struct tg_host *host, int index,
 	if (index != 0)
 		return host->set_error(host, TG_ENODEV,
 			"hostmem open: no device %d (1 device)", index);
+	/* a value it cannot use: config_error (0.11) names where it came
+	 * from, and stops device selection instead of skipping us */
+	if (renderer != NULL && !vm && strcmp(renderer, "c") != 0 &&
+	    TG_HAS(host, struct tg_host, config_error))
+		return host->config_error(host, "renderer", "want c (the core "
+			"renders C for cc) or vm (the plugin renders for its "
+			"machine)");
 	if (renderer != NULL && !vm && strcmp(renderer, "c") != 0)
 		return host->set_error(host, TG_ECONFIG, "hostmem open: "
 			"renderer = %s: want c (the core renders C for cc) or "

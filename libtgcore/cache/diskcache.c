@@ -60,12 +60,18 @@ static char *db_path(void)
 }
 
 /* An existing database must be this user's alone: its entries become
- * code (CPU kernels) and BEAM's choices. */
+ * code (CPU kernels) and BEAM's choices.  Its directory must not be
+ * writable by others either (owned by this user or root): another user
+ * could create the database there first, or its -wal and -shm files,
+ * which SQLite reads as part of it (CACHEDB=/tmp/cache.db). */
 static int db_private(const char *path)
 {
 	char why[TG_ERROR_MAX];
 
-	if (access(path, F_OK) || !tg_private_path(path, 0, why, sizeof why))
+	/* a missing directory: SQLite's open fails, said at DEBUG=1 */
+	if (tg_trusted_parent(path, why, sizeof why) >= 0 &&
+	    (access(path, F_OK) || !tg_private_path(path, 0, why,
+	                                             sizeof why)))
 		return 1;
 	tg_debug_log(0, "compile cache refused: %s; the cache is off", why);
 	return 0;

@@ -63,18 +63,19 @@ static int disk_err(struct tg_device *d, int status, const char *what,
  * if it already holds size bytes. */
 static int open_for(struct tg_device *d, size_t size, int *writable)
 {
-	const char *path = ctx_of(d)->path;
+	const char *path = ctx_of(d)->path, *why;
 	struct stat st;
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	int fd = tg_open_regular(path, O_RDWR | O_CREAT, 0666, &why);
 
 	*writable = fd >= 0;
 	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = tg_open_regular(path, O_RDONLY, 0, &why);
 	if (fd < 0)
-		return disk_err(d, TG_EIO, "cannot open the file", errno);
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		return tg_error(TG_EIO, "%s: cannot open the file: %s",
+		                ctx_of(d)->name, why);
+	if (fstat(fd, &st)) {
 		close(fd);
-		return tg_error(TG_EIO, "%s: not a regular file", ctx_of(d)->name);
+		return disk_err(d, TG_EIO, "cannot stat the file", errno);
 	}
 	if ((uint64_t)st.st_size >= size)
 		return fd;

@@ -4,7 +4,10 @@
  * An explicit request (DEVICE=, a CPU=1-style flag) fails loudly with
  * everything needed to fix it; the config's list and auto mode skip
  * unusable devices quietly and only fail when nothing at all is usable,
- * listing every reason (PLUGINS.md section 5).
+ * listing every reason (PLUGINS.md section 5).  A plugin setting that
+ * cannot be used (TG_ECONFIG from the probe or from open: [cpu]
+ * threads = abc) is the exception: every mode fails with it, so that a
+ * typo never moves the program to another device.
  */
 #include "config.h"
 
@@ -79,6 +82,9 @@ int tg_select_open(const tg_devname *dn, const char *what, const char *var,
 	if (var)
 		snprintf(fix, sizeof fix, "; unset %s or choose another device "
 		         "with DEVICE=NAME (tg-info lists them)", var);
+	if (r->bad_config)
+		return tg_error(TG_ECONFIG, "%s: plugin %s (%s): %s", what,
+		                r->desc->name, r->file, r->bad_config);
 	if (nd == 0)
 		return tg_error(TG_ENODEV, "%s: plugin %s (%s) is unusable: "
 		                "%s%s", what, r->desc->name, r->file,
@@ -169,7 +175,10 @@ static int select_device_var(const char *name, struct tg_dev **out)
 
 /* ----------------------------------------------------- quiet choices */
 
-/* Tries `dn`; on failure appends the reason to `why` and returns < 0. */
+/* Tries `dn`; on failure appends the reason to `why` and returns
+ * TG_ENODEV, so that the caller tries the next device.  A bad setting
+ * (TG_ECONFIG) is returned as it is, with its message: the caller stops
+ * there, so that no other device is chosen because of it. */
 static int try_quietly(const tg_devname *dn, tg_strbuf *why,
                        struct tg_dev **out)
 {
@@ -178,6 +187,8 @@ static int try_quietly(const tg_devname *dn, tg_strbuf *why,
 	tg_devname_format(dn, name, sizeof name);
 	if (tg_select_open(dn, name, NULL, out) == 0)
 		return 0;
+	if (tg_last_status() == TG_ECONFIG || tg_last_status() == TG_ENOMEM)
+		return tg_last_status();
 	tg_strbuf_addf(why, "\n  %s", tg_last_error());
 	return TG_ENODEV;
 }
@@ -188,6 +199,7 @@ static int select_list(const char *list, tg_strbuf *why,
 	char name[64];
 	tg_devname dn;
 	size_t n;
+	int rc;
 
 	while (*list) {
 		n = strcspn(list, ", \t");
@@ -196,8 +208,9 @@ static int select_list(const char *list, tg_strbuf *why,
 			name[n] = '\0';
 			if (tg_devname_parse(name, name, &dn))
 				tg_strbuf_addf(why, "\n  %s", tg_last_error());
-			else if (try_quietly(&dn, why, out) == 0)
-				return 0;
+			else if ((rc = try_quietly(&dn, why, out)) !=
+			         TG_ENODEV)
+				return rc;
 		}
 		list += n + (list[n] != '\0');
 	}
@@ -249,7 +262,11 @@ static int gather(tg_strbuf *why, candidate_vec *cand)
 			add_unloaded(why, r);
 			continue;
 		}
-		if ((nd = tg_registry_probe(r)) == 0)
+		nd = tg_registry_probe(r);
+		if (r->bad_config)  /* it might have ranked first */
+			return tg_error(TG_ECONFIG, "plugin %s (%s): %s",
+			                r->desc->name, r->file, r->bad_config);
+		if (nd == 0)
 			tg_strbuf_addf(why, "\n  %s (%s): %s", r->desc->name,
 			               r->file, r->probe.reason);
 		for (int d = 0; d < nd; d++) {
@@ -280,7 +297,7 @@ static int select_auto(tg_strbuf *why, struct tg_dev **out)
 			cand.v[j - 1] = t;
 		}
 	rc = TG_ENODEV;
-	for (i = 0; i < cand.n && rc; i++)
+	for (i = 0; i < cand.n && rc == TG_ENODEV; i++)
 		rc = try_quietly(&cand.v[i].dn, why, out);
 	TG_VEC_FREE(&cand);
 	return rc;
@@ -306,8 +323,10 @@ static int select_quietly(struct tg_dev **out)
 		         "priority)");
 		rc = select_auto(&why, out);
 	}
-	if (rc == 0 || tg_last_status() == TG_ENOMEM) {
+	if (rc != TG_ENODEV) {  /* chosen, or a bad setting, or OOM */
 		tg_strbuf_release(&why);
+		if (rc == TG_ECONFIG)
+			tg_error_prefix("no device chosen (%s)", default_why);
 		return rc;
 	}
 	reasons = tg_strbuf_finish(&why);

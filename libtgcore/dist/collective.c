@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -252,12 +253,20 @@ static int copy_in(pack *p, size_t i)
  * that an MPI count fits an int whatever the element size). */
 static int chunk_bytes(const char *op, size_t *out)
 {
-	long mb = tg_config_int("dist.bucket_mb", DEFAULT_BUCKET_MB);
+	const char *s = tg_config_get("dist.bucket_mb");
+	long mb = DEFAULT_BUCKET_MB;
+	char *end;
 
-	if (mb < 1 || mb > 1024)
-		return tg_set_error(TG_ECONFIG, "%s: bad bucket_mb %ld ([dist] "
-		                    "bucket_mb or TG_DIST_BUCKET_MB): expected "
-		                    "1 to 1024", op, mb);
+	if (s && *s) {
+		errno = 0;
+		mb = strtol(s, &end, 10);
+		if (errno || end == s || *end || mb < 1 || mb > 1024) {
+			tg_config_error("dist.bucket_mb", "expected megabytes "
+			                "from 1 to 1024");
+			return tg_set_error(TG_ECONFIG, "%s: %s", op,
+			                    tg_last_error());
+		}
+	}
 	*out = (size_t)mb << 20;
 	return 0;
 }

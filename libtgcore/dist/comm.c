@@ -54,11 +54,10 @@ static int timeout_seconds(const char *op, double *out)
 	if (!s || !*s)
 		return 0;
 	*out = strtod(s, &end);
-	if (*end || !(*out > 0) || !isfinite(*out))
-		return tg_set_error(TG_ECONFIG, "%s: bad timeout '%s' ([dist] "
-		                    "timeout or TG_DIST_TIMEOUT): expected "
-		                    "seconds, more than 0", op, s);
-	return 0;
+	if (end != s && !*end && *out > 0 && isfinite(*out))
+		return 0;
+	tg_config_error("dist.timeout", "expected seconds, more than 0");
+	return tg_set_error(TG_ECONFIG, "%s: %s", op, tg_last_error());
 }
 
 int dist_usable(const char *op)

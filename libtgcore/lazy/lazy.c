@@ -464,8 +464,9 @@ tg_lazy *tg_lazy_from_buffer(tg_buffer *buf, size_t ndim,
 	if (ndim > TG_MAX_DIMS)
 		return tg_error(TG_EINVAL, "from_buffer: %zu dims (at most %d)",
 		                ndim, TG_MAX_DIMS), NULL;
-	for (i = 0; i < ndim; i++)
-		n *= shape[i];
+	for (i = 0; i < ndim && n >= 0; i++)  /* overflow: -1, refused */
+		if (__builtin_mul_overflow(n, shape[i], &n))
+			n = -1;
 	if (n < 0 || (uint64_t)n != tg_buffer_count(buf)) {
 		tg_error(TG_EINVAL, "from_buffer: shape of %lld elements over a "
 		         "buffer of %zu", (long long)n, tg_buffer_count(buf));
@@ -497,7 +498,10 @@ tg_lazy *tg_lazy_empty(tg_dev *dev, tg_dtype dt, size_t ndim,
 			return tg_error(TG_EINVAL, "empty: negative size %lld "
 			                "on axis %zu", (long long)shape[i], i),
 			       NULL;
-		n *= shape[i];
+		if (__builtin_mul_overflow(n, shape[i], &n))
+			return tg_error(TG_EINVAL, "empty: more than %lld "
+			                "elements (axis %zu)",
+			                (long long)INT64_MAX, i), NULL;
 	}
 	if (!(buf = tg_buffer_new(dev, (size_t)(n ? n : 1), dt)))
 		return NULL;

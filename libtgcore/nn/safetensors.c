@@ -664,15 +664,17 @@ typedef struct mapping {
 static int map_file(const char *path, mapping *m)
 {
 	struct stat st = { 0 };
+	const char *why;
 	void *p;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return io_fail(LOAD, path, "cannot open");
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	/* a FIFO would block the open, a device read forever */
+	if ((fd = tg_open_regular(path, O_RDONLY, 0, &why)) < 0)
+		return tg_error(TG_EIO, "%s: %s: cannot open: %s", LOAD, path,
+		                why);
+	if (fstat(fd, &st)) {
 		close(fd);
-		return tg_error(TG_EIO, "%s: %s: not a regular file", LOAD,
-		                path);
+		return io_fail(LOAD, path, "cannot stat");
 	}
 	if (st.st_size < 8) {
 		close(fd);

@@ -77,6 +77,20 @@ static const char *host_config_get(const struct tg_host *host,
 	return rec->section && key ? tg_cfg_get(rec->section, key) : NULL;
 }
 
+static int host_config_error(const struct tg_host *host, const char *key,
+                             const char *fmt, ...)
+{
+	tg_plugin_rec *rec = rec_of(host);
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = tg_cfg_verror(rec->section ? rec->section : "?",
+	                   key ? key : "?", fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 /* The per-user cache directory, created 0700; NULL when there is none
  * (no home, setuid) or it is not private (owned by another user, or
  * writable by others: cached CPU kernels are loaded as code), said once
@@ -152,7 +166,7 @@ static int host_kernel_op(const struct tg_host *host,
 void tg_host_init(struct tg_host *host, tg_plugin_rec *rec)
 {
 	*host = (struct tg_host){
-		.struct_size = TG_STRUCT_SIZE(struct tg_host, kernel_op),
+		.struct_size = TG_STRUCT_SIZE(struct tg_host, config_error),
 		.abi_major = TG_PLUGIN_ABI_MAJOR,
 		.abi_minor = TG_PLUGIN_ABI_MINOR,
 		.log = host_log,
@@ -165,5 +179,6 @@ void tg_host_init(struct tg_host *host, tg_plugin_rec *rec)
 		.core_private = rec,
 		.kernel_info = host_kernel_info,
 		.kernel_op = host_kernel_op,
+		.config_error = host_config_error,
 	};
 }

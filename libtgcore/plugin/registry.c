@@ -29,10 +29,12 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core.h"
 #include "util/child.h"
@@ -223,6 +225,7 @@ static void rec_free(tg_plugin_rec *r)
 	free(r->message);
 	free(r->last_log);
 	free(r->section);
+	free(r->bad_config);
 	free(r);
 }
 
@@ -456,6 +459,28 @@ static int trial(tg_plugin_rec *r, const char *open_path, int exact)
 	return -1;
 }
 
+/* Whether the code of candidate `file` could come from another user:
+ * the file, its directory and, for a libtool archive, the module it
+ * names in .libs must be owned by this user or root and not writable
+ * by others (as the compile cache's directory must be private).  0, or
+ * -1 with the reason in `why`. */
+static int untrusted(const char *file, char *why, size_t n)
+{
+	const char *slash = strrchr(file, '/'), *ext;
+	char so[PATH_MAX];
+
+	if (tg_trusted_path(file, why, n) || tg_trusted_parent(file, why, n))
+		return -1;
+	ext = strrchr(file, '.');
+	if (!slash || !ext || strcmp(ext, ".la") ||
+	    snprintf(so, sizeof so, "%.*s/.libs/%.*s.so",
+	             (int)(slash - file), file, (int)(ext - slash - 1),
+	             slash + 1) >= (int)sizeof so || !tg_is_file(so))
+		return 0;
+	return tg_trusted_path(so, why, n) || tg_trusted_parent(so, why, n)
+	       ? -1 : 0;
+}
+
 /* Records candidate `file` (from `origin`) and loads it from
  * `open_path`, unless `refusal` (a reason) or a disabling glob keeps it
  * unloaded. */
@@ -463,7 +488,7 @@ static int add_candidate(const char *file, const char *open_path,
                          int exact, const char *origin, const char *refusal)
 {
 	tg_plugin_rec *r = calloc(1, sizeof *r);
-	char glob[128];
+	char glob[128], why[TG_ERROR_MAX];
 
 	if (!r || !(r->file = strdup(file)) || !(r->origin = strdup(origin)) ||
 	    TG_VEC_PUSH(&recs, r)) {
@@ -478,6 +503,9 @@ static int add_candidate(const char *file, const char *open_path,
 		set_state(r, TG_PLUGIN_DISABLED, "disabled by '%s' in "
 		          "TG_PLUGINS_DISABLE or plugins_disable (not loaded)",
 		          glob);
+	else if (untrusted(file, why, sizeof why))
+		set_state(r, TG_PLUGIN_REFUSED, "%s: another user could "
+		          "replace its code (not loaded)", why);
 	else if (!tg_setting_int(TG_KEY_PLUGIN_ISOLATE) ||
 	         trial(r, open_path, exact) == 0)
 		load(r, open_path, exact);
@@ -547,9 +575,18 @@ static int scan_entry(const struct path_entry *e)
 	if (tg_is_file(e->path))
 		return add_candidate(e->path, e->path, 1, e->origin, NULL);
 	if (!strcmp(e->origin, "TG_PLUGIN_PATH") ||
-	    !strcmp(e->origin, "config"))  /* named explicitly */
-		return add_candidate(e->path, NULL, 1, e->origin,
-		                     "no such file or directory");
+	    !strcmp(e->origin, "config")) {  /* named explicitly */
+		struct stat st;
+
+		if (stat(e->path, &st) == 0)
+			snprintf(why, sizeof why, "%s, neither a plugin file "
+			         "nor a directory", tg_file_kind(st.st_mode));
+		else
+			snprintf(why, sizeof why, "%s", errno == ENOENT
+			         ? "no such file or directory"
+			         : strerror(errno));
+		return add_candidate(e->path, NULL, 1, e->origin, why);
+	}
 	return 0;
 }
 
@@ -605,9 +642,16 @@ int tg_registry_probe(tg_plugin_rec *r)
 	r->probe = (struct tg_probe){
 		.struct_size = TG_STRUCT_SIZE(struct tg_probe, types),
 	};
+	tg_clear_error();
 	rc = r->desc->probe(&r->host, &r->probe);
 	r->probe.reason[sizeof r->probe.reason - 1] = '\0';
-	if (rc < 0 || r->probe.ndevices < 0) {
+	if (rc == TG_ECONFIG && !(r->bad_config = strdup(tg_last_error())))
+		rc = tg_error_oom("plugin probe");
+	if (rc == TG_ECONFIG) {
+		snprintf(r->probe.reason, sizeof r->probe.reason, "%s",
+		         r->bad_config);
+		r->probe.ndevices = 0;
+	} else if (rc < 0 || r->probe.ndevices < 0) {
 		snprintf(r->probe.reason, sizeof r->probe.reason,
 		         "probe failed: %s", tg_last_error());
 		r->probe.ndevices = 0;

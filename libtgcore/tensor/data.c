@@ -13,11 +13,13 @@
 
 int tg_realize_many(tg_tensor *const *ts, size_t n)
 {
-	tg_lazy **l = malloc((n + 1) * sizeof *l);
+	tg_lazy **l;
 	size_t i;
 	int rc = 0;
 
-	if (!l)
+	if (tg_t_null("realize", "tensor array", ts, n))
+		return TG_EINVAL;
+	if (!(l = malloc((n + 1) * sizeof *l)))
 		return tg_error_oom("realize");
 	for (i = 0; i < n && !rc; i++) {
 		if (!ts[i])
@@ -91,7 +93,7 @@ int tg_tensor_item(tg_tensor *t, double *out)
 
 	if (!t)
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
-	if (tg_t_dead(t, "tensor_item"))
+	if (tg_t_dead(t, "tensor_item") || tg_t_null("item", "out", out, 1))
 		return TG_EINVAL;
 	if (tg_tensor_numel(t) != 1) {
 		char b[160];

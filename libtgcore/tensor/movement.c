@@ -63,7 +63,7 @@ tg_tensor *tg_unflatten(const tg_tensor *t, int axis, size_t n,
 	size_t i, k = 0;
 	int a;
 
-	if (!t)
+	if (!t || tg_t_null("unflatten", "sizes", sizes, n))
 		return NULL;
 	if ((a = tg_t_axis("unflatten", axis, t->ndim)) < 0)
 		return NULL;
@@ -178,7 +178,7 @@ tg_tensor *tg_slice(const tg_tensor *t, size_t n, const tg_slice_spec *s)
 	tg_tensor *r;
 	char b[160];
 
-	if (!t)
+	if (!t || tg_t_null("slice", "specs", s, n))
 		return NULL;
 	if (n > t->ndim)
 		return tg_t_fail(TG_EINVAL, "slice", "%zu indices for %s", n,
@@ -219,7 +219,7 @@ tg_tensor *tg_repeat(const tg_tensor *t, size_t n, const int64_t *reps)
 	tg_tensor *r;
 	char b[160];
 
-	if (!t)
+	if (!t || tg_t_null("repeat", "reps", reps, n))
 		return NULL;
 	if (n < t->ndim || n > TG_MAX_DIMS / 2)
 		return tg_t_fail(TG_EINVAL, "repeat", "%zu repeats for %s (at "
@@ -393,11 +393,15 @@ int tg_split_sizes(const tg_tensor *t, const int64_t *sizes, size_t nsizes,
 
 	if (!t)
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
-	if ((a = tg_t_axis("split", axis, t->ndim)) < 0)
+	if (tg_t_null("split", "sizes", sizes, nsizes) ||
+	    tg_t_null("split", "out", out, nsizes) ||
+	    (a = tg_t_axis("split", axis, t->ndim)) < 0)
 		return TG_EINVAL;
 	for (i = 0; i < nsizes; i++) {
-		if (sizes[i] < 0)
-			return tg_error(TG_EINVAL, "split: negative size %lld",
+		if (sizes[i] < 0 || sizes[i] > INT64_MAX - sum)
+			return tg_error(TG_EINVAL, "split: %s size %lld",
+			                sizes[i] < 0 ? "negative"
+			                             : "too large a",
 			                (long long)sizes[i]);
 		sum += sizes[i];
 	}
@@ -463,6 +467,9 @@ int tg_split(const tg_tensor *t, int64_t size, int axis, tg_tensor **out,
 
 	if (!t)
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (tg_t_null("split", "n", n, 1) || tg_t_null("split", "out", out,
+	                                                 *n))
+		return TG_EINVAL;
 	if (!t->ndim || (a = tg_t_axis("split", axis, t->ndim)) < 0)
 		return tg_error(TG_EINVAL, "split: axis %d of %zu dims", axis,
 		                t->ndim);
@@ -470,8 +477,8 @@ int tg_split(const tg_tensor *t, int64_t size, int axis, tg_tensor **out,
 		return tg_error(TG_EINVAL, "split: piece size %lld",
 		                (long long)size);
 	return split_even("split", t, size, a,
-	                  (size_t)((t->shape[a] + size - 1) / size), out, *n,
-	                  n);
+	                  (size_t)(t->shape[a] / size +
+	                           (t->shape[a] % size != 0)), out, *n, n);
 }
 
 int tg_chunk(const tg_tensor *t, size_t chunks, int axis, tg_tensor **out,
@@ -482,6 +489,9 @@ int tg_chunk(const tg_tensor *t, size_t chunks, int axis, tg_tensor **out,
 
 	if (!t)
 		return tg_last_status() ? tg_last_status() : TG_EINVAL;
+	if (tg_t_null("chunk", "n", n, 1) || tg_t_null("chunk", "out", out,
+	                                                 chunks))
+		return TG_EINVAL;
 	if (!t->ndim || (a = tg_t_axis("chunk", axis, t->ndim)) < 0)
 		return tg_error(TG_EINVAL, "chunk: axis %d of %zu dims", axis,
 		                t->ndim);

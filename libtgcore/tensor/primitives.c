@@ -56,7 +56,8 @@ tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 	size_t i, infer = SIZE_MAX;
 	char b[160];
 
-	if (TG_T_BAD(t, "reshape"))
+	if (TG_T_BAD(t, "reshape") ||
+	    tg_t_null("reshape", "shape", shape, ndim))
 		return NULL;
 	if (ndim > TG_MAX_DIMS)
 		return tg_t_fail(TG_EINVAL, "reshape", "%zu dims (at most %d)",
@@ -71,8 +72,10 @@ tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 			return tg_t_fail(TG_EINVAL, "reshape", "bad size %lld "
 			                 "in the new shape of %s",
 			                 (long long)shape[i], SHAPE(t, b));
-		else
-			known *= shape[i];
+		else if (__builtin_mul_overflow(known, shape[i], &known))
+			return tg_t_fail(TG_EINVAL, "reshape", "the new shape "
+			                 "of %s has more than %lld elements",
+			                 SHAPE(t, b), (long long)INT64_MAX);
 	}
 	if (tg_dims_sym(t->ndim, t->shape) || tg_dims_sym(ndim, shape)) {
 		/* the tracker checks the sizes symbolically */
@@ -102,12 +105,14 @@ tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
 	tg_tensor *r, *res;
 	char b[160];
 
-	if (TG_T_BAD(t, "expand"))
+	if (TG_T_BAD(t, "expand") || tg_t_null("expand", "shape", shape, ndim))
 		return NULL;
 	if (ndim > TG_MAX_DIMS || ndim < t->ndim)
 		return tg_t_fail(TG_EINVAL, "expand", "cannot expand %s to "
 		                 "%zu dims", SHAPE(t, b), ndim);
 	lead = ndim - t->ndim;
+	if (tg_t_too_big("expand", ndim, shape))
+		return NULL;
 	for (i = 0; i < ndim; i++) {
 		one[i] = i < lead ? 1 : t->shape[i - lead];
 		s[i] = shape[i] == -1 ? one[i] : shape[i];
@@ -133,7 +138,7 @@ tg_tensor *tg_permute(const tg_tensor *t, size_t n, const int *order)
 	size_t i;
 	int a;
 
-	if (TG_T_BAD(t, "permute"))
+	if (TG_T_BAD(t, "permute") || tg_t_null("permute", "order", order, n))
 		return NULL;
 	if (n != t->ndim)
 		return tg_t_fail(TG_EINVAL, "permute", "%zu axes for %zu dims",
@@ -154,7 +159,7 @@ tg_tensor *tg_flip(const tg_tensor *t, const int *axes, size_t n)
 	size_t i;
 	int a;
 
-	if (TG_T_BAD(t, "flip"))
+	if (TG_T_BAD(t, "flip") || tg_t_null("flip", "axes", axes, n))
 		return NULL;
 	for (i = 0; i < t->ndim; i++)
 		mul[i] = 1;
@@ -239,7 +244,7 @@ static int no_change(const tg_tensor *t, size_t n, const int64_t *pairs,
 
 tg_tensor *tg_shrink(const tg_tensor *t, size_t n, const int64_t *pairs)
 {
-	if (TG_T_BAD(t, "shrink"))
+	if (TG_T_BAD(t, "shrink") || tg_t_null("shrink", "pairs", pairs, n))
 		return NULL;
 	if (n != t->ndim)
 		return tg_t_fail(TG_EINVAL, "shrink", "%zu pairs for %zu dims", n,
@@ -260,7 +265,7 @@ tg_tensor *tg_pad(const tg_tensor *t, size_t n, const int64_t *pairs,
 	size_t i;
 	tg_tensor *c, *p, *res = NULL;
 
-	if (TG_T_BAD(t, "pad"))
+	if (TG_T_BAD(t, "pad") || tg_t_null("pad", "pairs", pairs, n))
 		return NULL;
 	if (n > t->ndim)
 		return tg_t_fail(TG_EINVAL, "pad", "%zu pairs for %zu dims", n,

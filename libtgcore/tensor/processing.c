@@ -535,7 +535,7 @@ tg_tensor *tg_max_pool2d(const tg_tensor *x, const int64_t kernel[2],
 	double lo = -INFINITY;
 	tg_tensor *r;
 
-	if (!x)
+	if (!x || tg_t_null("max_pool2d", "kernel", kernel, 2))
 		return NULL;
 	if (!tg_dtype_is_float(tg_tensor_dtype(x)))
 		lo = tg_dtype_is_unsigned(tg_tensor_dtype(x)) ? 0
@@ -554,7 +554,7 @@ tg_tensor *tg_avg_pool2d(const tg_tensor *x, const int64_t kernel[2],
 	int red[2] = { -1, -2 };
 	tg_tensor *r;
 
-	if (!x)
+	if (!x || tg_t_null("avg_pool2d", "kernel", kernel, 2))
 		return NULL;
 	tg_scope_begin();
 	if (count_include_pad || !opts) {

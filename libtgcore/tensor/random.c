@@ -56,8 +56,11 @@ static uint64_t seed_now(void)
 	return atomic_load(&rng_seed);
 }
 
-static int check_float(const char *op, tg_dtype dt, size_t ndim)
+static int check_float(const char *op, tg_dtype dt, size_t ndim,
+                       const int64_t *shape)
 {
+	if (tg_t_null(op, "shape", shape, ndim))
+		return -1;
 	if (!tg_dtype_is_float(dt)) {
 		tg_error(TG_EINVAL, "%s: dtype %s is not a float dtype", op,
 		         tg_dtype_name(dt));
@@ -71,13 +74,16 @@ static int check_float(const char *op, tg_dtype dt, size_t ndim)
 	return 0;
 }
 
+/* The product of the sizes, INT64_MAX where it would overflow (the
+ * caller refuses that many elements). */
 static int64_t numel_of(size_t ndim, const int64_t *shape)
 {
 	int64_t n = 1;
 	size_t i;
 
 	for (i = 0; i < ndim; i++)
-		n *= shape[i];
+		if (__builtin_mul_overflow(n, shape[i], &n))
+			return INT64_MAX;
 	return n;
 }
 
@@ -184,7 +190,7 @@ tg_tensor *tg_rand(tg_dev *dev, tg_dtype dt, size_t ndim,
 {
 	tg_tensor *r;
 
-	if (check_float("rand", dt, ndim))
+	if (check_float("rand", dt, ndim, shape))
 		return NULL;
 	tg_scope_begin();
 	r = tg_keep(tg_cast(rand_f32("rand", dev, ndim, shape), dt));
@@ -197,7 +203,7 @@ tg_tensor *tg_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
 {
 	tg_tensor *r;
 
-	if (check_float("uniform", dt, ndim))
+	if (check_float("uniform", dt, ndim, shape))
 		return NULL;
 	tg_scope_begin();
 	r = tg_add_s(tg_mul_s(rand_f32("uniform", dev, ndim, shape),
@@ -216,7 +222,7 @@ tg_tensor *tg_randn(tg_dev *dev, tg_dtype dt, size_t ndim,
 	tg_tensor *src, *r;
 	size_t i;
 
-	if (check_float("randn", dt, ndim))
+	if (check_float("randn", dt, ndim, shape))
 		return NULL;
 	s2[0] = 2;
 	for (i = 0; i < ndim; i++)
@@ -252,7 +258,7 @@ tg_tensor *tg_randint(tg_dev *dev, size_t ndim, const int64_t *shape,
 	if (high <= low || low < INT32_MIN || high > (int64_t)INT32_MAX + 1)
 		return tg_t_fail(TG_EINVAL, "randint", "empty or too wide range "
 		                 "[%lld, %lld)", (long long)low, (long long)high);
-	if (check_float("randint", TG_FLOAT32, ndim))
+	if (check_float("randint", TG_FLOAT32, ndim, shape))
 		return NULL;
 	tg_scope_begin();
 	/* in float64 so that wide ranges keep every integer reachable */
@@ -279,16 +285,22 @@ static tg_tensor *scaled(tg_dev *dev, tg_dtype dt, size_t ndim,
 tg_tensor *tg_scaled_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
                              const int64_t *shape)
 {
-	int64_t n = numel_of(ndim, shape);
+	int64_t n;
 
+	if (tg_t_null("scaled_uniform", "shape", shape, ndim))
+		return NULL;
+	n = numel_of(ndim, shape);
 	return scaled(dev, dt, ndim, shape, n ? 1 / sqrt((double)n) : 1, 0);
 }
 
 tg_tensor *tg_glorot_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
                              const int64_t *shape)
 {
-	double fans = (ndim ? (double)shape[0] : 1) + fan_in(ndim, shape);
+	double fans;
 
+	if (tg_t_null("glorot_uniform", "shape", shape, ndim))
+		return NULL;
+	fans = (ndim ? (double)shape[0] : 1) + fan_in(ndim, shape);
 	return scaled(dev, dt, ndim, shape, sqrt(6 / fans), 0);
 }
 
@@ -297,6 +309,8 @@ tg_tensor *tg_kaiming_uniform(tg_dev *dev, tg_dtype dt, size_t ndim,
 {
 	double gain = sqrt(2.0 / (1 + a * a));
 
+	if (tg_t_null("kaiming_uniform", "shape", shape, ndim))
+		return NULL;
 	return scaled(dev, dt, ndim, shape,
 	              sqrt(3.0) * gain / sqrt(fan_in(ndim, shape)), 0);
 }
@@ -306,6 +320,8 @@ tg_tensor *tg_kaiming_normal(tg_dev *dev, tg_dtype dt, size_t ndim,
 {
 	double gain = sqrt(2.0 / (1 + a * a));
 
+	if (tg_t_null("kaiming_normal", "shape", shape, ndim))
+		return NULL;
 	return scaled(dev, dt, ndim, shape, gain / sqrt(fan_in(ndim, shape)),
 	              1);
 }

@@ -296,7 +296,9 @@ int64_t tg_tensor_numel(const tg_tensor *t)
 		return -1;
 	}
 	for (i = 0; t && i < t->ndim; i++)
-		n *= t->shape[i];
+		if (__builtin_mul_overflow(n, t->shape[i], &n))
+			return tg_error(TG_EINVAL, "numel: more than %lld "
+			                "elements", (long long)INT64_MAX), -1;
 	return t ? n : 0;
 }
 
@@ -322,6 +324,9 @@ const char *tg_t_shape_format(size_t ndim, const int64_t *shape, char *buf,
 
 const char *tg_tensor_shape_str(const tg_tensor *t, char *buf, size_t n)
 {
+	if (!buf)  /* nothing to write into: say so, as a call returning
+	            * text can */
+		return "(no buffer)";
 	if (n && !t)
 		buf[0] = 0;
 	return n && t ? tg_t_shape_format(t->ndim, t->shape, buf, n) : buf;
@@ -329,20 +334,53 @@ const char *tg_tensor_shape_str(const tg_tensor *t, char *buf, size_t n)
 
 /* ----------------------------------------------------------- creation */
 
-/* A Python-style value as a constant of dt. */
-static tg_scalar scalar_of(tg_dtype dt, double v)
+/* A Python-style value as a constant of dt (an integer truncated, then
+ * wrapped to dt's width as a C cast).  -1 with an error for a value no
+ * 64-bit integer holds (NaN, an infinity, 2^64): converting it is
+ * undefined in C, and tinygrad's int(nan) raises too. */
+static int scalar_of(tg_dtype dt, double v, tg_scalar *s)
 {
-	tg_scalar s;
+	if (tg_dtype_is_float(dt)) {
+		s->f = tg_float_round(v, dt);
+	} else if (dt == TG_BOOL) {
+		s->i = v != 0;
+	} else if (!(v >= -9223372036854775808.0 &&
+	             v < (dt == TG_UINT64 ? 18446744073709551616.0
+	                                  : 9223372036854775808.0))) {
+		tg_error(TG_EINVAL, "full: %g is not a value of %s (a finite "
+		         "number within its 64-bit range)", v,
+		         tg_dtype_name(dt));
+		return -1;
+	} else if (v >= 9223372036854775808.0) {
+		s->u = (uint64_t)v;
+	} else {
+		*s = tg_scalar_from_int((int64_t)v, dt);
+	}
+	return 0;
+}
 
-	if (tg_dtype_is_float(dt))
-		s.f = tg_float_round(v, dt);
-	else if (dt == TG_BOOL)
-		s.i = v != 0;
-	else if (dt == TG_UINT64 && v >= 9223372036854775808.0)
-		s.u = (uint64_t)v;
-	else
-		s = tg_scalar_from_int((int64_t)v, dt);
-	return s;
+int tg_t_too_big(const char *op, size_t ndim, const int64_t *shape)
+{
+	int64_t n = 1;
+	size_t i;
+
+	for (i = 0; i < ndim; i++) {
+		if (shape[i] < 0 || tg_dim_is_sym(shape[i]) ||
+		    !__builtin_mul_overflow(n, shape[i], &n))
+			continue;
+		tg_error(TG_EINVAL, "%s: more than %lld elements (axis %zu)",
+		         op, (long long)INT64_MAX, i);
+		return -1;
+	}
+	return 0;
+}
+
+int tg_t_null(const char *op, const char *what, const void *p, size_t n)
+{
+	if (p || !n)
+		return 0;
+	tg_error(TG_EINVAL, "%s: %s is NULL (n = %zu)", op, what, n);
+	return -1;
 }
 
 /* dt and shape for op; sym_ok: symbolic sizes are fine (a broadcast
@@ -358,6 +396,8 @@ static int check_shape(const char *op, tg_dtype dt, size_t ndim,
 	if (ndim > TG_MAX_DIMS)
 		return tg_error(TG_EINVAL, "%s: %zu dims (at most %d)", op,
 		                ndim, TG_MAX_DIMS);
+	if (tg_t_null(op, "shape", shape, ndim))
+		return TG_EINVAL;
 	for (i = 0; i < ndim; i++) {
 		if (tg_dim_is_sym(shape[i]) && sym_ok) {
 			tg_sint s;
@@ -372,7 +412,7 @@ static int check_shape(const char *op, tg_dtype dt, size_t ndim,
 			                "axis %zu", op, (long long)shape[i], i);
 		}
 	}
-	return 0;
+	return tg_t_too_big(op, ndim, shape) ? TG_EINVAL : 0;
 }
 
 static tg_dev *dev_or_default(tg_dev *dev)
@@ -424,11 +464,12 @@ tg_tensor *tg_tensor_new(tg_dev *dev, tg_dtype dt, size_t ndim,
 tg_tensor *tg_full(tg_dev *dev, tg_dtype dt, size_t ndim,
                    const int64_t *shape, double value)
 {
+	tg_scalar s;
+
 	if (check_shape("full", dt, ndim, shape, 1) ||
-	    !(dev = dev_or_default(dev)))
+	    scalar_of(dt, value, &s) || !(dev = dev_or_default(dev)))
 		return NULL;
-	return tg_t_wrap(tg_lazy_const(dev, dt, scalar_of(dt, value), ndim,
-	                               shape));
+	return tg_t_wrap(tg_lazy_const(dev, dt, s, ndim, shape));
 }
 
 tg_tensor *tg_zeros(tg_dev *dev, tg_dtype dt, size_t ndim,

@@ -93,6 +93,15 @@ tg_tensor *tg_t_fail(int status, const char *op, const char *fmt, ...)
  * tensors on A and B". */
 int tg_t_same_dev(const char *op, const tg_tensor *a, const tg_tensor *b);
 
+/* 0, or -1 with the error "<op>: more than INT64_MAX elements" when
+ * the integer sizes of shape multiply past int64 (symbolic and
+ * negative ones are left to the other checks). */
+int tg_t_too_big(const char *op, size_t ndim, const int64_t *shape);
+/* 0, or -1 with the error "<op>: <what> is NULL (n = N)" when p is
+ * NULL though n, the count of its entries, is not 0: the check every
+ * public call that takes an array or an out-pointer makes first. */
+int tg_t_null(const char *op, const char *what, const void *p, size_t n);
+
 /* Normalizes a possibly negative axis for ndim; -1 (with a message
  * naming op) when out of range.  ndim 0 accepts 0 and -1 as tinygrad
  * does for scalars. */

@@ -110,6 +110,8 @@ static void print_plugin(size_t i)
 	       pi.abi_major, pi.abi_minor);
 	if (pi.ndevices > 0)
 		printf("%d device%s\n", pi.ndevices, pi.ndevices > 1 ? "s" : "");
+	else if (!strncmp(pi.probe_reason, "config: ", 8))  /* stops */
+		printf("unusable, a setting is bad: %s\n", pi.probe_reason);
 	else
 		printf("present, no devices: %s\n", pi.probe_reason);
 	print_devices(&pi);

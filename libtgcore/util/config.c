@@ -20,9 +20,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ini.h>
 
@@ -78,6 +80,7 @@ static const struct core_key *core_key(const char *name)
 static int check_value(const struct core_key *k, const char *v,
                        const char *where)
 {
+	char q[TG_ERROR_MAX / 4];
 	tg_dtype dt;
 	long n;
 	int b;
@@ -86,16 +89,18 @@ static int check_value(const struct core_key *k, const char *v,
 	                                  !tg_scalar_is_float(dt)))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected a float "
 		                "type (float16/half, bfloat16, float32/float, "
-		                "float64/double), got '%s'", where, k->name, v);
+		                "float64/double), got '%s'", where, k->name,
+		                tg_escape(v, q, sizeof q));
 	if (k->kind == TG_KINT && (tg_parse_long(v, &n) || n < k->min ||
 	                           n > k->max))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected an "
 		                "integer from %ld to %ld, got '%s'", where,
-		                k->name, k->min, k->max, v);
+		                k->name, k->min, k->max,
+		                tg_escape(v, q, sizeof q));
 	if (k->kind == TG_KBOOL && tg_parse_bool(v, &b))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected yes or "
 		                "no (1/0, true/false, on/off), got '%s'",
-		                where, k->name, v);
+		                where, k->name, tg_escape(v, q, sizeof q));
 	return 0;
 }
 
@@ -222,16 +227,24 @@ static int note_file(const char *path)
 static int read_file(const char *path, int required, const char *what)
 {
 	struct parse_ctx pc = { path, NULL, 0, 0 };
-	int rc;
+	const char *why;
+	int rc, fd;
 
 	if ((rc = note_file(path)))
 		return rc;
-	if (!tg_is_file(path))
-		return required ? tg_error(TG_ECONFIG, "config: %s=%s: no "
-		                           "such file", what, path) : 0;
-	if (!(pc.f = fopen(path, "r")))
+	/* a FIFO or a device is refused, not read (or waited on) */
+	if ((fd = tg_open_regular(path, O_RDONLY, 0, &why)) < 0 &&
+	    (errno == ENOENT || errno == ENOTDIR) && !required)
+		return 0;
+	if (fd < 0 && required)
+		return tg_error(TG_ECONFIG, "config: %s=%s: %s", what, path,
+		                errno == ENOENT ? "no such file" : why);
+	if (fd < 0 || !(pc.f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
 		return tg_error(TG_ECONFIG, "config: %s: cannot read: %s",
-		                path, strerror(errno));
+		                path, fd < 0 ? why : strerror(errno));
+	}
 	rc = ini_parse_stream(read_line, &pc, on_value, &pc);
 	fclose(pc.f);
 	if (pc.status)
@@ -449,6 +462,38 @@ const char *tg_cfg_origin(const char *sec, const char *key)
 	return o;
 }
 
+int tg_cfg_verror(const char *sec, const char *key, const char *fmt,
+                  va_list ap)
+{
+	char where[TG_ERROR_MAX / 4], what[TG_ERROR_MAX / 2];
+	char q[TG_ERROR_MAX / 4], buf[ENV_NAME_MAX + 16];
+	const char *v;
+
+	pthread_mutex_lock(&cfg_lock);  /* the value and its origin agree */
+	v = lookup(sec, key);
+	snprintf(where, sizeof where, "%s", origin(sec, key, buf,
+	                                           sizeof buf));
+	tg_escape(v ? v : "", q, sizeof q);
+	pthread_mutex_unlock(&cfg_lock);
+	vsnprintf(what, sizeof what, fmt, ap);
+	if (!v)
+		return tg_error(TG_ECONFIG, "config: [%s] %s (unset): %s",
+		                sec, key, what);
+	return tg_error(TG_ECONFIG, "config: %s: [%s] %s: %s, got '%s'",
+	                where, sec, key, what, q);
+}
+
+int tg_cfg_error(const char *sec, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = tg_cfg_verror(sec, key, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 size_t tg_cfg_file_count(void)
 {
 	size_t n;
@@ -509,6 +554,25 @@ long tg_config_int(const char *full, long def)
 	if (!full || tg_ensure_init() || split_key(full, sec, sizeof sec, &key))
 		return def;
 	return tg_cfg_int(sec, key, def);
+}
+
+int tg_config_error(const char *full, const char *fmt, ...)
+{
+	char sec[128];
+	const char *key;
+	va_list ap;
+	int rc;
+
+	if (!full || !fmt)
+		return tg_error(TG_EINVAL, "config_error: %s is NULL",
+		                full ? "fmt" : "key");
+	if ((rc = tg_ensure_init()) || (rc = split_key(full, sec, sizeof sec,
+	                                               &key)))
+		return rc;
+	va_start(ap, fmt);
+	rc = tg_cfg_verror(sec, key, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int tg_config_set(const char *full, const char *value)

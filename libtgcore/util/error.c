@@ -106,3 +106,81 @@ const char *tg_status_name(int status)
 		return "TG_E?";
 	return names[-status];
 }
+
+/* Bytes of the well-formed UTF-8 sequence at s (2 to 4), else 0:
+ * no overlong forms, surrogates or code points past U+10FFFF. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned lo = 0x80, hi = 0xBF;
+	size_t n, i;
+
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		n = 2;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		n = 3;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xE0 || s[0] == 0xF0)
+		lo = s[0] == 0xE0 ? 0xA0 : 0x90;
+	if (s[0] == 0xED || s[0] == 0xF4)
+		hi = s[0] == 0xED ? 0x9F : 0x8F;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* The text byte c stands for in a message: itself, or an escape. */
+static size_t escape_byte(unsigned char c, char out[5])
+{
+	static const char from[] = "\\'\n\t\r", to[] = "\\'ntr";
+	const char *e = c ? strchr(from, c) : NULL;
+
+	if (e) {
+		out[0] = '\\';
+		out[1] = to[e - from];
+		return 2;
+	}
+	if (c >= 0x20 && c < 0x7F) {
+		out[0] = (char)c;
+		return 1;
+	}
+	snprintf(out, 5, "\\x%02X", c);
+	return 4;
+}
+
+/* The text for the character at p into out; *k: the bytes it takes. */
+static size_t escape_piece(const unsigned char *p, char out[5], size_t *k)
+{
+	if ((*k = *p >= 0x80 ? utf8_len(p) : 0)) {
+		memcpy(out, p, *k);
+		return *k;
+	}
+	*k = 1;
+	return escape_byte(*p, out);
+}
+
+const char *tg_escape(const char *s, char *buf, size_t n)
+{
+	const unsigned char *p;
+	size_t len = 0, total = 0, k, w;
+	char piece[5];
+
+	for (p = (const unsigned char *)s; *p; p += k)
+		total += escape_piece(p, piece, &k);
+	for (p = (const unsigned char *)s; *p; p += k) {
+		w = escape_piece(p, piece, &k);
+		if (total + 1 > n && len + w + 4 > n) {  /* room for "..." */
+			memcpy(buf + len, "...", 4);
+			return buf;
+		}
+		memcpy(buf + len, piece, w);
+		len += w;
+	}
+	buf[len] = '\0';
+	return buf;
+}

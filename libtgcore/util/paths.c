@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,48 @@ int tg_private_path(const char *path, int want_dir, char *why, size_t n)
 	return 0;
 }
 
+/* The shared rule of tg_trusted_path and tg_trusted_parent. */
+static int trusted(const char *path, const struct stat *st, char *why,
+                   size_t n)
+{
+	if (st->st_uid != geteuid() && st->st_uid != 0)
+		return snprintf(why, n, "%s is owned by uid %u, neither this "
+		                "user (uid %u) nor root", path,
+		                (unsigned)st->st_uid, (unsigned)geteuid()), -1;
+	if (st->st_mode & S_IWOTH)
+		return snprintf(why, n, "%s is writable by others (mode %04o)",
+		                path, (unsigned)(st->st_mode & 07777)), -1;
+	return 0;
+}
+
+int tg_trusted_path(const char *path, char *why, size_t n)
+{
+	struct stat st;
+	int missing;
+
+	if (stat(path, &st)) {
+		missing = errno == ENOENT;
+		snprintf(why, n, "%s: %s", path, strerror(errno));
+		return missing ? 1 : -1;
+	}
+	return trusted(path, &st, why, n);
+}
+
+int tg_trusted_parent(const char *path, char *why, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	size_t len = slash ? (size_t)(slash - path) : 1;
+
+	if (len >= sizeof dir)
+		return snprintf(why, n, "%s: path too long", path), -1;
+	memcpy(dir, slash ? path : ".", len);
+	dir[len] = '\0';
+	if (slash == path)  /* a file in / */
+		snprintf(dir, sizeof dir, "/");
+	return tg_trusted_path(dir, why, n);
+}
+
 int tg_is_dir(const char *path)
 {
 	struct stat st;
@@ -140,6 +183,63 @@ int tg_is_file(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *tg_file_kind(unsigned mode)
+{
+	if (S_ISREG(mode))
+		return "is a regular file";
+	if (S_ISDIR(mode))
+		return "is a directory";
+	if (S_ISFIFO(mode))
+		return "is a FIFO";
+	if (S_ISCHR(mode))
+		return "is a character device";
+	if (S_ISBLK(mode))
+		return "is a block device";
+	return S_ISSOCK(mode) ? "is a socket" : "is not a regular file";
+}
+
+/* Clears O_NONBLOCK, or refuses fd's kind; fd, or -1 with *why. */
+static int regular_fd(int fd, const char **why)
+{
+	struct stat st;
+	int fl, e;
+
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		*why = tg_file_kind(st.st_mode);
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
+		return fd;
+	e = errno;
+	*why = strerror(e);
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int tg_open_regular(const char *path, int flags, unsigned mode,
+                    const char **why)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		*why = tg_file_kind(st.st_mode);
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+	          (mode_t)mode);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	return regular_fd(fd, why);
 }
 
 int tg_parse_long(const char *s, long *out)

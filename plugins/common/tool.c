@@ -342,22 +342,6 @@ static const char *config_or(const struct tg_host *host, const char *key,
 	return v != NULL ? v : def;
 }
 
-/* "[cpu] cc or TG_CPU_CC": where a key's value comes from. */
-static void key_source(const struct tool *t, const char *key, char *buf,
-                       size_t n)
-{
-	size_t len = (size_t)snprintf(buf, n, "[%s] %s or TG_", t->spec->who,
-	                              key);
-
-	for (const char *s = t->spec->who; *s && len + 1 < n; s++)
-		buf[len++] = (char)(*s >= 'a' && *s <= 'z' ? *s - 32 : *s);
-	for (const char *s = "_"; *s && len + 1 < n; s++)
-		buf[len++] = *s;
-	for (const char *s = key; *s && len + 1 < n; s++)
-		buf[len++] = (char)(*s >= 'a' && *s <= 'z' ? *s - 32 : *s);
-	buf[len < n ? len : n - 1] = '\0';
-}
-
 static size_t count_words(const char *s)
 {
 	size_t n = 0;
@@ -405,7 +389,7 @@ static char *join(char *const argv[])
 static int parse_timeout(struct tool *t)
 {
 	const char *s = t->host->config_get(t->host, "compile_timeout");
-	char where[96], *end;
+	char *end;
 	double v;
 
 	t->timeout_s = DEFAULT_TIMEOUT_S;
@@ -419,10 +403,9 @@ static int parse_timeout(struct tool *t)
 		t->timeout_s = v;
 		return 0;
 	}
-	key_source(t, "compile_timeout", where, sizeof where);
-	return t->host->set_error(t->host, TG_ECONFIG,
-		"%s open: bad compile_timeout value '%s' (%s): expected "
-		"seconds from 0 (no limit) to 1000000", t->spec->who, s, where);
+	return text_bad_config(t->host, t->spec->who, "compile_timeout",
+	                       "expected seconds from 0 (no limit) to "
+	                       "1000000");
 }
 
 /* argv from "<cmd> <flags>" (config, or the defaults). */
@@ -432,15 +415,11 @@ static int parse_command(struct tool *t)
 	const char *cmd = config_or(t->host, spec->cmd_key, spec->cmd_default);
 	const char *flags = config_or(t->host, spec->flags_key,
 	                              spec->flags_default);
-	char where[96];
 
 	t->ncmd = count_words(cmd);
-	if (t->ncmd == 0) {
-		key_source(t, spec->cmd_key, where, sizeof where);
-		return t->host->set_error(t->host, TG_ECONFIG, "%s open: %s = "
-			"'%s' names no compiler (%s)", spec->who,
-			spec->cmd_key, cmd, where);
-	}
+	if (t->ncmd == 0)
+		return text_bad_config(t->host, spec->who, spec->cmd_key,
+		                       "names no compiler");
 	t->words = tool_printf("%s %s", cmd, flags);
 	if (t->words != NULL)
 		t->argv = split(t->words, &t->argc);

@@ -412,10 +412,9 @@ static int cpu_graph_run(struct tg_device *dev, void *graph,
 
 #define CPU_MAX_DEVICES 64
 
-/* The devices setting: 1 unless [cpu] devices says otherwise.  On a bad
- * value, why (why_n bytes) says so and the return is TG_ECONFIG. */
-static int cpu_devices(const struct tg_host *host, int *n, char *why,
-                       size_t why_n)
+/* The devices setting: 1 unless [cpu] devices says otherwise; a bad
+ * value is TG_ECONFIG with the error set. */
+static int cpu_devices(const struct tg_host *host, int *n)
 {
 	const char *s = host->config_get(host, "devices");
 	long v;
@@ -423,29 +422,30 @@ static int cpu_devices(const struct tg_host *host, int *n, char *why,
 	*n = 1;
 	if (s == NULL || *s == '\0')
 		return 0;
-	if (text_long(s, 1, CPU_MAX_DEVICES, &v) != 0) {
-		snprintf(why, why_n, "cpu: bad devices value '%s' ([cpu] "
-		         "devices or TG_CPU_DEVICES): expected an integer "
-		         "from 1 to %d", s, CPU_MAX_DEVICES);
-		return TG_ECONFIG;
-	}
+	if (text_long(s, 1, CPU_MAX_DEVICES, &v) != 0)
+		return text_bad_config(host, "cpu", "devices", "expected an "
+		                       "integer from 1 to %d",
+		                       CPU_MAX_DEVICES);
 	*n = (int)v;
 	return 0;
 }
 
-/* The CPU devices are all there, and finding them costs nothing; a bad
- * devices setting makes the plugin unusable with the reason. */
+static int cpu_vector_width(const struct tg_host *host, int *lanes);
+
+/* The CPU devices are all there, and finding them costs nothing.  A
+ * bad devices, threads or vector_width setting is a configuration
+ * error, found here so that auto selection stops with it whichever
+ * device would have won (open checks them again). */
 static int cpu_probe(const struct tg_host *host, struct tg_probe *out)
 {
-	char why[256];
-	int n, i;
+	size_t threads;
+	int n, i, rc, lanes;
 
-	if (cpu_devices(host, &n, why, sizeof why) != 0) {
-		out->ndevices = 0;
-		if (TG_HAS(out, struct tg_probe, reason))
-			snprintf(out->reason, sizeof(out->reason), "%s", why);
-		return 0;
-	}
+	out->ndevices = 0;
+	if ((rc = cpu_devices(host, &n)) != 0 ||
+	    (rc = cpu_pool_threads(host, &threads)) != 0 ||
+	    (rc = cpu_vector_width(host, &lanes)) != 0)
+		return rc;
 	out->ndevices = n;
 	if (TG_HAS(out, struct tg_probe, type))
 		out->type = TG_DEVICE_CPU;
@@ -530,11 +530,9 @@ static int cpu_vector_width(const struct tg_host *host, int *lanes)
 		return 0;
 	if (text_long(s, 0, 16, &v) != 0 ||
 	    (v != 0 && v != 4 && v != 8 && v != 16))
-		return host->set_error(host, TG_ECONFIG, "cpu open: bad "
-		                       "vector_width value '%s' ([cpu] "
-		                       "vector_width or TG_CPU_VECTOR_WIDTH): "
-		                       "expected 0 (the CPU's, %d), 4, 8 or 16",
-		                       s, *lanes);
+		return text_bad_config(host, "cpu", "vector_width", "expected "
+		                       "0 (the CPU's, %d), 4, 8 or 16",
+		                       *lanes);
 	if (v)
 		*lanes = (int)v;
 	return 0;
@@ -558,11 +556,10 @@ static int cpu_open(const struct tg_host *host, int index,
                     struct tg_device **out)
 {
 	struct cpu_ctx *ctx;
-	char why[256];
 	int ret, n, lanes;
 
-	if ((ret = cpu_devices(host, &n, why, sizeof why)) != 0)
-		return host->set_error(host, ret, "%s", why);
+	if ((ret = cpu_devices(host, &n)) != 0)
+		return ret;
 	if (index < 0 || index >= n)
 		return host->set_error(host, TG_ENODEV, "cpu open: no device "
 		                       "%d (there %s %d: [cpu] devices sets "

@@ -111,10 +111,9 @@ int cpu_pool_threads(const struct tg_host *host, size_t *nthreads)
 		return 0;
 	}
 	if (text_long(s, 0, POOL_MAX_THREADS, &n) != 0)
-		return host->set_error(host, TG_ECONFIG,
-			"cpu open: bad threads value '%s' ([cpu] threads or "
-			"TG_CPU_THREADS): expected an integer from 0 (one per "
-			"core) to %d", s, POOL_MAX_THREADS);
+		return text_bad_config(host, "cpu", "threads", "expected an "
+		                       "integer from 0 (one per core) to %d",
+		                       POOL_MAX_THREADS);
 	*nthreads = n == 0 ? online_cores() : (size_t)n;
 	return 0;
 }

@@ -272,8 +272,7 @@ static void list_platforms(const cl_platform_id *p, cl_uint np, char *buf,
 /* The platforms config `platform` keeps: [*first, *last). */
 static int pick_platforms(const struct tg_host *host,
                           const cl_platform_id *p, cl_uint np,
-                          cl_uint *first, cl_uint *last, char *why,
-                          size_t len)
+                          cl_uint *first, cl_uint *last)
 {
 	const char *want = config(host, "platform");
 	char name[OCL_STR_MAX], have[160];
@@ -295,10 +294,8 @@ static int pick_platforms(const struct tg_host *host,
 		return 0;
 	}
 	list_platforms(p, np, have, sizeof(have));
-	snprintf(why, len, "platform = '%s' ([opencl] platform or "
-	         "TG_OPENCL_PLATFORM) matches no OpenCL platform (%s)", want,
-	         have);
-	return TG_ECONFIG;
+	return text_bad_config(host, "opencl", "platform", "matches no "
+	                       "OpenCL platform (%s)", have);
 }
 
 /* Appends platform pl's devices to l. */
@@ -337,8 +334,7 @@ static int add_devices(cl_platform_id pl, struct devlist *l, char *why,
 }
 
 /* Keeps only the device config `device` names. */
-static int pick_device(const struct tg_host *host, struct devlist *l,
-                       char *why, size_t len)
+static int pick_device(const struct tg_host *host, struct devlist *l)
 {
 	const char *want = config(host, "device");
 	long idx;
@@ -346,20 +342,20 @@ static int pick_device(const struct tg_host *host, struct devlist *l,
 	if (want == NULL)
 		return 0;
 	idx = parse_index(want);
-	if (idx < 0 || (size_t)idx >= l->n) {
-		snprintf(why, len, "device = '%s' ([opencl] device or "
-		         "TG_OPENCL_DEVICE) is not a device index (there %s "
-		         "%zu device%s)", want, l->n == 1 ? "is" : "are", l->n,
-		         l->n == 1 ? "" : "s");
-		return TG_ECONFIG;
-	}
+	if (idx < 0 || (size_t)idx >= l->n)
+		return text_bad_config(host, "opencl", "device", "expected a "
+		                       "device index (there %s %zu device%s)",
+		                       l->n == 1 ? "is" : "are", l->n,
+		                       l->n == 1 ? "" : "s");
 	l->v[0] = l->v[idx];
 	l->n = 1;
 	return 0;
 }
 
 /* Fills *l with the devices OPENCL:n counts.  0 (possibly with no
- * devices: then `why` says why), or a negative status with `why`. */
+ * devices: then `why` says why), TG_ECONFIG with the error set when
+ * [opencl] platform or device names none, or another negative status
+ * with `why`. */
 static int list_devices(const struct tg_host *host, struct devlist *l,
                         char *why, size_t len)
 {
@@ -374,14 +370,14 @@ static int list_devices(const struct tg_host *host, struct devlist *l,
 	if (np == 0)
 		snprintf(why, len, "the OpenCL ICD loader found no platform "
 		         "(no driver in /etc/OpenCL/vendors?)");
-	ret = pick_platforms(host, p, np, &first, &last, why, len);
+	ret = pick_platforms(host, p, np, &first, &last);
 	for (cl_uint i = first; i < last && ret == 0; i++)
 		ret = add_devices(p[i], l, why, len);
 	if (ret == 0 && np > 0 && l->n == 0)
 		snprintf(why, len, "no OpenCL device on %u of %u platforms",
 		         (unsigned)(last - first), (unsigned)np);
 	if (ret == 0)
-		ret = pick_device(host, l, why, len);
+		ret = pick_device(host, l);
 	free(p);
 	if (ret != 0) {
 		free(l->v);
@@ -411,14 +407,19 @@ static int device_type(cl_device_id d)
 /* Probe                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Lists devices without creating a context.  A config error or a broken
- * driver is "present, no devices" with the reason. */
+/* Lists devices without creating a context.  A broken driver is
+ * "present, no devices" with the reason; a config error (platform or
+ * device naming none) is returned, and stops device selection. */
 static int ocl_probe(const struct tg_host *host, struct tg_probe *out)
 {
 	struct devlist l;
 	char why[sizeof(out->reason)] = "";
 	int ret = list_devices(host, &l, why, sizeof(why));
 
+	if (ret == TG_ECONFIG) {
+		out->ndevices = 0;
+		return ret;
+	}
 	out->ndevices = ret == 0 && l.n <= INT_MAX ? (int)l.n : 0;
 	if (TG_HAS(out, struct tg_probe, type))
 		out->type = l.n > 0 ? device_type(l.v[0].device) : 0;
@@ -670,6 +671,8 @@ static int find_device(struct ocl_ctx *ctx, int index, cl_device_id **peers,
 	char why[512] = "";
 	int ret = list_devices(host, &l, why, sizeof(why));
 
+	if (ret == TG_ECONFIG)
+		return ret;  /* the error names the setting */
 	if (ret != 0)
 		return host->set_error(host, ret, "opencl open: %s", why);
 	if (index < 0 || (size_t)index >= l.n) {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "text.h"
 #include "vulkan.h"
@@ -168,9 +169,9 @@ static int device_type(VkPhysicalDeviceType t)
 	}
 }
 
-/* Config key `device`: *index unchanged when unset; -1 when the value
- * is not an index (0 to 63). */
-static int parse_index(const struct tg_host *host, int *index)
+/* Config key `device`: *index unchanged when unset; TG_ECONFIG with
+ * the error set when the value is not an index (0 to 63). */
+static int config_index(const struct tg_host *host, int *index)
 {
 	const char *s = host->config_get(host, "device");
 	long v;
@@ -178,18 +179,31 @@ static int parse_index(const struct tg_host *host, int *index)
 	if (s == NULL || s[0] == '\0')
 		return 0;
 	if (text_long(s, 0, 63, &v) != 0)
-		return -1;
+		return text_bad_config(host, "vulkan", "device", "expected a "
+		                       "device index from 0 to 63");
 	*index = (int)v;
 	return 0;
 }
 
-static int config_index(const struct tg_host *host, int *index)
+/* Config key `staging` (copies through a staging buffer even where
+ * device memory is host-visible): yes or no, 0 when unset; TG_ECONFIG
+ * with the error set for anything else. */
+static int config_staging(const struct tg_host *host, int *on)
 {
-	if (parse_index(host, index) == 0)
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+	const char *s = host->config_get(host, "staging");
+
+	*on = 0;
+	if (s == NULL || s[0] == '\0')
 		return 0;
-	return host->set_error(host, TG_ECONFIG, "vulkan: config device = "
-	                       "'%s' is not a device index (0 to 63)",
-	                       host->config_get(host, "device"));
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		*on = strcasecmp(s, yes[i]) == 0;
+		if (*on || strcasecmp(s, no[i]) == 0)
+			return 0;
+	}
+	return text_bad_config(host, "vulkan", "staging", "expected yes or "
+	                       "no (1/0, true/false, on/off)");
 }
 
 /* Counts compute devices with a short-lived instance.  No device is
@@ -201,9 +215,13 @@ static int vk_probe(const struct tg_host *host, struct tg_probe *out)
 	uint32_t n = 64, version = instance_version();
 	VkInstance inst;
 	VkResult r;
-	int first = 0;
+	int first = 0, staging;
 
 	out->ndevices = 0;
+	/* a bad setting stops device selection */
+	if (config_index(host, &first) != 0 ||
+	    config_staging(host, &staging) != 0)
+		return TG_ECONFIG;
 	if (version == 0) {
 		snprintf(out->reason, sizeof out->reason, "the Vulkan loader "
 		         "is older than 1.1 or has no driver");
@@ -218,9 +236,12 @@ static int vk_probe(const struct tg_host *host, struct tg_probe *out)
 	if (r != VK_SUCCESS || n == 0) {
 		snprintf(out->reason, sizeof out->reason, "no Vulkan device "
 		         "with a compute queue (%s)", vk_result_name(r));
+	} else if (first >= (int)n) {
+		vkDestroyInstance(inst, NULL);
+		return text_bad_config(host, "vulkan", "device", "expected a "
+		                       "device index below %u (the devices "
+		                       "with a compute queue)", (unsigned)n);
 	} else {
-		if (parse_index(host, &first) != 0 || first >= (int)n)
-			first = 0;
 		out->ndevices = (int)n;
 		/* index 0 opens the configured device, index i device i */
 		for (int i = 0; i < (int)n && i < TG_PROBE_MAX_TYPES; i++) {
@@ -494,10 +515,11 @@ static int device_new(struct vk_ctx *ctx)
 
 static int read_config(struct vk_ctx *ctx, int *index)
 {
-	const char *s = ctx->host->config_get(ctx->host, "staging");
+	int staging;
 
-	ctx->force_staging = s != NULL && (strcmp(s, "1") == 0 ||
-	                                   strcmp(s, "yes") == 0);
+	if (config_staging(ctx->host, &staging) != 0)
+		return TG_ECONFIG;
+	ctx->force_staging = staging;
 	if (*index == 0)
 		return config_index(ctx->host, index);
 	return 0;

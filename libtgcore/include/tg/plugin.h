@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define TG_PLUGIN_ABI_MAJOR 0
-#define TG_PLUGIN_ABI_MINOR 10
+#define TG_PLUGIN_ABI_MINOR 11
 /* Oldest plugin minor this core still accepts. */
 #define TG_PLUGIN_ABI_MIN_MINOR 1
 
@@ -116,6 +116,19 @@ struct tg_host {
 	int (*kernel_op)(const struct tg_host *host,
 	                 const struct tg_kernel_view *k, size_t i,
 	                 struct tg_kernel_op *out);
+	/* Reports that the value of `key` in the plugin's section cannot
+	 * be used, and returns TG_ECONFIG: the error reads "config: WHERE:
+	 * [section] key: WHAT, got 'VALUE'", WHERE the file and line, the
+	 * environment variable or tg_config_set() it came from, the value
+	 * with control and non-UTF-8 bytes escaped, WHAT formatted from
+	 * fmt ("expected an integer from 0 to 1024").  Return that status
+	 * from probe or open: a configuration error stops device selection
+	 * in every mode (the core never picks another device because this
+	 * one's settings are bad), where other failures only skip the
+	 * device in auto mode.  On an older core (abi_minor < 11) report
+	 * TG_ECONFIG through set_error instead.  Since 0.11. */
+	int (*config_error)(const struct tg_host *host, const char *key,
+	                    const char *fmt, ...) TG_PRINTF(3, 4);
 };
 
 /* ------------------------------------------------------------------ */
@@ -627,7 +640,7 @@ typedef const struct tg_plugin *(*tg_plugin_entry_fn)(
 	_Static_assert(sizeof(type) - TG_STRUCT_SIZE(type, last) <          \
 	               _Alignof(type), #type " must end with " #last)
 #endif
-TG_ASSERT_LAST(struct tg_host, kernel_op);
+TG_ASSERT_LAST(struct tg_host, config_error);
 TG_ASSERT_LAST(struct tg_allocator_iface, transfer);
 TG_ASSERT_LAST(struct tg_compiler_iface, compile);
 TG_ASSERT_LAST(struct tg_renderer_caps, render);

@@ -10,7 +10,10 @@
  *    tg_last_error() says what went wrong, naming the operation and the
  *    values, e.g. "buffer_copyin: 64 bytes into a buffer of 16 bytes".
  *    The error is per thread and stays until the next failing call or
- *    tg_clear_error().
+ *    tg_clear_error().  A NULL argument is such a failure, never a
+ *    crash: a NULL array whose count is not 0 (a shape, axes, pairs, a
+ *    tensor array) or a NULL out-pointer gives TG_EINVAL (or NULL) and
+ *    "op: shape is NULL (n = 2)".
  *  - Every function that returns a pointer says who owns it:
  *    "New reference" (release it with the matching _unref/_free),
  *    "Borrowed" (valid as long as the object it came from).
@@ -168,8 +171,17 @@ TG_API const char *tg_config_get(const char *key);
  * settings read at start-up (plugin path) need a tg_shutdown(); DEBUG
  * takes effect at once. */
 TG_API int tg_config_set(const char *key, const char *value);
-/* Integer value of a setting, `def` when unset. */
+/* Integer value of a setting, `def` when unset.  A value that is not
+ * an integer (or yes/no) also gives `def`: read it with tg_config_get
+ * and report it with tg_config_error where that matters. */
 TG_API long tg_config_int(const char *key, long def);
+/* Reports that the value of a setting cannot be used, and returns
+ * TG_ECONFIG: the error reads "config: WHERE: [section] key: WHAT, got
+ * 'VALUE'", WHERE the file and line, the environment variable or
+ * tg_config_set() it came from, the value with control and non-UTF-8
+ * bytes escaped, WHAT formatted from fmt ("expected 1 to 1024"). */
+TG_API int tg_config_error(const char *key, const char *fmt, ...)
+	TG_PRINTF(2, 3);
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
@@ -195,8 +207,11 @@ typedef struct tg_dev tg_dev;
  * scales) are views of the file, read only when copied with tg_to;
  * anything else (math, a cast, a permute that is then copied) is refused
  * with the reason, when it is built or when it would run.  The file is
- * opened when a tensor on it is first used; it must not shrink while
- * tensors on it are in use.  DISK is never a default device. */
+ * opened when a tensor on it is first used, and must be a regular file
+ * (a directory, a FIFO or a device is refused, saying which); it must
+ * not shrink while tensors on it are in use: the mapping's pages past
+ * the new end raise SIGBUS when read.  DISK is never a default
+ * device. */
 TG_API tg_dev *tg_dev_get(const char *name);
 /* The canonical name of the default device and a sentence saying which
  * rule chose it ("CPU=1 is set").  Borrowed; NULL (with an error) when no
@@ -475,7 +490,8 @@ TG_API int64_t tg_tensor_numel(const tg_tensor *t);
 TG_API tg_dtype tg_tensor_dtype(const tg_tensor *t);
 /* Borrowed. */
 TG_API tg_dev *tg_tensor_dev(const tg_tensor *t);
-/* "(2,3)" into buf (truncated), for messages. */
+/* "(2,3)" into buf (truncated), for messages; "(no buffer)" (static)
+ * when buf is NULL. */
 TG_API const char *tg_tensor_shape_str(const tg_tensor *t, char *buf,
                                        size_t n);
 
@@ -1105,8 +1121,11 @@ TG_API int tg_safetensors_save(const tg_state *s, const char *path);
  * device; each tensor's bytes are read when it is first realized
  * (tinygrad's lazy safe_load), so only the tensors used are read.  They
  * read the file that was loaded even if another replaces it by rename
- * (as tg_safetensors_save does); writes into the file itself show.  "__metadata__" becomes the
- * state's metadata (a repeated key: its last value; a NUL in a key or
+ * (as tg_safetensors_save does); writes into the file itself show, and
+ * truncating it while they are in use raises SIGBUS as on DISK.  Only a
+ * regular file is read: a directory, a FIFO or a device is refused
+ * with a message saying which.  "__metadata__" becomes the state's
+ * metadata (a repeated key: its last value; a NUL in a key or
  * value is refused).  New; release it with tg_state_free. */
 TG_API tg_state *tg_safetensors_load(const char *path, tg_dev *dev);
 /* Loads src's values into dst's tensors (a checkpoint into a model's
