@@ -8,6 +8,9 @@ set -u
 command -v gdb >/dev/null 2>&1 || { echo "SKIP: no gdb (apt install gdb)"; exit 77; }
 prog="$TG_PLUGIN_BUILD_TREE/examples/quickstart"
 [ -x "$prog" ] || { echo "FAIL: $prog is missing"; exit 1; }
+# LeakSanitizer cannot run under ptrace (ASan builds)
+ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export ASAN_OPTIONS
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # the libtool wrapper is a script: gdb runs the real program through it
