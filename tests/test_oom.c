@@ -202,7 +202,8 @@ static int sweep_all(void)
 	return all && !strcmp(all, "all");
 }
 
-/* The most sites a sweep fails (0: all). */
+/* The most sites a sweep fails (0: all); under TG_OOM_SWEEP=all it
+ * also names sites by 12 callers, unless TL_SITE_FRAMES says. */
 static size_t sweep_limit(void)
 {
 	if (sweep_all() && !getenv("TL_SITE_FRAMES"))
