@@ -355,7 +355,8 @@ const char *tg_cfg_file(size_t i, int *was_read);
 /* The libltdl shim: the only file that talks to libltdl. */
 typedef struct tg_dl tg_dl;
 /* Opens a module; `exact` 0 tries the .la/.so extensions (lt_dlopenext).
- * NULL with the loader's message copied into *err (free()). */
+ * NULL with the loader's message copied into *err (free()), or with
+ * *err NULL when host memory ran out. */
 tg_dl *tg_dl_open(const char *path, int exact, char **err);
 void *tg_dl_sym(tg_dl *dl, const char *name);
 void tg_dl_close(tg_dl *dl);

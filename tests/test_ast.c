@@ -529,8 +529,8 @@ int main(void)
 #ifdef TL_INTERPOSED
 	tcase_add_test(te, every_allocation_can_fail);
 #else
-	fprintf(stderr, "test_ast: every_allocation_can_fail not run: it "
-	        "needs glibc's allocator (not AddressSanitizer's)\n");
+	fprintf(stderr, "test_ast: every_allocation_can_fail not run "
+	        "under ThreadSanitizer (tests/failalloc.h)\n");
 #endif
 	suite_add_tcase(s, te);
 	return tl_run(s);

@@ -503,8 +503,8 @@ static Suite *ir_suite(void)
 #ifdef TL_INTERPOSED
 	tcase_add_test(t, every_allocation_can_fail);
 #else
-	fprintf(stderr, "test_ir: every_allocation_can_fail not run: it "
-	        "needs glibc's allocator (not AddressSanitizer's)\n");
+	fprintf(stderr, "test_ir: every_allocation_can_fail not run "
+	        "under ThreadSanitizer (tests/failalloc.h)\n");
 #endif
 	suite_add_tcase(s, t);
 	return s;

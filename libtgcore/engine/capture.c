@@ -260,9 +260,13 @@ static plan_ref ref_of(builder *b, tg_buffer *buf, int writes)
 			return -(plan_ref)k - 1;
 	if ((idx = (uintptr_t)tg_ptrmap_get(&b->index, buf)))
 		return (plan_ref)(idx - 1);
-	if (TG_VEC_PUSH(&b->p->bufs, pb) ||
-	    tg_ptrmap_put(&b->index, buf,
+	if (TG_VEC_PUSH(&b->p->bufs, pb)) {
+		fail_oom(b);
+		return 0;
+	}
+	if (tg_ptrmap_put(&b->index, buf,
 	                  (void *)(uintptr_t)b->p->bufs.n) < 0) {
+		b->p->bufs.n--;  /* holds no reference yet: not the plan's */
 		fail_oom(b);
 		return 0;
 	}
@@ -286,9 +290,12 @@ static int writes_only(const cap_item *it, size_t k)
 
 static void add_slot(builder *b, plan_ref r, slot s)
 {
-	slot_vec *v = r < 0 ? &b->p->in_slots[-r - 1] : &b->p->bufs.v[r].slots;
+	slot_vec *v;
 
-	if (!b->status && TG_VEC_PUSH(v, s))
+	if (b->status)  /* r is no ref then (ref_of failed) */
+		return;
+	v = r < 0 ? &b->p->in_slots[-r - 1] : &b->p->bufs.v[r].slots;
+	if (TG_VEC_PUSH(v, s))
 		fail_oom(b);
 }
 

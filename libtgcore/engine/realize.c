@@ -169,8 +169,10 @@ static int render(tg_dev *dev, const tg_sched_item *it,
 	if (!beam_of(set) || it->nvars)
 		return tg_codegen(it->ast, tg_dev_caps(dev), set, ks);
 	if ((rc = tg_beam_opts(dev, it->ast, it->bufs, it->nbufs, set, opts,
-	                       &n)))
-		return tg_error_prefix("beam");
+	                       &n))) {
+		tg_error_prefix("beam");
+		return rc;  /* whatever the search left in the message */
+	}
 	return tg_codegen_opts(it->ast, tg_dev_caps(dev), set, opts, n, ks);
 }
 

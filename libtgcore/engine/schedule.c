@@ -500,6 +500,10 @@ static tg_uop *load_assigned(lower *L, int o, tg_lazy *b, tg_st *st)
 	char buf[160];
 
 	tg_st_free(own);
+	if (!own) {  /* its error (out of memory), not a mismatch */
+		tg_st_free(st);
+		return NULL;
+	}
 	if (!same) {
 		tg_st_free(st);
 		tg_error(TG_EUNSUPPORTED, "assign: the new value of a %s tensor "

@@ -329,9 +329,9 @@ static int launch(search *s, const cand *c, double *t)
  * finishes costs the device's child, not the process.  0 when it
  * finished (its seconds, with the trial's start, into *ran), or when no
  * trial can be run (c then runs in process only, as on a device without
- * trials; *ran INFINITY); else TG_ETIMEOUT or TG_ERUNTIME (a fault: a
- * codegen bug, reported as one), logged, with the plugin's message
- * kept. */
+ * trials; *ran INFINITY); else TG_ETIMEOUT, TG_ENOMEM (the candidate
+ * is dropped all the same) or TG_ERUNTIME (a fault: a codegen bug,
+ * reported as one), logged, with the plugin's message kept. */
 static int trial(search *s, const cand *c, double limit, double *ran)
 {
 	tg_launch_args a = args_of(s, c);
@@ -354,7 +354,7 @@ static int trial(search *s, const cand *c, double limit, double *ran)
 		tg_clear_error();
 		return 0;
 	}
-	if (rc == TG_ETIMEOUT)
+	if (rc == TG_ETIMEOUT || rc == TG_ENOMEM)  /* not the kernel's */
 		tg_debug_log(2, "beam: kernel %s with opts %s: %s", c->ks.name,
 		             os, tg_last_error());
 	else
@@ -715,7 +715,9 @@ static int beam(search *s, int width, cand *best, double budget)
 			*best = keep[i];
 	s->deadline = now_s() + budget;
 	while (now_s() < s->deadline) {
-		if ((rc = expand(s, keep, nkeep)) || s->ncands == 0)
+		if ((rc = expand(s, keep, nkeep)))
+			goto out;  /* rematch's runs would clear its error */
+		if (s->ncands == 0)
 			break;
 		evaluate(s, best->t);
 		qsort(s->cands, s->ncands, sizeof *s->cands, cmp_time);

@@ -76,8 +76,7 @@ tg_dl *tg_dl_open(const char *path, int exact, char **err)
 	dl = malloc(sizeof *dl);
 	if (!dl) {
 		lt_dlclose(h);
-		*err = strdup("out of host memory");
-		return NULL;
+		return NULL;  /* *err NULL: out of memory */
 	}
 	dl->handle = h;
 	return dl;

@@ -363,8 +363,10 @@ static char *lower_dup(const char *s)
 	return d;
 }
 
-/* Loads a candidate into `r`, leaving the reason when it fails. */
-static void load(tg_plugin_rec *r, const char *open_path, int exact)
+/* Loads a candidate into `r`, leaving the reason when it fails.  Only
+ * running out of memory is an error (TG_ENOMEM): it says nothing about
+ * the plugin, which must not stay refused for it. */
+static int load(tg_plugin_rec *r, const char *open_path, int exact)
 {
 	tg_plugin_entry_fn entry;
 	const struct tg_plugin *d;
@@ -372,9 +374,11 @@ static void load(tg_plugin_rec *r, const char *open_path, int exact)
 	int st;
 
 	if (!(r->dl = tg_dl_open(open_path, exact, &err))) {
+		if (!err)
+			return tg_error_oom("plugin load");
 		set_state(r, TG_PLUGIN_REFUSED, "cannot load: %s (is it a "
 		          "shared object for this machine? check its "
-		          "dependencies with ldd)", err ? err : "?");
+		          "dependencies with ldd)", err);
 		free(err);
 	} else if (!(*(void **)&entry = tg_dl_sym(r->dl,
 	                                          TG_PLUGIN_ENTRY_SYMBOL))) {
@@ -385,12 +389,13 @@ static void load(tg_plugin_rec *r, const char *open_path, int exact)
 		          "%s", r->last_log ? r->last_log : "(no reason given)");
 	} else if ((st = vet(d, why, sizeof why))) {
 		set_state(r, (tg_plugin_state)st, "%s", why);
-	} else if (!(r->section = lower_dup(d->name))) {
-		set_state(r, TG_PLUGIN_REFUSED, "out of host memory");
 	} else {
-		r->desc = d;
+		r->desc = d;  /* rec_free unloads it from here on */
 		r->state = TG_PLUGIN_LOADED;
+		if (!(r->section = lower_dup(d->name)))
+			return tg_error_oom("plugin load");
 	}
+	return 0;
 }
 
 /* -------------------------------------------------------------- trials */
@@ -413,8 +418,7 @@ static int trial_body(void *arg, int stage_fd)
 
 	r.probe.ndevices = -1;
 	tg_child_stage(stage_fd, "load");
-	load(&r, t->open_path, t->exact);
-	if (r.state != TG_PLUGIN_LOADED)
+	if (load(&r, t->open_path, t->exact) || r.state != TG_PLUGIN_LOADED)
 		return 0;
 	tg_child_stage(stage_fd, "probe");
 	n = tg_registry_probe(&r);
@@ -508,7 +512,7 @@ static int add_candidate(const char *file, const char *open_path,
 		          "replace its code (not loaded)", why);
 	else if (!tg_setting_int(TG_KEY_PLUGIN_ISOLATE) ||
 	         trial(r, open_path, exact) == 0)
-		load(r, open_path, exact);
+		return load(r, open_path, exact);
 	return 0;
 }
 
@@ -615,6 +619,8 @@ int tg_registry_scan(void)
 	for (i = 0; !rc && i < paths.n; i++)
 		rc = scan_entry(&paths.v[i]);
 	scanned = rc == 0;
+	if (rc)  /* the next scan starts from nothing, not from half */
+		tg_registry_unload();
 	return rc;
 }
 

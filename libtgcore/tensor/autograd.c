@@ -210,6 +210,8 @@ static tg_tensor *reduce_grad(const tg_fn *f, tg_tensor *g)
 {
 	tg_tensor *x = val(f->x[0]), *ones, *cnt;
 
+	if (!x)  /* out of memory */
+		return NULL;
 	if (f->op == TG_ADD)
 		return tg_expand(g, x->ndim, x->shape);
 	ones = tg_cast(tg_eq(x, tg_expand(val(f->ret), x->ndim, x->shape)),
@@ -240,6 +242,8 @@ static tg_tensor *stride_grad(const tg_fn *f, const tg_tensor *x,
 		s[a + 1] = 1;
 		p[2 * (a + 1) + 1] = k - 1;
 		g = tg_pad(tg_reshape(g, n + 1, s), n + 1, p, 0);
+		if (!g)  /* out of memory: its shape is needed below */
+			return NULL;
 		for (d = 0; d < n; d++) {
 			s[d] = d == a ? g->shape[a] * k : g->shape[d + (d > a)];
 			cut[2 * d] = 0;
@@ -297,6 +301,8 @@ static tg_tensor *move_grad(const tg_fn *f, tg_tensor *g)
 	int inv[TG_MAX_DIMS];
 	size_t i;
 
+	if (!x)  /* out of memory */
+		return NULL;
 	switch (f->kind) {
 	case TG_FN_RESHAPE:
 		return tg_reshape(g, x->ndim, x->shape);
@@ -377,10 +383,16 @@ static int deepwalk(tg_tensor *t, tvec *order)
 			stack.n--;
 			continue;
 		}
-		if (tg_ptrmap_put(&seen, x, x) == 1) {
+		switch (tg_ptrmap_put(&seen, x, x)) {
+		case 1:  /* first visit: its inputs go first */
 			for (i = 0; i < x->ctx->n && !rc; i++)
 				if (TG_VEC_PUSH(&stack, x->ctx->in[i]))
 					rc = TG_ENOMEM;
+			continue;
+		case 0:  /* second visit: its inputs are done */
+			break;
+		default:  /* not recorded: it would never be visited */
+			rc = TG_ENOMEM;
 			continue;
 		}
 		stack.n--;

@@ -410,11 +410,14 @@ tg_tensor *tg_log_softmax(const tg_tensor *t, int axis)
  * first_zero, dropping the last element), pool windows of n, sum. */
 static tg_tensor *cumsum_last(const tg_tensor *t, int first_zero)
 {
-	int64_t n = t->shape[t->ndim - 1], pads[2 * TG_MAX_DIMS] = { 0 };
-	int64_t k[1] = { n };
-	size_t last = t->ndim - 1;
+	int64_t n, pads[2 * TG_MAX_DIMS] = { 0 }, k[1];
+	size_t last;
 	int ax = -1;
 
+	if (!t)  /* the view before failed (out of memory): its error */
+		return NULL;
+	n = k[0] = t->shape[t->ndim - 1];
+	last = t->ndim - 1;
 	pads[2 * last] = first_zero ? n : n - (n != 0);
 	pads[2 * last + 1] = -first_zero;
 	return tg_sum(tg_t_pool(tg_pad(t, t->ndim, pads, 0), 1, k, NULL, NULL),
