@@ -31,6 +31,15 @@ if command -v lexgrog >/dev/null 2>&1; then
 		lexgrog "$p" >/dev/null 2>&1 || bad "$p: no NAME line lexgrog can read"
 	done
 fi
+# every page formats without a groff warning (lintian's groff-message:
+# a comment line that starts with ' or . becomes a request)
+if command -v groff >/dev/null 2>&1; then
+	for p in "$api"/man/man3/*.3; do
+		head -n 1 "$p" | grep -q '^\.so ' && continue
+		w=$(groff -man -Tutf8 -ww -z "$p" 2>&1)
+		[ -z "$w" ] || { echo "$w"; bad "$p: groff warns (above)"; }
+	done
+fi
 # only tgcore's names: a page named after a struct field ("free") would
 # take libc's place
 ls "$api/man/man3" | grep -v '^tg_\|^TG_\|\.h\.3$' && bad "man pages not named tg_, TG_ or after a header (above)"

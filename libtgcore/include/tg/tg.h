@@ -176,10 +176,11 @@ TG_API int tg_config_set(const char *key, const char *value);
  * and report it with tg_config_error where that matters. */
 TG_API long tg_config_int(const char *key, long def);
 /* Reports that the value of a setting cannot be used, and returns
- * TG_ECONFIG: the error reads "config: WHERE: [section] key: WHAT, got
- * 'VALUE'", WHERE the file and line, the environment variable or
- * tg_config_set() it came from, the value with control and non-UTF-8
- * bytes escaped, WHAT formatted from fmt ("expected 1 to 1024"). */
+ * TG_ECONFIG.  The error reads
+ * "config: WHERE: [section] key: WHAT, got 'VALUE'", WHERE the file
+ * and line, the environment variable or tg_config_set() it came from,
+ * the value with control and non-UTF-8 bytes escaped, WHAT formatted
+ * from fmt ("expected 1 to 1024"). */
 TG_API int tg_config_error(const char *key, const char *fmt, ...)
 	TG_PRINTF(2, 3);
 
