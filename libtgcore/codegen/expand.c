@@ -634,10 +634,7 @@ static tg_uop *flatten_sink(tg_rw *rw, tg_uop **cap)
 	return r;
 }
 
-#define VALUE_OPS TG_EXP2, TG_LOG2, TG_SIN, TG_SQRT, TG_NEG, TG_RECIP,  \
-	TG_ADD, TG_MUL, TG_IDIV, TG_MAX, TG_MOD, TG_CMPLT, TG_CMPNE,    \
-	TG_XOR, TG_SHL, TG_SHR, TG_OR, TG_AND, TG_THREEFRY, TG_WHERE,   \
-	TG_MULACC, TG_CAST, TG_BITCAST
+#define VALUE_OPS TG_ALU_OPS TG_CAST, TG_BITCAST
 
 static const tg_rule expand_table[] = {
 	{ "load(b, i(X), m(X), a) -> lanes: load(b, i(d)) | a | "

@@ -147,7 +147,9 @@ int tg_exec_bitcast(tg_scalar v, unsigned from, unsigned to,
 #define TG_OPF_CMP 2u      /* result is bool */
 #define TG_OPF_INT 4u      /* only defined on ints and bool */
 #define TG_OPF_UNSAFE_PAD 8u /* f(0) != 0: a padded region cannot fold */
-#define TG_OPS(X)                                                     \
+#define TG_OPS(X) TG_OPS_NODE(X) TG_OPS_ALU(X)
+/* The ops that are not ALU: graph structure, memory, control flow. */
+#define TG_OPS_NODE(X)                                                \
 	X(SINK, 0, 0) X(EXPAND, 0, 0) X(CONTRACT, 0, 0)                \
 	X(VIEW, 0, 0) X(SHAPETRACKER, 0, 0) X(REDUCE_AXIS, 0, 0)       \
 	X(DEFINE_GLOBAL, 0, 0) X(DEFINE_VAR, 0, 0)                     \
@@ -156,7 +158,11 @@ int tg_exec_bitcast(tg_scalar v, unsigned from, unsigned to,
 	X(GEP, 0, 0) X(CAST, 0, 0) X(BITCAST, 0, 0) X(VECTORIZE, 0, 0) \
 	X(REDUCE, 0, 0) X(WMMA, 0, 0) X(LOAD, 0, 0) X(STORE, 0, 0)     \
 	X(PHI, 0, 0) X(BARRIER, 0, 0) X(IF, 0, 0) X(RANGE, 0, 0)       \
-	X(ENDRANGE, 0, 0) X(ENDIF, 0, 0)                               \
+	X(ENDRANGE, 0, 0) X(ENDIF, 0, 0)
+/* The ALU ops: a value from values, lane by lane.  A new one added here
+ * is folded on constants and expanded over vector lanes by the rules
+ * that match TG_ALU_OPS (HACKING.md, "Adding an op"). */
+#define TG_OPS_ALU(X)                                                 \
 	X(EXP2, 1, TG_OPF_UNSAFE_PAD) X(LOG2, 1, TG_OPF_UNSAFE_PAD)    \
 	X(SIN, 1, 0) X(SQRT, 1, 0) X(NEG, 1, 0)                        \
 	X(RECIP, 1, TG_OPF_UNSAFE_PAD)                                 \
@@ -169,6 +175,10 @@ int tg_exec_bitcast(tg_scalar v, unsigned from, unsigned to,
 	X(OR, 2, TG_OPF_COMMUTE | TG_OPF_INT)                          \
 	X(AND, 2, TG_OPF_COMMUTE | TG_OPF_INT)                         \
 	X(THREEFRY, 2, TG_OPF_INT | TG_OPF_UNSAFE_PAD) X(WHERE, 3, 0) X(MULACC, 3, 0)
+/* Every ALU op as a list for P_OPS (it ends in a comma, which an
+ * initializer list allows): P_OPS(TG_ALU_OPS TG_CAST). */
+#define TG_ALU_OP_(name, arity, flags) TG_##name,
+#define TG_ALU_OPS TG_OPS_ALU(TG_ALU_OP_)
 
 typedef enum tg_op {
 #define TG_OP_ENUM(name, arity, flags) TG_##name,

@@ -282,11 +282,6 @@ static tg_uop *where_const(tg_rw *rw, tg_uop **cap)
 	return cval(cap[C1]) ? cap[X] : cap[Y];
 }
 
-/* The ALU ops whose all-constant form folds. */
-#define ALU_OPS TG_EXP2, TG_LOG2, TG_SIN, TG_SQRT, TG_NEG, TG_RECIP,  \
-	TG_ADD, TG_MUL, TG_IDIV, TG_MAX, TG_MOD, TG_CMPLT, TG_CMPNE,  \
-	TG_XOR, TG_SHL, TG_SHR, TG_OR, TG_AND, TG_THREEFRY, TG_WHERE, \
-	TG_MULACC
 /* The ops symbolic math uses: bounds may decide them. */
 #define SYM_OPS TG_ADD, TG_MUL, TG_IDIV, TG_MOD, TG_MAX, TG_CMPLT, \
 	TG_CMPNE, TG_AND, TG_OR, TG_NEG, TG_WHERE
@@ -296,7 +291,7 @@ static tg_uop *where_const(tg_rw *rw, tg_uop **cap)
 
 static const tg_rule rules[] = {
 	{ "op(c...) -> c",
-	  &(const tg_pat){ .ops = P_OPS(ALU_OPS), .nops = P_NOPS(ALU_OPS),
+	  &(const tg_pat){ .ops = P_OPS(TG_ALU_OPS), .nops = P_NOPS(TG_ALU_OPS),
 	                   .srcmode = TG_PSRC_REPEAT,
 	                   .src = (const tg_pat *const[]){ P_CONST(P_NOCAP) },
 	                   .nsrc = 1 },
