@@ -105,170 +105,238 @@ static void fma_expr(rc_state *st, tg_strbuf *sb, unsigned cs,
 	tg_rstate_close_cast(st, sb);
 }
 
+/* What the text of one ALU op needs: the operands as text (bf16 ones
+ * already as float), the kind it computes in and that kind's types. */
+typedef struct alu_args {
+	rc_state *st;
+	tg_strbuf *sb;
+	unsigned op, cs;  /* the op; its compute kind */
+	const char *T, *U; /* cs's type; the unsigned type of cs's width */
+	const char *a, *b, *c;
+	int glsl, isf, wrapint;
+} alu_args;
+
+/* Each op's text; -1 where the op has none on the kind. */
+static int alu_recip(const alu_args *x)
+{
+	tg_scalar one;
+
+	if (!x->isf)
+		return -1;
+	one.f = 1.0;
+	tg_rstate_open_cast(x->st, x->sb, x->T);
+	tg_rstate_const(x->st, x->sb, one, x->cs);
+	tg_strbuf_addf(x->sb, "/%s", x->a);
+	tg_rstate_close_cast(x->st, x->sb);
+	return 0;
+}
+
+static int alu_neg(const alu_args *x)
+{
+	if (x->cs == TG_BOOL) {
+		tg_strbuf_addf(x->sb, "(!%s)", x->a);
+		return 0;
+	}
+	tg_rstate_open_cast(x->st, x->sb, x->T);
+	if (x->wrapint) {
+		tg_strbuf_add(x->sb, "-");
+		tg_rstate_open_cast(x->st, x->sb, x->U);
+		tg_strbuf_add(x->sb, x->a);
+		tg_rstate_close_cast(x->st, x->sb);
+	} else {
+		tg_strbuf_addf(x->sb, "-%s", x->a);
+	}
+	tg_rstate_close_cast(x->st, x->sb);
+	return 0;
+}
+
+/* ADD and MUL: bools as | and &, signed ints wrapping through the
+ * unsigned type where the dialect does not wrap. */
+static int alu_add_mul(const alu_args *x)
+{
+	const char *o = x->op == TG_ADD ? "+" : "*";
+
+	if (x->cs == TG_BOOL) {
+		tg_strbuf_addf(x->sb, "((%s)(%s%s%s))", x->T, x->a,
+		               x->op == TG_ADD ? "|" : "&", x->b);
+	} else if (x->wrapint) {
+		tg_strbuf_addf(x->sb, "((%s)((%s)%s%s(%s)%s))", x->T, x->U,
+		               x->a, o, x->U, x->b);
+	} else {
+		tg_rstate_open_cast(x->st, x->sb, x->T);
+		tg_strbuf_addf(x->sb, "%s%s%s", x->a, o, x->b);
+		tg_rstate_close_cast(x->st, x->sb);
+	}
+	return 0;
+}
+
+static int alu_div_mod(const alu_args *x)
+{
+	const char *a = x->a, *b = x->b;
+
+	if (x->isf || x->cs == TG_BOOL)
+		return -1;
+	tg_rstate_open_cast(x->st, x->sb, x->T);
+	/* GLSL leaves % of negative operands undefined */
+	if (x->op == TG_MOD && x->glsl && !tg_scalar_is_unsigned(x->cs))
+		tg_strbuf_addf(x->sb, "%s-(%s/%s)*%s", a, a, b, b);
+	else
+		tg_strbuf_addf(x->sb, "%s%s%s", a, x->op == TG_IDIV ? "/" : "%",
+		               b);
+	tg_rstate_close_cast(x->st, x->sb);
+	return 0;
+}
+
+/* MAX propagates NaN, as tg_exec_alu does. */
+static int alu_max(const alu_args *x)
+{
+	const char *a = x->a, *b = x->b;
+
+	if (x->isf && x->glsl)
+		tg_strbuf_addf(x->sb, "((isnan(%s)||%s>%s)?%s:%s)", a, a, b, a,
+		               b);
+	else if (x->isf)
+		tg_strbuf_addf(x->sb, "((%s!=%s||%s>%s)?%s:%s)", a, a, a, b, a,
+		               b);
+	else
+		tg_strbuf_addf(x->sb, "(%s>%s?%s:%s)", a, b, a, b);
+	return 0;
+}
+
+static int alu_cmp(const alu_args *x)
+{
+	if (x->op == TG_CMPLT)
+		tg_strbuf_addf(x->sb, "(%s<%s)", x->a, x->b);
+	else /* GLSL's != on floats may be ordered: false for NaN */
+		tg_strbuf_addf(x->sb, x->isf && x->glsl ? "(!(%s==%s))"
+		                                        : "(%s!=%s)", x->a, x->b);
+	return 0;
+}
+
+/* XOR, OR, AND, SHR: C's operators; SHL shifts the unsigned type where
+ * the dialect does not wrap (a signed left shift into the sign bit is
+ * undefined in C). */
+static int alu_bits(const alu_args *x)
+{
+	const char *o = x->op == TG_XOR ? "^" : x->op == TG_OR ? "|"
+	                : x->op == TG_AND ? "&" : ">>";
+
+	if (x->isf)
+		return -1;
+	tg_rstate_open_cast(x->st, x->sb, x->T);
+	tg_strbuf_addf(x->sb, "%s%s%s", x->a, o, x->b);
+	tg_rstate_close_cast(x->st, x->sb);
+	return 0;
+}
+
+static int alu_shl(const alu_args *x)
+{
+	if (x->isf || x->cs == TG_BOOL)
+		return -1;
+	tg_rstate_open_cast(x->st, x->sb, x->T);
+	if (x->st->d->native_wrap) {
+		tg_strbuf_addf(x->sb, "%s<<%s", x->a, x->b);
+	} else {
+		tg_rstate_open_cast(x->st, x->sb, x->U);
+		tg_strbuf_add(x->sb, x->a);
+		tg_rstate_close_cast(x->st, x->sb);
+		tg_strbuf_addf(x->sb, "<<%s", x->b);
+	}
+	tg_rstate_close_cast(x->st, x->sb);
+	return 0;
+}
+
+/* MULACC: one fused multiply-add on floats, a*b+c wrapping on ints. */
+static int alu_mulacc(const alu_args *x)
+{
+	if (x->isf) {
+		fma_expr(x->st, x->sb, x->cs, x->T, x->a, x->b, x->c);
+		return 0;
+	}
+	tg_rstate_open_cast(x->st, x->sb, x->T);
+	tg_strbuf_add(x->sb, "(");
+	tg_rstate_open_cast(x->st, x->sb, x->T);
+	tg_strbuf_addf(x->sb, "%s*%s", x->a, x->b);
+	tg_rstate_close_cast(x->st, x->sb);
+	tg_strbuf_addf(x->sb, ")+%s", x->c);
+	tg_rstate_close_cast(x->st, x->sb);
+	return 0;
+}
+
+static int alu_threefry(const alu_args *x)
+{
+	if (x->cs != TG_UINT64)
+		return -1;
+	x->st->k.use_threefry = 1;
+	tg_strbuf_addf(x->sb, "tg_threefry(%s,%s)", x->a, x->b);
+	return 0;
+}
+
+/* The op's text, or -1 where it has none on the kind. */
+static int alu_expr(const alu_args *x)
+{
+	switch (x->op) {
+	case TG_EXP2: case TG_LOG2: case TG_SIN: case TG_SQRT:
+		return transcendental(x->st, x->sb, x->op, x->cs, x->a);
+	case TG_THREEFRY: return alu_threefry(x);
+	case TG_RECIP: return alu_recip(x);
+	case TG_NEG: return alu_neg(x);
+	case TG_ADD: case TG_MUL: return alu_add_mul(x);
+	case TG_IDIV: case TG_MOD: return alu_div_mod(x);
+	case TG_MAX: return alu_max(x);
+	case TG_CMPLT: case TG_CMPNE: return alu_cmp(x);
+	case TG_XOR: case TG_OR: case TG_AND: case TG_SHR: return alu_bits(x);
+	case TG_SHL: return alu_shl(x);
+	case TG_MULACC: return alu_mulacc(x);
+	default: return -1;
+	}
+}
+
+/* Signed ints wrap through the unsigned type where the dialect does not
+ * wrap; so do unsigned ones narrower than int, whose promotion to int
+ * could overflow MUL. */
+static int wraps(const rc_state *st, unsigned cs)
+{
+	if (st->d->native_wrap || !tg_scalar_is_int(cs) || cs == TG_INDEX)
+		return 0;
+	return !tg_scalar_is_unsigned(cs) || tg_scalar_bits(cs) < 32;
+}
+
 /* Scalar ALU op: sout the result kind, sin the operand kind (WHERE: of
  * b and c). */
 void tg_render_alu(rc_state *st, tg_strbuf *sb, unsigned op, unsigned sout,
                    unsigned sin, const char *ea, const char *eb,
                    const char *ec)
 {
-	char *a = st->x->opnd[0], *b = st->x->opnd[1], *c = st->x->opnd[2];
 	size_t n = sizeof st->x->opnd[0];
 	unsigned cs = sin == TG_BFLOAT16 ? TG_FLOAT32 : sin; /* compute */
-	const char *T = tg_rstate_type(st, cs);
-	int glsl = st->d->id == TG_DIALECT_GLSL;
-	int isf = tg_scalar_is_float(cs);
-	int wrapint = tg_scalar_is_int(cs) && cs != TG_INDEX &&
-	              !tg_scalar_is_unsigned(cs) && !st->d->native_wrap;
-	const char *U = tg_rstate_type(st, tg_scalar_bits(cs) > 32 ? TG_UINT64
-	                                                 : TG_UINT32);
+	alu_args x = { .st = st, .sb = sb, .op = op, .cs = cs,
+		.T = tg_rstate_type(st, cs),
+		.U = tg_rstate_type(st, tg_scalar_bits(cs) > 32 ? TG_UINT64
+		                                                : TG_UINT32),
+		.a = st->x->opnd[0], .b = st->x->opnd[1], .c = st->x->opnd[2],
+		.glsl = st->d->id == TG_DIALECT_GLSL,
+		.isf = tg_scalar_is_float(cs), .wrapint = wraps(st, cs) };
 	int tobf = sout == TG_BFLOAT16;
 
-	if (!T || !U)
+	if (!x.T || !x.U)
 		return;
 	if (op == TG_WHERE) {
 		tg_strbuf_addf(sb, "(%s?%s:%s)", ea, eb, ec);
 		return;
 	}
-	operand(sin, ea, a, n);
+	operand(sin, ea, st->x->opnd[0], n);
 	if (eb)
-		operand(sin, eb, b, n);
+		operand(sin, eb, st->x->opnd[1], n);
+	if (op == TG_MULACC)
+		operand(sin, ec, st->x->opnd[2], n);
 	if (tobf)
 		tg_strbuf_add(sb, "tg_f2bf(");
-	/* for small unsigned kinds promotion to int could overflow MUL */
-	if (tg_scalar_is_unsigned(cs) && tg_scalar_bits(cs) < 32 &&
-	    !st->d->native_wrap)
-		wrapint = 1;
-	if (glsl && cs == TG_BOOL && glsl_bool_alu(sb, op, a, b))
-		goto done;
-	switch (op) {
-	case TG_EXP2: case TG_LOG2: case TG_SIN: case TG_SQRT:
-		if (transcendental(st, sb, op, cs, a))
-			goto bad;
-		break;
-	case TG_THREEFRY:
-		if (cs != TG_UINT64)
-			goto bad;
-		st->k.use_threefry = 1;
-		tg_strbuf_addf(sb, "tg_threefry(%s,%s)", a, b);
-		break;
-	case TG_RECIP: {
-		tg_scalar one;
-		if (!isf)
-			goto bad;
-		one.f = 1.0;
-		tg_rstate_open_cast(st, sb, T);
-		tg_rstate_const(st, sb, one, cs);
-		tg_strbuf_addf(sb, "/%s", a);
-		tg_rstate_close_cast(st, sb);
-		break;
-	}
-	case TG_NEG:
-		if (cs == TG_BOOL) {
-			tg_strbuf_addf(sb, "(!%s)", a);
-			break;
-		}
-		tg_rstate_open_cast(st, sb, T);
-		if (wrapint) {
-			tg_strbuf_add(sb, "-");
-			tg_rstate_open_cast(st, sb, U);
-			tg_strbuf_add(sb, a);
-			tg_rstate_close_cast(st, sb);
-		} else {
-			tg_strbuf_addf(sb, "-%s", a);
-		}
-		tg_rstate_close_cast(st, sb);
-		break;
-	case TG_ADD: case TG_MUL: {
-		const char *o = op == TG_ADD ? "+" : "*";
-		if (cs == TG_BOOL)
-			tg_strbuf_addf(sb, "((%s)(%s%s%s))", T, a,
-			               op == TG_ADD ? "|" : "&", b);
-		else if (wrapint)
-			tg_strbuf_addf(sb, "((%s)((%s)%s%s(%s)%s))", T, U, a, o, U,
-			               b);
-		else {
-			tg_rstate_open_cast(st, sb, T);
-			tg_strbuf_addf(sb, "%s%s%s", a, o, b);
-			tg_rstate_close_cast(st, sb);
-		}
-		break;
-	}
-	case TG_IDIV: case TG_MOD:
-		if (isf || cs == TG_BOOL)
-			goto bad;
-		tg_rstate_open_cast(st, sb, T);
-		/* GLSL leaves % of negative operands undefined */
-		if (op == TG_MOD && glsl && !tg_scalar_is_unsigned(cs))
-			tg_strbuf_addf(sb, "%s-(%s/%s)*%s", a, a, b, b);
-		else
-			tg_strbuf_addf(sb, "%s%s%s", a, op == TG_IDIV ? "/" : "%",
-			               b);
-		tg_rstate_close_cast(st, sb);
-		break;
-	case TG_MAX:
-		if (isf && glsl)
-			tg_strbuf_addf(sb, "((isnan(%s)||%s>%s)?%s:%s)", a, a, b, a,
-			               b);
-		else if (isf)
-			tg_strbuf_addf(sb, "((%s!=%s||%s>%s)?%s:%s)", a, a, a, b, a,
-			               b);
-		else
-			tg_strbuf_addf(sb, "(%s>%s?%s:%s)", a, b, a, b);
-		break;
-	case TG_CMPLT:
-		tg_strbuf_addf(sb, "(%s<%s)", a, b);
-		break;
-	case TG_CMPNE:
-		/* GLSL's != on floats may be ordered: false for NaN */
-		tg_strbuf_addf(sb, isf && glsl ? "(!(%s==%s))" : "(%s!=%s)", a,
-		               b);
-		break;
-	case TG_XOR: case TG_OR: case TG_AND: case TG_SHR:
-		if (isf)
-			goto bad;
-		tg_rstate_open_cast(st, sb, T);
-		tg_strbuf_addf(sb, "%s%s%s", a,
-		               op == TG_XOR ? "^" : op == TG_OR ? "|"
-		               : op == TG_AND ? "&" : ">>", b);
-		tg_rstate_close_cast(st, sb);
-		break;
-	case TG_SHL:
-		if (isf || cs == TG_BOOL)
-			goto bad;
-		tg_rstate_open_cast(st, sb, T);
-		if (st->d->native_wrap) {
-			tg_strbuf_addf(sb, "%s<<%s", a, b);
-		} else {
-			tg_rstate_open_cast(st, sb, U);
-			tg_strbuf_add(sb, a);
-			tg_rstate_close_cast(st, sb);
-			tg_strbuf_addf(sb, "<<%s", b);
-		}
-		tg_rstate_close_cast(st, sb);
-		break;
-	case TG_MULACC:
-		operand(sin, ec, c, n);
-		if (isf) {
-			fma_expr(st, sb, cs, T, a, b, c);
-			break;
-		}
-		tg_rstate_open_cast(st, sb, T);
-		tg_strbuf_add(sb, "(");
-		tg_rstate_open_cast(st, sb, T);
-		tg_strbuf_addf(sb, "%s*%s", a, b);
-		tg_rstate_close_cast(st, sb);
-		tg_strbuf_addf(sb, ")+%s", c);
-		tg_rstate_close_cast(st, sb);
-		break;
-	default:
-	bad:
-		if (!st->err)
-			st->err = tg_error(TG_EUNSUPPORTED, "render: %s cannot render "
-			                   "ALU op %s on %s", st->d->name,
-			                   tg_op_name(op), tg_dtype_name(cs));
-		break;
-	}
-done:
+	if (!(x.glsl && cs == TG_BOOL && glsl_bool_alu(sb, op, x.a, x.b)) &&
+	    alu_expr(&x) && !st->err)
+		st->err = tg_error(TG_EUNSUPPORTED, "render: %s cannot render "
+		                   "ALU op %s on %s", st->d->name,
+		                   tg_op_name(op), tg_dtype_name(cs));
 	if (tobf)
 		tg_strbuf_add(sb, ")");
 }
