@@ -326,13 +326,91 @@ static void estimates(const tg_kernel *k, const tg_kplan *plan,
 	out->outs = plan->outs;
 }
 
+/* Opens sink's kernel in ir and plans its axes; refuses what caps
+ * cannot take: a dialect without a renderer, over 64 buffers, a dtype. */
+static int open_plan(tg_kernel *k, tg_ir *ir, const tg_uop *sink,
+                     const struct tg_renderer_caps *caps,
+                     const tg_settings *set, tg_kplan *plan)
+{
+	int rc;
+
+	if ((rc = tg_kernel_open(k, ir, sink)) ||
+	    (rc = after_pass(set, k->sink, "schedule", "kernel")))
+		return rc;
+	if ((rc = tg_lower_plan(k, plan))) {
+		tg_error_prefix("codegen");
+		return rc;
+	}
+	if (caps->dialect != TG_DIALECT_CUSTOM &&
+	    !tg_cdialect_get(caps->dialect))
+		return tg_error(TG_EUNSUPPORTED, "codegen: kernel %s: no "
+		                "renderer for dialect %d", plan->name,
+		                caps->dialect);
+	if (plan->nbufs > 64)
+		return tg_error(TG_EUNSUPPORTED, "codegen: kernel %s: %zu "
+		                "buffers", plan->name, plan->nbufs);
+	return check_dtypes(k, caps, plan->name);
+}
+
+/* The opts (`opts`, or the hand-coded ones when NULL), then the launch
+ * and reduce blocks; the opts as text in opttext. */
+static int optimize(tg_kplan *plan, const tg_kernel *k,
+                    const struct tg_renderer_caps *caps,
+                    const tg_settings *set, const tg_opt *opts,
+                    size_t nopts, char *opttext, size_t n)
+{
+	int rc;
+
+	plan_setup(plan, caps, set);
+	if ((rc = apply_opts(plan, k, opts, nopts)))
+		return rc;
+	if (plan->nopts)
+		tg_kplan_launch_block(plan, k);
+	if (plan->nopts || set->reduce_passes)
+		tg_kplan_reduce_block(plan, k, set->reduce_passes);
+	tg_kplan_format_opts(plan, opttext, n);
+	return TG_OK;
+}
+
+/* Fills `out` from the linearized kernel: estimates, variables, texts,
+ * and the source, rendered here or left to the plugin as a kernel view
+ * (TG_DIALECT_CUSTOM: tg_dev_render). */
+static int emit(const tg_kernel *k, const tg_kplan *plan,
+                const char *opttext, tg_uop **lin, size_t nlin,
+                tg_ksrc *out)
+{
+	int rc;
+
+	estimates(k, plan, out);
+	if ((rc = collect_vars(lin, nlin, out)))
+		return rc;
+	out->name = tg_strdup(plan->name, "codegen");
+	out->opts = tg_strdup(opttext, "codegen");
+	out->ast_text = tg_ast_format(k->sink);
+	out->linear_text = linear_text(lin, nlin);
+	if (!out->name || !out->opts || !out->ast_text || !out->linear_text)
+		return tg_error_oom("codegen");
+	if (plan->caps->dialect == TG_DIALECT_CUSTOM) {
+		if (!(out->view = tg_kview_new(lin, nlin, out)))
+			return tg_error_prefix("codegen: kernel %s", plan->name);
+		return TG_OK;
+	}
+	if (!(out->src = tg_render_blocked(plan->caps, plan->name,
+	                                    out->global, plan->lblock, lin,
+	                                    nlin))) {
+		rc = tg_error_prefix("codegen: kernel %s", plan->name);
+		return rc ? rc : TG_ENOMEM;
+	}
+	return TG_OK;
+}
+
 static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
                    const tg_settings *set, const tg_opt *opts,
                    size_t nopts, tg_ksrc *out)
 {
 	tg_kplan plan;
 	tg_kernel k;
-	tg_ir *ir = NULL;
+	tg_ir *ir;
 	tg_uop **lin = NULL;
 	size_t nlin = 0;
 	char opttext[TG_MAX_OPTS * 24];
@@ -344,66 +422,14 @@ static int codegen(const tg_uop *sink, const struct tg_renderer_caps *caps,
 		return tg_error(TG_EINVAL, "codegen: NULL argument");
 	if (!(ir = tg_ir_new()))
 		return TG_ENOMEM;
-	if ((rc = tg_kernel_open(&k, ir, sink)) ||
-	    (rc = after_pass(set, k.sink, "schedule", "kernel")))
-		goto done;
-	if ((rc = tg_lower_plan(&k, &plan))) {
-		tg_error_prefix("codegen");
-		goto done;
+	if (!(rc = open_plan(&k, ir, sink, caps, set, &plan)) &&
+	    !(rc = optimize(&plan, &k, caps, set, opts, nopts, opttext,
+	                    sizeof opttext))) {
+		if ((rc = passes(set, &k, &plan, noopt, &lin, &nlin)))
+			tg_error_prefix("codegen: kernel %s", plan.name);
+		else
+			rc = emit(&k, &plan, opttext, lin, nlin, out);
 	}
-	rc = TG_EUNSUPPORTED;
-	if (caps->dialect != TG_DIALECT_CUSTOM &&
-	    !tg_cdialect_get(caps->dialect)) {
-		tg_error(rc, "codegen: kernel %s: no renderer for dialect %d",
-		         plan.name, caps->dialect);
-		goto done;
-	}
-	if (plan.nbufs > 64) {
-		tg_error(rc, "codegen: kernel %s: %zu buffers", plan.name,
-		         plan.nbufs);
-		goto done;
-	}
-	if ((rc = check_dtypes(&k, caps, plan.name)))
-		goto done;
-
-	plan_setup(&plan, caps, set);
-	if ((rc = apply_opts(&plan, &k, opts, nopts)))
-		goto done;
-	if (plan.nopts)
-		tg_kplan_launch_block(&plan, &k);
-	if (plan.nopts || set->reduce_passes)
-		tg_kplan_reduce_block(&plan, &k, set->reduce_passes);
-	tg_kplan_format_opts(&plan, opttext, sizeof opttext);
-
-	if ((rc = passes(set, &k, &plan, noopt, &lin, &nlin))) {
-		tg_error_prefix("codegen: kernel %s", plan.name);
-		goto done;
-	}
-	estimates(&k, &plan, out);
-	if ((rc = collect_vars(lin, nlin, out)))
-		goto done;
-	out->name = tg_strdup(plan.name, "codegen");
-	out->opts = tg_strdup(opttext, "codegen");
-	out->ast_text = tg_ast_format(k.sink);
-	out->linear_text = linear_text(lin, nlin);
-	if (!out->name || !out->opts || !out->ast_text || !out->linear_text) {
-		rc = tg_error_oom("codegen");
-		goto done;
-	}
-	if (caps->dialect == TG_DIALECT_CUSTOM) {
-		/* the plugin renders it: tg_dev_render */
-		if (!(out->view = tg_kview_new(lin, nlin, out)))
-			rc = tg_error_prefix("codegen: kernel %s", plan.name);
-		goto done;
-	}
-	if (!(out->src = tg_render_blocked(caps, plan.name, out->global,
-	                                    plan.lblock, lin, nlin))) {
-		rc = tg_error_prefix("codegen: kernel %s", plan.name);
-		if (rc == TG_OK)
-			rc = TG_ENOMEM;
-		goto done;
-	}
-done:
 	if (rc)
 		tg_ksrc_free(out);
 	free(lin);
