@@ -309,6 +309,68 @@ static int check_conv(const char *op, const tg_tensor *x, const tg_tensor *w,
 	return 0;
 }
 
+/* The windows p, (bs, g*cin, o..., k...), as (bs, g, rc, o..., cin,
+ * k...): each group's windows once per output channel of the group. */
+static tg_tensor *group_windows(tg_tensor *p, size_t nd, int64_t bs,
+                                int64_t g, int64_t rc, int64_t cin,
+                                const int64_t *k)
+{
+	int64_t sh[TG_MAX_DIMS];
+	int perm[TG_MAX_DIMS];
+	size_t i, n = 0;
+
+	/* (bs, g, cin, 1, o..., k...) */
+	sh[n++] = bs, sh[n++] = g, sh[n++] = cin, sh[n++] = 1;
+	for (i = 0; i < nd; i++)
+		sh[n++] = p->shape[2 + i];
+	for (i = 0; i < nd; i++)
+		sh[n++] = k[i];
+	p = tg_reshape(p, n, sh);
+	sh[3] = rc;
+	p = tg_expand(p, n, sh);
+	perm[0] = 0, perm[1] = 1, perm[2] = 3;
+	for (i = 0; i < nd; i++)
+		perm[3 + i] = (int)(4 + i);
+	perm[3 + nd] = 2;
+	for (i = 0; i < nd; i++)
+		perm[4 + nd + i] = (int)(4 + nd + i);
+	return tg_permute(p, n, perm);
+}
+
+/* The weight (g*rc, cin, k...) as (1, g, rc, 1..., cin, k...), to
+ * multiply group_windows' view. */
+static tg_tensor *group_weight(const tg_tensor *w, size_t nd, int64_t g,
+                               int64_t rc, int64_t cin)
+{
+	int64_t wsh[TG_MAX_DIMS];
+	size_t i;
+
+	wsh[0] = 1, wsh[1] = g, wsh[2] = rc;
+	for (i = 0; i < nd; i++)
+		wsh[3 + i] = 1;
+	wsh[3 + nd] = cin;
+	for (i = 0; i < nd; i++)
+		wsh[4 + nd + i] = w->shape[2 + i];
+	return tg_reshape(w, 4 + 2 * nd, wsh);
+}
+
+/* r (bs, cout, o...) plus the bias (cout) on every position. */
+static tg_tensor *add_bias(const char *op, tg_tensor *r,
+                           const tg_tensor *bias, size_t nd, int64_t cout)
+{
+	int64_t sh[TG_MAX_DIMS];
+	char b[160];
+
+	if (!bias || !r)
+		return r;
+	if (bias->shape[0] != cout)
+		return tg_t_fail(TG_EINVAL, op, "bias %s for %lld output "
+		                 "channels", SHAPE(bias, b), (long long)cout);
+	for (size_t i = 0; i < nd + 2; i++)
+		sh[i] = i == 1 ? -1 : 1;
+	return tg_add(r, tg_reshape(bias, nd + 2, sh));
+}
+
 /* tinygrad's conv2d, for any number of spatial axes: the windows
  * (bs, g, cin, 1, o..., k...) expanded over the rc output channels of
  * each group, permuted to (bs, g, rc, o..., cin, k...), times the
@@ -318,11 +380,11 @@ static tg_tensor *conv_nd(const char *op, const tg_tensor *x,
                           const tg_conv_opts *opts, size_t want)
 {
 	tg_conv_opts o = conv_defaults(opts);
-	int64_t g, rc, cin, bs, sh[TG_MAX_DIMS], wsh[TG_MAX_DIMS];
-	int red[TG_CONV_MAX_DIMS + 1], perm[TG_MAX_DIMS];
-	size_t nd, i, n;
+	int64_t g, rc, cin, bs, sh[TG_MAX_DIMS];
+	int red[TG_CONV_MAX_DIMS + 1];
+	size_t nd, i;
 	tg_tensor *p, *r;
-	char b1[160], b2[160];
+	char b1[160];
 	int d;
 
 	if (!x || !w)
@@ -348,47 +410,16 @@ static tg_tensor *conv_nd(const char *op, const tg_tensor *x,
 		tg_scope_end();
 		return tg_error_prefix("%s", op), (tg_tensor *)NULL;
 	}
-	/* (bs, g, cin, 1, o..., k...) */
-	n = 0;
-	sh[n++] = bs, sh[n++] = g, sh[n++] = cin, sh[n++] = 1;
-	for (i = 0; i < nd; i++)
-		sh[n++] = p->shape[2 + i];
-	for (i = 0; i < nd; i++)
-		sh[n++] = w->shape[2 + i];
-	p = tg_reshape(p, n, sh);
-	sh[3] = rc;
-	p = tg_expand(p, n, sh);
-	perm[0] = 0, perm[1] = 1, perm[2] = 3;
-	for (i = 0; i < nd; i++)
-		perm[3 + i] = (int)(4 + i);
-	perm[3 + nd] = 2;
-	for (i = 0; i < nd; i++)
-		perm[4 + nd + i] = (int)(4 + nd + i);
-	p = tg_permute(p, n, perm);
-	/* the weight as (1, g, rc, 1..., cin, k...) */
-	wsh[0] = 1, wsh[1] = g, wsh[2] = rc;
-	for (i = 0; i < nd; i++)
-		wsh[3 + i] = 1;
-	wsh[3 + nd] = cin;
-	for (i = 0; i < nd; i++)
-		wsh[4 + nd + i] = w->shape[2 + i];
-	r = tg_mul(p, tg_reshape(w, n, wsh));
-	for (i = 0; i <= nd; i++)
-		red[i] = -1 - (int)i;
 	/* (bs, g*rc, o...) */
 	sh[0] = bs, sh[1] = g * rc;
 	for (i = 0; i < nd; i++)
-		sh[2 + i] = sh[4 + i];
+		sh[2 + i] = p->shape[2 + i];
+	p = group_windows(p, nd, bs, g, rc, cin, w->shape + 2);
+	r = tg_mul(p, group_weight(w, nd, g, rc, cin));
+	for (i = 0; i <= nd; i++)
+		red[i] = -1 - (int)i;
 	r = tg_reshape(tg_sum(r, red, nd + 1, 1), nd + 2, sh);
-	if (bias && r && bias->shape[0] != g * rc)
-		r = tg_t_fail(TG_EINVAL, op, "bias %s for %lld output "
-		              "channels", SHAPE(bias, b2), (long long)(g * rc));
-	if (bias && r) {
-		for (i = 0; i < nd + 2; i++)
-			sh[i] = i == 1 ? -1 : 1;
-		r = tg_add(r, tg_reshape(bias, nd + 2, sh));
-	}
-	r = tg_keep(r);
+	r = tg_keep(add_bias(op, r, bias, nd, g * rc));
 	tg_scope_end();
 	return r;
 }
