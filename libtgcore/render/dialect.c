@@ -623,19 +623,16 @@ static int glsl_arith_ext(uint64_t kinds)
 	return (kinds & ext) != 0;
 }
 
-static int wrap_glsl(const tg_cdialect *d, const tg_ckernel *k,
-                     tg_strbuf *sb)
+/* GLSL's declarations: the version, the extensions the kinds need, the
+ * buffers as storage blocks, the values as push constants, the locals
+ * as shared arrays. */
+static void glsl_decls(const tg_cdialect *d, const tg_ckernel *k,
+                       tg_strbuf *sb)
 {
-	const char *xyz = "xyz";
 	const uint64_t st8 = 1u << TG_BOOL | 1u << TG_INT8 | 1u << TG_UINT8;
 	const uint64_t st16 = 1u << TG_INT16 | 1u << TG_UINT16 |
 	                      1u << TG_FLOAT16 | 1u << TG_BFLOAT16;
-	uint64_t total = (uint64_t)k->global[0] * k->global[1] * k->global[2];
 
-	if (!k->has_local && total > UINT32_MAX)
-		return tg_error(TG_EUNSUPPORTED, "render: kernel %s: %" PRIu64
-		                " work-items exceed GLSL's 32-bit invocation id",
-		                k->name, total);
 	tg_strbuf_add(sb, "#version 450\n");
 	if (glsl_arith_ext(k->kinds_used | k->stored_used) || k->use_bf16 ||
 	    k->use_threefry)
@@ -663,24 +660,43 @@ static int wrap_glsl(const tg_cdialect *d, const tg_ckernel *k,
 		tg_strbuf_addf(sb, "shared %s %s[%" PRId64 "];\n",
 		               elem_type(d, &k->locals[i]), k->locals[i].name,
 		               k->locals[i].count);
+}
+
+/* The ids of a kernel without work groups: the runtime picks the
+ * work-group shape, so one flat id, split into the used gidx. */
+static void glsl_flat_ids(const tg_ckernel *k, uint64_t total,
+                          tg_strbuf *sb)
+{
+	tg_strbuf_addf(sb, "\tuint tg_i = gl_GlobalInvocationID.x + "
+	               "gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
+	               "gl_WorkGroupSize.x;\n"
+	               "\tif (tg_i >= %" PRIu64 "u) return;\n", total);
+	if (k->gidx_used[0])
+		tg_strbuf_addf(sb, "\tint gidx0 = int(tg_i %% %zuu);\n",
+		               k->global[0]);
+	if (k->gidx_used[1])
+		tg_strbuf_addf(sb, "\tint gidx1 = int(tg_i / %zuu %% %zuu);\n",
+		               k->global[0], k->global[1]);
+	if (k->gidx_used[2])
+		tg_strbuf_addf(sb, "\tint gidx2 = int(tg_i / %" PRIu64 "u);\n",
+		               (uint64_t)k->global[0] * k->global[1]);
+}
+
+static int wrap_glsl(const tg_cdialect *d, const tg_ckernel *k,
+                     tg_strbuf *sb)
+{
+	const char *xyz = "xyz";
+	uint64_t total = (uint64_t)k->global[0] * k->global[1] * k->global[2];
+
+	if (!k->has_local && total > UINT32_MAX)
+		return tg_error(TG_EUNSUPPORTED, "render: kernel %s: %" PRIu64
+		                " work-items exceed GLSL's 32-bit invocation id",
+		                k->name, total);
+	glsl_decls(d, k, sb);
 	helpers(d, k, sb);
 	tg_strbuf_add(sb, "void main()\n{\n");
-	if (!k->has_local) {
-		/* the runtime picks the work-group shape: one flat id */
-		tg_strbuf_addf(sb, "\tuint tg_i = gl_GlobalInvocationID.x + "
-		               "gl_GlobalInvocationID.y * gl_NumWorkGroups.x * "
-		               "gl_WorkGroupSize.x;\n"
-		               "\tif (tg_i >= %" PRIu64 "u) return;\n", total);
-		if (k->gidx_used[0])
-			tg_strbuf_addf(sb, "\tint gidx0 = int(tg_i %% %zuu);\n",
-			               k->global[0]);
-		if (k->gidx_used[1])
-			tg_strbuf_addf(sb, "\tint gidx1 = int(tg_i / %zuu %% %zuu);\n",
-			               k->global[0], k->global[1]);
-		if (k->gidx_used[2])
-			tg_strbuf_addf(sb, "\tint gidx2 = int(tg_i / %" PRIu64 "u);\n",
-			               (uint64_t)k->global[0] * k->global[1]);
-	}
+	if (!k->has_local)
+		glsl_flat_ids(k, total, sb);
 	for (int g = 0; g < 3 && k->has_local; g++) {
 		if (k->gidx_used[g])
 			tg_strbuf_addf(sb, "\tint gidx%d = int(gl_WorkGroupID.%c);\n",
