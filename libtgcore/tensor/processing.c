@@ -17,6 +17,37 @@
 /* tinygrad's dot: x (..., n, k) as (..., n, 1, k), w (..., k, m) as
  * (..., 1, m, k), multiplied with broadcasting and summed over k in
  * acc (the lub of the operands when TG_NDTYPES). */
+/* The operands of a dot product: both with a dim, the contracted axes
+ * equal, the batch axes (all but the last two, right-aligned)
+ * broadcastable; checked here so that the message names the operands. */
+static int check_dot(const char *op, const tg_tensor *a, const tg_tensor *b)
+{
+	size_t n1 = a->ndim, n2 = b->ndim, wk = n2 < 2 ? n2 : 2;
+	char b1[160], b2[160];
+
+	if (!n1 || !n2)
+		return tg_t_fail(TG_EINVAL, op, "both operands need at least 1 "
+		                 "dim, got %s and %s", SHAPE(a, b1), SHAPE(b, b2)),
+		       -1;
+	if (a->shape[n1 - 1] != b->shape[n2 - wk])
+		return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't match on "
+		                 "the contracted axis (%lld vs %lld)", SHAPE(a, b1),
+		                 SHAPE(b, b2), (long long)a->shape[n1 - 1],
+		                 (long long)b->shape[n2 - wk]), -1;
+	if (n1 >= TG_MAX_DIMS || n2 >= TG_MAX_DIMS)
+		return tg_t_fail(TG_EINVAL, op, "too many dims: %s and %s",
+		                 SHAPE(a, b1), SHAPE(b, b2)), -1;
+	for (size_t i = 1; n1 >= 2 + i && n2 >= 2 + i; i++) {
+		int64_t da = a->shape[n1 - 2 - i], db = b->shape[n2 - 2 - i];
+
+		if (da != db && da != 1 && db != 1)
+			return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't "
+			                 "broadcast", SHAPE(a, b1), SHAPE(b, b2)),
+			       -1;
+	}
+	return 0;
+}
+
 static tg_tensor *dot_acc(const char *op, const tg_tensor *a,
                           const tg_tensor *b, tg_dtype acc)
 {
@@ -25,33 +56,12 @@ static tg_tensor *dot_acc(const char *op, const tg_tensor *a,
 	tg_tensor *x, *w, *r;
 	tg_dtype out;
 	int last = -1;
-	char b1[160], b2[160];
 
-	if (!a || !b)
+	if (!a || !b || check_dot(op, a, b))
 		return NULL;
 	n1 = a->ndim;
 	n2 = b->ndim;
-	if (!n1 || !n2)
-		return tg_t_fail(TG_EINVAL, op, "both operands need at least 1 "
-		                 "dim, got %s and %s", SHAPE(a, b1), SHAPE(b, b2));
 	wk = n2 < 2 ? n2 : 2;
-	if (a->shape[n1 - 1] != b->shape[n2 - wk])
-		return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't match on "
-		                 "the contracted axis (%lld vs %lld)", SHAPE(a, b1),
-		                 SHAPE(b, b2), (long long)a->shape[n1 - 1],
-		                 (long long)b->shape[n2 - wk]);
-	if (n1 >= TG_MAX_DIMS || n2 >= TG_MAX_DIMS)
-		return tg_t_fail(TG_EINVAL, op, "too many dims: %s and %s",
-		                 SHAPE(a, b1), SHAPE(b, b2));
-	/* the batch axes (all but the last two) broadcast right-aligned;
-	 * checked here so that the message names the operands */
-	for (i = 1; n1 >= 2 + i && n2 >= 2 + i; i++) {
-		int64_t da = a->shape[n1 - 2 - i], db = b->shape[n2 - 2 - i];
-
-		if (da != db && da != 1 && db != 1)
-			return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't "
-			                 "broadcast", SHAPE(a, b1), SHAPE(b, b2));
-	}
 	one = n1 > 1 && n2 > 1;
 	for (i = 0; i + 1 < n1; i++)
 		xs[nx++] = a->shape[i];
