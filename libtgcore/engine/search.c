@@ -252,8 +252,8 @@ static void build(search *s, cand *c)
 	                        &c->ks);
 	if (!c->rc)
 		c->rc = tg_dev_render(s->dev, &c->ks);
-	if (!c->rc && !(c->prog = tg_program_new(s->dev, c->ks.name,
-	                                         c->ks.src)))
+	if (!c->rc && !(c->prog = tg_program_build(s->dev, c->ks.name,
+	                                           c->ks.src, &s->set)))
 		c->rc = tg_last_status();
 	if (c->rc)
 		snprintf(c->err, sizeof c->err, "%s", tg_last_error());
@@ -763,12 +763,13 @@ static char *cache_key(tg_dev *dev, const tg_uop *ast,
 }
 
 /* A cached result: n opts, each op, axis, amt as int64. */
-static int from_cache(const char *key, tg_opt *opts, size_t *nopts)
+static int from_cache(const tg_settings *set, const char *key,
+                      tg_opt *opts, size_t *nopts)
 {
 	int64_t *v = NULL;
 	size_t len = 0, n;
 
-	if (tg_diskcache_get("beam_search", key, (void **)&v, &len) != 1)
+	if (tg_diskcache_get(set, "beam_search", key, (void **)&v, &len) != 1)
 		return 0;
 	n = len / (3 * sizeof *v);
 	if (len % (3 * sizeof *v) || n > TG_MAX_OPTS) {
@@ -783,7 +784,8 @@ static int from_cache(const char *key, tg_opt *opts, size_t *nopts)
 	return 1;
 }
 
-static void to_cache(const char *key, const tg_opt *opts, size_t n)
+static void to_cache(const tg_settings *set, const char *key,
+                     const tg_opt *opts, size_t n)
 {
 	int64_t v[3 * TG_MAX_OPTS];
 
@@ -792,7 +794,7 @@ static void to_cache(const char *key, const tg_opt *opts, size_t n)
 		v[3 * i + 1] = opts[i].axis;
 		v[3 * i + 2] = opts[i].amt;
 	}
-	tg_diskcache_put("beam_search", key, v, n * 3 * sizeof *v);
+	tg_diskcache_put(set, "beam_search", key, v, n * 3 * sizeof *v);
 }
 
 int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
@@ -808,7 +810,7 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	*nopts = 0;
 	if (!key)
 		return tg_error_oom("beam");
-	if (!set->ignore_beam_cache && from_cache(key, opts, nopts)) {
+	if (!set->ignore_beam_cache && from_cache(set, key, opts, nopts)) {
 		tg_opts_format(opts, *nopts, o, sizeof o);
 		tg_debug_log(2, "beam: cached opts %s", o[0] ? o : "(none)");
 		free(key);
@@ -830,7 +832,7 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	    !(rc = beam(&s, set->beam, &best, set->beam_timeout))) {
 		memcpy(opts, best.opts, best.nopts * sizeof *opts);
 		*nopts = best.nopts;
-		to_cache(key, opts, *nopts);
+		to_cache(set, key, opts, *nopts);
 		tg_opts_format(opts, *nopts, o, sizeof o);
 		tg_debug_log(2, "beam: chose %s: %.2f us (%zu kernels timed, "
 		             "%zu wrong, %zu failed their trial, %zu too slow, "

@@ -476,25 +476,23 @@ tg_tensor *tg_t_alu(unsigned op, const tg_tensor *a, const tg_tensor *b,
 	                   TG_FN_ALU, op, in, n, NULL, 0);
 }
 
-/* The reduce size from which a reduce is split in two kernels: the
- * SPLIT_REDUCEOP and REDUCEOP_SPLIT_THRESHOLD settings, read here, where
- * an operation starts (0: never). */
-static int64_t split_threshold(void)
-{
-	if (!tg_setting_int(TG_KEY_SPLIT_REDUCEOP))
-		return 0;
-	return tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD);
-}
-
+/* A reduce starts an operation: its settings snapshot gives the size
+ * from which it is split in two kernels (SPLIT_REDUCEOP and
+ * REDUCEOP_SPLIT_THRESHOLD; 0: never) and how a multi-device one is
+ * all-reduced (RING). */
 tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes)
 {
 	int64_t mask = axes;
+	tg_settings set;
 	tg_lazy *lb;
 
 	if (TG_T_BAD(t, "reduce"))
 		return NULL;
-	lb = tg_lazy_reduce_split(op, t->lazy, axes, split_threshold(),
-	                          (int)tg_setting_int(TG_KEY_RING));
+	tg_settings_read(&set);
+	lb = tg_lazy_reduce_split(op, t->lazy, axes,
+	                          set.split_reduceop ?
+	                          set.reduceop_split_threshold : 0,
+	                          set.ring);
 	return tg_t_record(tg_t_wrap(lb), TG_FN_REDUCE, op, &t, 1, &mask, 1);
 }
 
