@@ -10,8 +10,6 @@
 
 #include "tensor/tensor.h"
 
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 /* ------------------------------------------------------------ matmul */
 
 /* tinygrad's dot: x (..., n, k) as (..., n, 1, k), w (..., k, m) as
@@ -33,16 +31,18 @@ static tg_tensor *dot_acc(const char *op, const tg_tensor *a,
 	n2 = b->ndim;
 	if (!n1 || !n2)
 		return tg_t_fail(TG_EINVAL, op, "both operands need at least 1 "
-		                 "dim, got %s and %s", SHAPE(a, b1), SHAPE(b, b2));
+		                 "dim, got %s and %s", TG_T_SHAPE(a, b1),
+		                 TG_T_SHAPE(b, b2));
 	wk = n2 < 2 ? n2 : 2;
 	if (a->shape[n1 - 1] != b->shape[n2 - wk])
 		return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't match on "
-		                 "the contracted axis (%lld vs %lld)", SHAPE(a, b1),
-		                 SHAPE(b, b2), (long long)a->shape[n1 - 1],
+		                 "the contracted axis (%lld vs %lld)",
+		                 TG_T_SHAPE(a, b1), TG_T_SHAPE(b, b2),
+		                 (long long)a->shape[n1 - 1],
 		                 (long long)b->shape[n2 - wk]);
 	if (n1 >= TG_MAX_DIMS || n2 >= TG_MAX_DIMS)
 		return tg_t_fail(TG_EINVAL, op, "too many dims: %s and %s",
-		                 SHAPE(a, b1), SHAPE(b, b2));
+		                 TG_T_SHAPE(a, b1), TG_T_SHAPE(b, b2));
 	/* the batch axes (all but the last two) broadcast right-aligned;
 	 * checked here so that the message names the operands */
 	for (i = 1; n1 >= 2 + i && n2 >= 2 + i; i++) {
@@ -50,7 +50,8 @@ static tg_tensor *dot_acc(const char *op, const tg_tensor *a,
 
 		if (da != db && da != 1 && db != 1)
 			return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't "
-			                 "broadcast", SHAPE(a, b1), SHAPE(b, b2));
+			                 "broadcast", TG_T_SHAPE(a, b1),
+			                 TG_T_SHAPE(b, b2));
 	}
 	one = n1 > 1 && n2 > 1;
 	for (i = 0; i + 1 < n1; i++)
@@ -199,7 +200,7 @@ tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
 		return NULL;
 	if (nk > t->ndim || t->ndim + 2 * nk > TG_MAX_DIMS)
 		return tg_t_fail(TG_EINVAL, "pool", "cannot pool %s with %zu "
-		                 "kernel dims", SHAPE(t, b), nk);
+		                 "kernel dims", TG_T_SHAPE(t, b), nk);
 	lead = t->ndim - nk;
 	for (i = 0; i < nk; i++) {
 		int64_t in = t->shape[lead + i];
@@ -211,13 +212,15 @@ tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
 			return tg_t_fail(TG_EINVAL, "pool", "kernel %lld (stride "
 			                 "%lld, dilation %lld) does not fit axis %zu "
 			                 "of %s", (long long)k[i], (long long)s[i],
-			                 (long long)d[i], lead + i, SHAPE(t, b));
+			                 (long long)d[i], lead + i,
+			                 TG_T_SHAPE(t, b));
 		o[i] = ceil_div(in - d[i] * (k[i] - 1), s[i]);
 		overlap |= k[i] > s[i] || d[i] != 1;
 	}
 	if (overlap && tg_dims_sym(t->ndim, t->shape))
 		return tg_t_fail(TG_EUNSUPPORTED, "pool", "overlapping windows "
-		                 "over the symbolic shape %s", SHAPE(t, b));
+		                 "over the symbolic shape %s",
+		                 TG_T_SHAPE(t, b));
 	tg_scope_begin();
 	r = overlap ? pool_overlap(t, nk, k, s, d)
 	            : pool_simple(t, nk, k, s, o);
@@ -266,14 +269,15 @@ static int conv_dims(const char *op, const tg_tensor *x, const tg_tensor *w,
 
 	if (want && (x->ndim != want + 2 || w->ndim != want + 2)) {
 		tg_t_fail(TG_EINVAL, op, "input %s and weight %s must be %zu-D",
-		          SHAPE(x, b1), SHAPE(w, b2), want + 2);
+		          TG_T_SHAPE(x, b1), TG_T_SHAPE(w, b2), want + 2);
 		return -1;
 	}
 	if (w->ndim < 3 || w->ndim > TG_CONV_MAX_DIMS + 2 ||
 	    x->ndim != w->ndim) {
 		tg_t_fail(TG_EINVAL, op, "input %s and weight %s must both be "
-		          "(N,C,...) with 1 to %d spatial axes", SHAPE(x, b1),
-		          SHAPE(w, b2), TG_CONV_MAX_DIMS);
+		          "(N,C,...) with 1 to %d spatial axes",
+		          TG_T_SHAPE(x, b1), TG_T_SHAPE(w, b2),
+		          TG_CONV_MAX_DIMS);
 		return -1;
 	}
 	return (int)nd;
@@ -297,13 +301,14 @@ static int check_conv(const char *op, const tg_tensor *x, const tg_tensor *w,
 	if (x->shape[1] != cin) {
 		tg_t_fail(TG_EINVAL, op, "input %s does not match weight %s "
 		          "with %lld groups (%lld vs %lld channels)",
-		          SHAPE(x, b1), SHAPE(w, b2), (long long)o->groups,
-		          (long long)x->shape[1], (long long)cin);
+		          TG_T_SHAPE(x, b1), TG_T_SHAPE(w, b2),
+		          (long long)o->groups, (long long)x->shape[1],
+		          (long long)cin);
 		return -1;
 	}
 	if (bias && (bias->ndim != 1)) {
 		tg_t_fail(TG_EINVAL, op, "bias %s must be 1-D",
-		          SHAPE(bias, b1));
+		          TG_T_SHAPE(bias, b1));
 		return -1;
 	}
 	return 0;
@@ -334,7 +339,7 @@ static tg_tensor *conv_nd(const char *op, const tg_tensor *x,
 	if (g > 0 && w->shape[0] % g)
 		return tg_t_fail(TG_EINVAL, op, "%lld output channels of "
 		                 "weight %s don't split into %lld groups",
-		                 (long long)w->shape[0], SHAPE(w, b1),
+		                 (long long)w->shape[0], TG_T_SHAPE(w, b1),
 		                 (long long)g);
 	if (check_conv(op, x, w, bias, &o, nd, w->shape[1] * g))
 		return NULL;
@@ -382,7 +387,8 @@ static tg_tensor *conv_nd(const char *op, const tg_tensor *x,
 	r = tg_reshape(tg_sum(r, red, nd + 1, 1), nd + 2, sh);
 	if (bias && r && bias->shape[0] != g * rc)
 		r = tg_t_fail(TG_EINVAL, op, "bias %s for %lld output "
-		              "channels", SHAPE(bias, b2), (long long)(g * rc));
+		              "channels", TG_T_SHAPE(bias, b2),
+		              (long long)(g * rc));
 	if (bias && r) {
 		for (i = 0; i < nd + 2; i++)
 			sh[i] = i == 1 ? -1 : 1;
@@ -463,7 +469,7 @@ static tg_tensor *conv_transpose_nd(const char *op, const tg_tensor *x,
 	if (w->shape[0] % g)
 		return tg_t_fail(TG_EINVAL, op, "%lld input channels of weight "
 		                 "%s don't split into %lld groups",
-		                 (long long)w->shape[0], SHAPE(w, b1),
+		                 (long long)w->shape[0], TG_T_SHAPE(w, b1),
 		                 (long long)g);
 	tg_scope_begin();
 	/* (g, cin/g, cout/g, k...) -> (g, cout/g, cin/g, k...) flipped */
@@ -521,7 +527,7 @@ static tg_tensor *pool2d(const char *op, const tg_tensor *x,
 		return NULL;
 	if (x->ndim < 2)
 		return tg_t_fail(TG_EINVAL, op, "input %s needs 2 dims",
-		                 SHAPE(x, b));
+		                 TG_T_SHAPE(x, b));
 	for (i = 0; i < 2; i++)
 		st[i] = opts && opts->stride[i] ? opts->stride[i] : kernel[i];
 	return tg_t_pool(pad_tail(x, 2, o.padding, pad_value), 2, kernel, st,
@@ -587,7 +593,8 @@ tg_tensor *tg_scaled_dot_product_attention(const tg_tensor *q,
 		return NULL;
 	if (q->ndim < 2 || k->ndim < 2)
 		return tg_t_fail(TG_EINVAL, "scaled_dot_product_attention", "q "
-		                 "%s and k need at least 2 dims", SHAPE(q, b));
+		                 "%s and k need at least 2 dims",
+		                 TG_T_SHAPE(q, b));
 	tg_scope_begin();
 	acc = tg_dtype_lub(tg_dtype_lub(tg_tensor_dtype(q), tg_tensor_dtype(k)),
 	                   TG_FLOAT32);

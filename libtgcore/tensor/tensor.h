@@ -121,6 +121,8 @@ int tg_t_keep_all(tg_tensor **ts, size_t n);
  * text for any shape. */
 const char *tg_t_shape_format(size_t ndim, const int64_t *shape, char *buf,
                               size_t n);
+/* t's shape as text in the array buf, for messages. */
+#define TG_T_SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
 
 /* Frees the random counters of every device (tg_shutdown). */
 void tg_random_reset(void);
