@@ -278,11 +278,15 @@ const char *tg_setting_origin(enum tg_key k);
 /* The key's name as in files and messages ("NOOPT", "devices"). */
 const char *tg_setting_name(enum tg_key k);
 
-/* The settings a compilation reads, taken together.  An operation
- * (realize, schedule, codegen) reads them once at its start and passes
- * them down, so that one compilation sees one configuration even when
- * another thread calls tg_config_set meanwhile, and so that the hot
- * paths take no lock. */
+/* The settings an operation reads, taken together.  Above util/, the
+ * [core] keys are read only through this snapshot, taken once where an
+ * operation starts (a realize, a reduce or a default float type
+ * recorded by the tensor layer, a JIT call, a public program build)
+ * and passed down, so that one operation sees one configuration even
+ * when another thread calls tg_config_set meanwhile, and so that the
+ * hot paths take no lock.  tests/layers.sh holds the list of those
+ * places; devices, plugins and the cache read their own keys when they
+ * open (HACKING.md, "The layering rule"). */
 typedef struct tg_settings {
 	int debug;                     /* the DEBUG level in effect, 0..7 */
 	int noopt;                     /* NOOPT: no hand-coded opts (0/1) */
@@ -307,6 +311,10 @@ typedef struct tg_settings {
 	                                  copy into a trace (profile.c) */
 	int graph;                     /* GRAPH: draw every scheduled
 	                                  kernel's lazy graph (graphviz.c) */
+	int ring;                      /* RING: how a multi-device reduce
+	                                  is all-reduced (lazy/multi.c) */
+	int jit;                       /* JIT: 0 runs every call eagerly,
+	                                  2 replays without graphs */
 	long reduce_passes;            /* tests only, no key: iterations
 	                                  per reduce pass wherever a C
 	                                  kernel allows passes (0: the
@@ -544,6 +552,11 @@ void tg_select_reset(void);
 /* ------------------------------------------------------ device/program.c */
 /* (public: tg_program_*) */
 
+/* tg_program_new within an operation: the compile cache under its
+ * settings (tg_program_new takes a snapshot of its own). */
+tg_program *tg_program_build(struct tg_dev *dev, const char *name,
+                             const char *src, const tg_settings *set);
+
 /* "plugin\ncompiler identity\n": what a cache of compiled or tuned
  * kernels keys on besides the kernel.  New string, NULL on OOM. */
 char *tg_dev_compile_key(struct tg_dev *dev);
@@ -643,13 +656,14 @@ int tg_profile_flush(void);
 /* ----------------------------------------------------- cache/diskcache.c */
 
 /* The on-disk cache (tinygrad's diskcache): table/key -> blob, in sqlite.
- * Off when CACHELEVEL is 0.  Failures are logged and behave as misses:
- * a broken cache never breaks a computation. */
+ * Off for an operation whose settings have CACHELEVEL 0.  Failures are
+ * logged and behave as misses: a broken cache never breaks a
+ * computation. */
 /* 1 and *val (malloc'd) on a hit, 0 on a miss. */
-int tg_diskcache_get(const char *table, const char *key, void **val,
-                     size_t *len);
-void tg_diskcache_put(const char *table, const char *key, const void *val,
-                      size_t len);
+int tg_diskcache_get(const tg_settings *set, const char *table,
+                     const char *key, void **val, size_t *len);
+void tg_diskcache_put(const tg_settings *set, const char *table,
+                      const char *key, const void *val, size_t len);
 void tg_diskcache_close(void);
 
 #endif /* TG_CORE_H */

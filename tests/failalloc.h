@@ -107,12 +107,9 @@ __attribute__((noinline)) static uint64_t tl_site_key(void)
 {
 	void *pc[TL_SITE_MAX + 2];
 	int n = backtrace(pc, tl_site.frames + 2);
-	uint64_t h = 1469598103934665603u;  /* FNV-1a over the addresses */
+	uint64_t h = tg_hash_bytes(pc + 2, n > 2 ? (size_t)(n - 2) * sizeof *pc
+	                                         : 0);
 
-	for (int i = 2; i < n; i++) {
-		h ^= (uint64_t)(uintptr_t)pc[i];
-		h *= 1099511628211u;
-	}
 	return h ? h : 1;
 }
 

@@ -345,12 +345,15 @@ START_TEST(compiled_blobs_land_in_the_disk_cache)
 {
 	tg_dev *dev = mock(NULL);
 	tg_program *p = tg_program_new(dev, "fill", "cached source");
+	tg_settings set;
 	void *blob;
 	size_t len;
 
 	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(tg_diskcache_get("compile", "MOCK\nmock-cc 1.0\n"
-	                                  "cached source", &blob, &len), 1);
+	ck_assert_int_eq(tg_settings_read(&set), 0);
+	ck_assert_int_eq(tg_diskcache_get(&set, "compile", "MOCK\nmock-cc "
+	                                  "1.0\ncached source", &blob, &len),
+	                 1);
 	ck_assert_uint_eq(len, strlen("cached source"));
 	free(blob);
 	tg_program_free(p);

@@ -32,11 +32,27 @@ static void use_db(const char *name)
 	ck_assert_int_eq(tg_init(), 0);
 }
 
+/* Each get and put is an operation of its own, under the settings as
+ * they are now (CACHELEVEL), as a realize or a program build reads
+ * them; a snapshot is filled even when the start-up failed. */
+static const tg_settings *now(void)
+{
+	static tg_settings set;
+
+	tg_settings_read(&set);
+	return &set;
+}
+
+static void put(const char *key, const void *val, size_t len)
+{
+	tg_diskcache_put(now(), "test", key, val, len);
+}
+
 static int get_str(const char *key, char *out, size_t n)
 {
 	void *val;
 	size_t len;
-	int hit = tg_diskcache_get("test", key, &val, &len);
+	int hit = tg_diskcache_get(now(), "test", key, &val, &len);
 
 	if (hit) {
 		snprintf(out, n, "%.*s", (int)len, (char *)val);
@@ -51,13 +67,13 @@ START_TEST(round_trip_and_miss)
 
 	use_db("a.db");
 	ck_assert_int_eq(get_str("k1", buf, sizeof buf), 0);
-	tg_diskcache_put("test", "k1", "value one", 9);
-	tg_diskcache_put("test", "k2", "", 0);
+	put("k1", "value one", 9);
+	put("k2", "", 0);
 	ck_assert_int_eq(get_str("k1", buf, sizeof buf), 1);
 	ck_assert_str_eq(buf, "value one");
 	ck_assert_int_eq(get_str("k2", buf, sizeof buf), 1);
 	ck_assert_str_eq(buf, "");
-	tg_diskcache_put("test", "k1", "replaced", 8);
+	put("k1", "replaced", 8);
 	ck_assert_int_eq(get_str("k1", buf, sizeof buf), 1);
 	ck_assert_str_eq(buf, "replaced");
 }
@@ -68,7 +84,7 @@ START_TEST(entries_survive_a_restart)
 	char buf[64];
 
 	use_db("b.db");
-	tg_diskcache_put("test", "persist", "yes", 3);
+	put("persist", "yes", 3);
 	tg_shutdown();
 	ck_assert_int_eq(tg_init(), 0);
 	ck_assert_int_eq(get_str("persist", buf, sizeof buf), 1);
@@ -81,10 +97,10 @@ START_TEST(cachelevel_zero_disables_it)
 	char buf[64];
 
 	use_db("c.db");
-	tg_diskcache_put("test", "k", "v", 1);
+	put("k", "v", 1);
 	setenv("CACHELEVEL", "0", 1);
 	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
-	tg_diskcache_put("test", "k2", "v", 1);
+	put("k2", "v", 1);
 	unsetenv("CACHELEVEL");
 	ck_assert_int_eq(get_str("k2", buf, sizeof buf), 0);
 	ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
@@ -96,7 +112,7 @@ START_TEST(unusable_location_behaves_as_a_miss)
 	char buf[64];
 
 	setenv("CACHEDB", "/nonexistent/dir/cache.db", 1);
-	tg_diskcache_put("test", "k", "v", 1);
+	put("k", "v", 1);
 	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
 }
 END_TEST
@@ -107,7 +123,7 @@ START_TEST(keys_may_hold_any_text)
 	char buf[64];
 
 	use_db("d.db");
-	tg_diskcache_put("test", key, "blob", 4);
+	put(key, "blob", 4);
 	ck_assert_int_eq(get_str(key, buf, sizeof buf), 1);
 	ck_assert_int_eq(get_str("CPU", buf, sizeof buf), 0);
 }
@@ -122,7 +138,7 @@ static int writer(int id, int n)
 	for (i = 0; i < n; i++) {
 		snprintf(key, sizeof key, "w%d-%d", id, i);
 		snprintf(val, sizeof val, "value %d of %d", i, id);
-		tg_diskcache_put("test", key, val, strlen(val));
+		put(key, val, strlen(val));
 		if (!get_str(key, got, sizeof got) || strcmp(got, val)) {
 			fprintf(stderr, "writer %d: key %s lost\n", id, key);
 			return 1;
@@ -151,7 +167,7 @@ START_TEST(cache_dir_is_made_private)
 	ck_assert_str_eq(tg_cache_dir(), want);
 	ck_assert_int_eq(stat(want, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0700);
-	tg_diskcache_put("test", "k", "v", 1);
+	put("k", "v", 1);
 	snprintf(want, sizeof want, "%s/tgcore/cache.db", base);
 	ck_assert_int_eq(access(want, F_OK), 0);
 }
@@ -167,7 +183,7 @@ START_TEST(shared_cache_dir_is_refused)
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	ck_assert_int_eq(chmod(dir, 01777), 0);  /* a /tmp-like place */
 	ck_assert_ptr_null(tg_cache_dir());
-	tg_diskcache_put("test", "k", "v", 1);
+	put("k", "v", 1);
 	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
 	ck_assert_int_eq(tg_private_path(dir, 1, why, sizeof why), -1);
 	snprintf(want, sizeof want, "%s is writable by others (mode 1777)",
@@ -203,7 +219,7 @@ START_TEST(shared_database_is_refused)
 	char path[512], buf[8];
 
 	use_db("shared.db");
-	tg_diskcache_put("test", "k", "v", 1);
+	put("k", "v", 1);
 	tg_shutdown();
 	ck_assert_int_eq(chmod(getenv("CACHEDB"), 0666), 0);
 	ck_assert_int_eq(tg_init(), 0);
@@ -235,7 +251,7 @@ START_TEST(database_in_a_shared_directory_is_refused)
 	ck_assert_int_ge(fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600),
 	                 0);
 	dup2(fd, 2);
-	tg_diskcache_put("test", "k", "v", 1);
+	put("k", "v", 1);
 	ck_assert_int_eq(get_str("k", buf, sizeof buf), 0);
 	fflush(stderr);
 	dup2(fileno(saved), 2);
@@ -250,7 +266,7 @@ START_TEST(database_in_a_shared_directory_is_refused)
 	/* the same directory made private: the cache works */
 	tg_shutdown();
 	ck_assert_int_eq(chmod(dir, 0755), 0);
-	tg_diskcache_put("test", "k", "v", 1);
+	put("k", "v", 1);
 	ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
 }
 END_TEST
@@ -354,13 +370,13 @@ START_TEST(damaged_values_are_dropped)
 
 	use_db("damaged.db");
 	for (size_t i = 0; i < sizeof damages / sizeof *damages; i++) {
-		tg_diskcache_put("test", "k", "a value of some length", 22);
+		put("k", "a value of some length", 22);
 		ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
 		snprintf(sql, sizeof sql, damages[i], "test");
 		ck_assert_int_eq(damage(sql), 1);
 		ck_assert_msg(get_str("k", buf, sizeof buf) == 0, "%s", sql);
 		ck_assert_int_eq(rows("test"), 0);  /* dropped */
-		tg_diskcache_put("test", "k", "again", 5);
+		put("k", "again", 5);
 		ck_assert_int_eq(get_str("k", buf, sizeof buf), 1);
 		ck_assert_str_eq(buf, "again");
 	}

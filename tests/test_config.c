@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "testlib.h"
+#include "../libtgcore/ir/ir.h"
 
 static char xdg_config_home[512];
 
@@ -454,6 +455,9 @@ START_TEST(settings_snapshot_holds_the_defaults)
 	ck_assert_int_eq(st.reduceop_split_threshold, 32768);
 	ck_assert_int_eq(st.default_float, TG_FLOAT32);
 	ck_assert_int_eq(st.cachelevel, 2);
+	ck_assert_int_eq(st.graph, 0);
+	ck_assert_int_eq(st.ring, 1);
+	ck_assert_int_eq(st.jit, 1);
 }
 END_TEST
 
@@ -467,7 +471,13 @@ START_TEST(settings_snapshot_merges_file_environment_and_api)
 	setenv("REDUCEOP_SPLIT_THRESHOLD", "100", 1);  /* beats the file */
 	ck_assert_int_eq(tg_config_set("SPLIT_REDUCEOP", "off"), 0);
 	ck_assert_int_eq(tg_config_set("DEBUG", "2"), 0);
+	ck_assert_int_eq(tg_config_set("RING", "2"), 0);
+	ck_assert_int_eq(tg_config_set("JIT", "0"), 0);
+	ck_assert_int_eq(tg_config_set("GRAPH", "1"), 0);
 	ck_assert_int_eq(tg_settings_read(&st), 0);
+	ck_assert_int_eq(st.ring, 2);
+	ck_assert_int_eq(st.jit, 0);
+	ck_assert_int_eq(st.graph, 1);
 	ck_assert_int_eq(st.debug, 2);
 	ck_assert_int_eq(st.noopt, 1);
 	ck_assert_int_eq(st.split_reduceop, 0);
@@ -498,6 +508,38 @@ START_TEST(settings_snapshot_reports_bad_calls_and_configs)
 	ck_assert_int_eq(st.noopt, 1);  /* read before the bad line */
 	ck_assert_int_eq(st.cachelevel, 2);
 	ck_assert_int_eq(st.default_float, TG_FLOAT32);
+}
+END_TEST
+
+/* util/config.c keeps its own list of the float types' names, since it
+ * calls nothing above util/: DEFAULT_FLOAT takes exactly the public and
+ * C names that tg_dtype_parse (dtype.c) reads as a float type. */
+START_TEST(float_type_names_agree_with_dtype_names)
+{
+	tg_settings st;
+	char c[32];
+
+	for (unsigned dt = 0; dt < TG_NDTYPES; dt++) {
+		const char *names[] = {
+			tg_dtype_name((tg_dtype)dt),
+			tg_type_format((tg_type)dt, c, sizeof c),
+		};
+
+		for (size_t i = 0; i < TG_ARRAY_LEN(names); i++) {
+			int is_float = tg_dtype_is_float((tg_dtype)dt);
+			tg_dtype parsed;
+
+			ck_assert_int_eq(tg_dtype_parse(names[i], &parsed), 0);
+			ck_assert_int_eq(parsed, dt);
+			ck_assert_int_eq(tg_config_set("DEFAULT_FLOAT",
+			                               names[i]),
+			                 is_float ? 0 : TG_ECONFIG);
+			ck_assert_int_eq(tg_settings_read(&st), 0);
+			ck_assert_int_eq(st.default_float,
+			                 is_float ? dt : TG_FLOAT32);
+			tg_config_set("DEFAULT_FLOAT", NULL);
+		}
+	}
 }
 END_TEST
 
@@ -537,6 +579,7 @@ int main(void)
 	tcase_add_test(tc, settings_snapshot_holds_the_defaults);
 	tcase_add_test(tc, settings_snapshot_merges_file_environment_and_api);
 	tcase_add_test(tc, settings_snapshot_reports_bad_calls_and_configs);
+	tcase_add_test(tc, float_type_names_agree_with_dtype_names);
 	suite_add_tcase(s, tc);
 	return tl_run(s);
 }

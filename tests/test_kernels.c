@@ -43,6 +43,7 @@ static size_t nkernels(tg_tensor **outs, size_t n)
 {
 	tg_lazy *lz[8];
 	tg_schedule s;
+	tg_settings set;
 	size_t i, k = 0;
 
 	ck_assert_uint_le(n, TG_ARRAY_LEN(lz));
@@ -51,7 +52,8 @@ static size_t nkernels(tg_tensor **outs, size_t n)
 		              tg_last_error());
 		lz[i] = outs[i]->lazy;
 	}
-	ck_assert_msg(tg_schedule_create(lz, n, &s) == 0, "%s",
+	ck_assert_int_eq(tg_settings_read(&set), 0);
+	ck_assert_msg(tg_schedule_create(lz, n, &set, &s) == 0, "%s",
 	              tg_last_error());
 	for (i = 0; i < s.items.n; i++)
 		if (s.items.v[i].ast)
@@ -1165,10 +1167,12 @@ static void count_items(tg_tensor *t, size_t *kernels, size_t *copies)
 {
 	tg_lazy *l = t->lazy;
 	tg_schedule sc;
+	tg_settings set;
 	size_t i;
 
 	*kernels = *copies = 0;
-	ck_assert_msg(tg_schedule_create(&l, 1, &sc) == 0, "%s",
+	ck_assert_int_eq(tg_settings_read(&set), 0);
+	ck_assert_msg(tg_schedule_create(&l, 1, &set, &sc) == 0, "%s",
 	              tg_last_error());
 	for (i = 0; i < sc.items.n; i++) {
 		*kernels += sc.items.v[i].ast != NULL;

@@ -57,11 +57,13 @@ static size_t buffers_used(tg_tensor **outs, size_t n, size_t nitems)
 	tg_lazy *l[8];
 	tg_buffer *seen[64];
 	tg_schedule s;
+	tg_settings set;
 	size_t i, j, k, nseen = 0;
 
 	for (i = 0; i < n; i++)
 		l[i] = outs[i]->lazy;
-	ck_assert_int_eq(tg_schedule_create(l, n, &s), 0);
+	ck_assert_int_eq(tg_settings_read(&set), 0);
+	ck_assert_int_eq(tg_schedule_create(l, n, &set, &s), 0);
 	ck_assert_uint_eq(s.items.n, nitems);
 	for (i = 0; i < s.items.n; i++)
 		for (j = 0; j < s.items.v[i].nbufs; j++) {
@@ -72,11 +74,7 @@ static size_t buffers_used(tg_tensor **outs, size_t n, size_t nitems)
 			if (k == nseen)
 				seen[nseen++] = b;
 		}
-	{
-		tg_settings set;
-		ck_assert_int_eq(tg_settings_read(&set), 0);
-		ck_assert_int_eq(tg_schedule_run(&s, &set), 0);
-	}
+	ck_assert_int_eq(tg_schedule_run(&s, &set), 0);
 	tg_schedule_free(&s);
 	return nseen;
 }
@@ -128,11 +126,11 @@ START_TEST(planned_intermediates_cannot_be_found_again)
 	out = tg_keep(y[3]);
 	tg_scope_end();
 	l = out->lazy;
-	ck_assert_int_eq(tg_schedule_create(&l, 1, &s), 0);
+	ck_assert_int_eq(tg_settings_read(&set), 0);
+	ck_assert_int_eq(tg_schedule_create(&l, 1, &set, &s), 0);
 	again = tg_contiguous(tg_mul_s(x, 2));   /* y1's expression */
 	ck_assert_ptr_nonnull(again);
 	ck_assert_ptr_ne(tg_lazy_base(again->lazy), s.items.v[0].outs[0]);
-	ck_assert_int_eq(tg_settings_read(&set), 0);
 	ck_assert_int_eq(tg_schedule_run(&s, &set), 0);
 	tg_schedule_free(&s);
 	expect(out, f4);

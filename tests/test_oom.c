@@ -31,6 +31,7 @@
 
 static tg_dev *dev;
 static size_t want_kernels;
+static tg_settings sched_set;  /* read before allocations fail */
 
 /* softmax's lazy graph over (4, 8): max, exp-sum, divide. */
 static tg_lazy *softmax_graph(tg_lazy *x)
@@ -64,7 +65,7 @@ static int schedule_run(void)
 	int rc;
 
 	r = x ? softmax_graph(x) : NULL;
-	rc = r ? tg_schedule_create(&r, 1, &s) : tg_last_status();
+	rc = r ? tg_schedule_create(&r, 1, &sched_set, &s) : tg_last_status();
 	if (rc == TG_OK) {
 		/* no Check calls while allocations fail: Check's own
 		 * would end the process */
@@ -86,6 +87,7 @@ START_TEST(schedule_fails_cleanly)
 	dev = tg_dev_get("CPU");
 	ck_assert_ptr_nonnull(dev);
 	want_kernels = 3;  /* tinygrad's softmax: max, sum, divide */
+	sched_set = *kt_set();
 	ck_assert_int_eq(schedule_run(), TG_OK);
 	tl_fail_each(schedule_run, 20);
 	tg_shutdown();

@@ -76,9 +76,11 @@ static tg_lazy *expand2(tg_lazy *a, int64_t x, int64_t y)
 static size_t nkernels(tg_lazy *const *outs, size_t n, tg_schedule *keep_s)
 {
 	tg_schedule s;
+	tg_settings set;
 	size_t k;
 
-	ck_assert_msg(tg_schedule_create(outs, n, &s) == 0, "%s",
+	ck_assert_int_eq(tg_settings_read(&set), 0);
+	ck_assert_msg(tg_schedule_create(outs, n, &set, &s) == 0, "%s",
 	              tg_last_error());
 	k = s.items.n;
 	if (keep_s)

@@ -1,7 +1,8 @@
 /*
  * diskcache.c - the on-disk cache (tinygrad's diskcache): a sqlite
  * database of (key TEXT -> value BLOB) tables, at CACHEDB (default
- * ~/.cache/tgcore/cache.db), off when CACHELEVEL is 0.
+ * ~/.cache/tgcore/cache.db, read when the database is opened), off for
+ * an operation whose settings have CACHELEVEL 0.
  *
  * Several processes may share it: the database is in WAL mode with a
  * busy timeout, and writes are single INSERT OR REPLACE statements, so a
@@ -138,11 +139,6 @@ static sqlite3_stmt *prepare(const char *table, const char *sql)
 	return st;
 }
 
-static int enabled(void)
-{
-	return tg_setting_int(TG_KEY_CACHELEVEL) > 0;
-}
-
 /* The stored form of a value's checksum (SQLite's integers are
  * signed). */
 static sqlite3_int64 checksum(const void *p, size_t n)
@@ -185,15 +181,15 @@ static void drop(const char *table, const char *key)
 	sqlite3_finalize(st);
 }
 
-int tg_diskcache_get(const char *table, const char *key, void **val,
-                     size_t *len)
+int tg_diskcache_get(const tg_settings *set, const char *table,
+                     const char *key, void **val, size_t *len)
 {
 	sqlite3_stmt *st;
 	int hit = 0;
 
 	*val = NULL;
 	*len = 0;
-	if (!enabled())
+	if (set->cachelevel <= 0)
 		return 0;
 	pthread_mutex_lock(&db_lock);
 	if (db_open() == 0 && (st = prepare(table, "SELECT val, sum FROM "
@@ -212,12 +208,12 @@ int tg_diskcache_get(const char *table, const char *key, void **val,
 	return hit;
 }
 
-void tg_diskcache_put(const char *table, const char *key, const void *val,
-                      size_t len)
+void tg_diskcache_put(const tg_settings *set, const char *table,
+                      const char *key, const void *val, size_t len)
 {
 	sqlite3_stmt *st;
 
-	if (!enabled() || len > INT32_MAX)
+	if (set->cachelevel <= 0 || len > INT32_MAX)
 		return;
 	pthread_mutex_lock(&db_lock);
 	if (!writes_off && db_open() == 0 &&

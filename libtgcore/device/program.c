@@ -93,7 +93,8 @@ static char *cache_key(struct tg_dev *dev, const char *src)
  * plugin's host->alloc is malloc, so cached and fresh blobs are freed
  * alike).  The binary goes into the compile cache under `key`. */
 static int compile(struct tg_dev *dev, const char *name, const char *src,
-                   const char *key, void **blob, size_t *len)
+                   const char *key, const tg_settings *set, void **blob,
+                   size_t *len)
 {
 	char *log = NULL;
 	int rc;
@@ -105,7 +106,7 @@ static int compile(struct tg_dev *dev, const char *name, const char *src,
 			tg_error(TG_ECOMPILE, "%s", log ? log : "no message");
 		rc = tg_error_prefix("program_new '%s' on %s", name, dev->name);
 	} else {
-		tg_diskcache_put("compile", key, *blob, *len);
+		tg_diskcache_put(set, "compile", key, *blob, *len);
 	}
 	if (log && log[0] && tg_debug_level() >= 4)
 		tg_debug_log(4, "compiler output for '%s':\n%s", name, log);
@@ -126,7 +127,8 @@ static int load(tg_program *p, const char *name, void *blob, size_t len)
 /* The cached binary when there is one and it loads, else a fresh
  * compile, which replaces the cached one (a binary the cache kept
  * whole can still be one this driver or loader refuses). */
-static int build(tg_program *p, const char *name, const char *src)
+static int build(tg_program *p, const char *name, const char *src,
+                 const tg_settings *set)
 {
 	char *key = cache_key(p->dev, src);
 	void *blob = NULL;
@@ -135,19 +137,29 @@ static int build(tg_program *p, const char *name, const char *src)
 
 	if (!key)
 		return tg_error_oom("program_new");
-	if (tg_diskcache_get("compile", key, &blob, &len) == 1) {
+	if (tg_diskcache_get(set, "compile", key, &blob, &len) == 1) {
 		if (!(rc = load(p, name, blob, len)))
 			goto out;
 		tg_debug_log(1, "%s; compiling it again", tg_last_error());
 	}
-	if (!(rc = compile(p->dev, name, src, key, &blob, &len)))
+	if (!(rc = compile(p->dev, name, src, key, set, &blob, &len)))
 		rc = load(p, name, blob, len);
 out:
 	free(key);
 	return rc;
 }
 
+/* A public build starts an operation: its settings are read here. */
 tg_program *tg_program_new(tg_dev *dev, const char *name, const char *src)
+{
+	tg_settings set;
+
+	tg_settings_read(&set);
+	return tg_program_build(dev, name, src, &set);
+}
+
+tg_program *tg_program_build(tg_dev *dev, const char *name, const char *src,
+                             const tg_settings *set)
 {
 	tg_program *p;
 
@@ -162,7 +174,7 @@ tg_program *tg_program_new(tg_dev *dev, const char *name, const char *src)
 		return tg_error_oom("program_new"), NULL;
 	}
 	p->dev = dev;
-	if (build(p, name, src)) {
+	if (build(p, name, src, set)) {
 		free(p->name);
 		free(p);
 		return NULL;

@@ -47,11 +47,13 @@ typedef struct tg_schedule {
 } tg_schedule;
 
 /* The kernels and copies that compute `outs` (tinygrad's
- * create_schedule), in an order that respects their dependencies.
+ * create_schedule), in an order that respects their dependencies,
+ * under the operation's settings (set->graph: GRAPH=1's drawing).
  * Every base that gets memory is given a buffer now; it becomes a
  * BUFFER when its item has run (tg_lazy_mark_realized).  *out is owned
  * by the caller: tg_schedule_free. */
-int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out);
+int tg_schedule_create(tg_lazy *const *outs, size_t n,
+                       const tg_settings *set, tg_schedule *out);
 void tg_schedule_free(tg_schedule *s);
 /* Frees the kernel context every schedule's ASTs live in (tg_shutdown,
  * after the method cache that keys on them). */

@@ -199,7 +199,8 @@ static method *method_build(tg_dev *dev, const tg_sched_item *it,
 	}
 	if (!rc) {
 		debug_compiled(&m->ks, set->debug);
-		if (!(m->prog = tg_program_new(dev, m->ks.name, m->ks.src)))
+		if (!(m->prog = tg_program_build(dev, m->ks.name, m->ks.src,
+		                                 set)))
 			rc = tg_last_status();
 		else
 			tg_program_set_cost(m->prog, m->ks.flops,
@@ -449,7 +450,7 @@ int tg_lazy_realize(tg_lazy *const *outs, size_t n)
 	if ((rc = tg_settings_read(&set)))
 		return rc;
 	tg_engine_lock();
-	if ((rc = tg_schedule_create(outs, n, &s)) == TG_OK) {
+	if ((rc = tg_schedule_create(outs, n, &set, &s)) == TG_OK) {
 		rc = tg_schedule_run(&s, &set);
 		tg_schedule_free(&s);
 	}

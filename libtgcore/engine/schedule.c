@@ -997,11 +997,13 @@ static void sched_free(sched *s)
 	TG_VEC_FREE(&s->realize_order);
 }
 
-static int schedule_flat(tg_lazy *const *outs, size_t n, tg_schedule *out);
+static int schedule_flat(tg_lazy *const *outs, size_t n,
+                         const tg_settings *set, tg_schedule *out);
 
 /* A multi-device tensor is realized as its shards (a NULL output passes
  * through to schedule_flat, which reports it). */
-int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
+int tg_schedule_create(tg_lazy *const *outs, size_t n,
+                       const tg_settings *set, tg_schedule *out)
 {
 	tg_lazy **flat;
 	size_t nflat, i;
@@ -1010,16 +1012,17 @@ int tg_schedule_create(tg_lazy *const *outs, size_t n, tg_schedule *out)
 	for (i = 0; i < n && !tg_lazy_is_multi(outs[i]); i++)
 		;
 	if (i == n)
-		return schedule_flat(outs, n, out);
+		return schedule_flat(outs, n, set, out);
 	memset(out, 0, sizeof *out);
 	if ((rc = tg_multi_flatten(outs, n, &flat, &nflat)))
 		return rc;
-	rc = schedule_flat(flat, nflat, out);
+	rc = schedule_flat(flat, nflat, set, out);
 	free(flat);
 	return rc;
 }
 
-static int schedule_flat(tg_lazy *const *outs, size_t n, tg_schedule *out)
+static int schedule_flat(tg_lazy *const *outs, size_t n,
+                         const tg_settings *set, tg_schedule *out)
 {
 	sched s = { 0 };
 	reads_vec reads = { 0 };
@@ -1032,7 +1035,7 @@ static int schedule_flat(tg_lazy *const *outs, size_t n, tg_schedule *out)
 			return tg_last_status() ? tg_last_status() : TG_EINVAL;
 	if (!(s.sym = tg_symctx_enter()))
 		return tg_last_status();
-	s.graph = tg_setting_int(TG_KEY_GRAPH) != 0;
+	s.graph = set->graph;
 	for (i = 0; i < n; i++)
 		realize(&s, tg_lazy_base(outs[i]));
 	rc = s.status ? s.status : walk(&s, outs, n);

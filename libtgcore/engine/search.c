@@ -44,10 +44,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "util/child.h"
 
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */
@@ -94,14 +94,6 @@ typedef struct search {
 	                          seconds with its start; INFINITY: none */
 	size_t tried, mismatched, failed, slow;
 } search;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---------------------------------------------------------- scratch data */
 
@@ -252,8 +244,8 @@ static void build(search *s, cand *c)
 	                        &c->ks);
 	if (!c->rc)
 		c->rc = tg_dev_render(s->dev, &c->ks);
-	if (!c->rc && !(c->prog = tg_program_new(s->dev, c->ks.name,
-	                                         c->ks.src)))
+	if (!c->rc && !(c->prog = tg_program_build(s->dev, c->ks.name,
+	                                           c->ks.src, &s->set)))
 		c->rc = tg_last_status();
 	if (c->rc)
 		snprintf(c->err, sizeof c->err, "%s", tg_last_error());
@@ -268,7 +260,7 @@ static void *build_worker(void *arg)
 
 	while ((i = atomic_fetch_add(&s->next, 1)) < s->ncands) {
 		cand *c = &s->cands[i];
-		if (now_s() >= s->deadline) {
+		if (tg_now_s() >= s->deadline) {
 			c->t = INFINITY;
 			c->rc = TG_ETIMEOUT;
 			snprintf(c->err, sizeof c->err, "not built: the "
@@ -337,14 +329,14 @@ static int trial(search *s, const cand *c, double limit, double *ran)
 	tg_launch_args a = args_of(s, c);
 	char o[OPTS_TEXT];
 	const char *os;
-	double start = now_s();
+	double start = tg_now_s();
 	int rc;
 
 	*ran = INFINITY;
 	if (!tg_program_has_trial(c->prog))
 		return 0;
 	if (!(rc = tg_program_trial(c->prog, &a, limit))) {
-		*ran = now_s() - start;
+		*ran = tg_now_s() - start;
 		return 0;
 	}
 	os = cand_opts(c, o);
@@ -380,7 +372,7 @@ static int trial_ok(search *s, const cand *c, double best, double *ran)
 	                                       : TRIAL_FACTOR * best;
 	int rc;
 
-	limit = fmin(fmax(TRIAL_FLOOR_S, limit), s->deadline - now_s());
+	limit = fmin(fmax(TRIAL_FLOOR_S, limit), s->deadline - tg_now_s());
 	if (limit <= 0)
 		return 0;
 	if ((rc = trial(s, c, limit, ran))) {
@@ -516,7 +508,7 @@ static void evaluate(search *s, double best)
 		if (c->rc) {
 			tg_debug_log(4, "beam: a candidate failed to build: %s",
 			             c->err);
-		} else if (!seen_before(s, c) && now_s() < s->deadline) {
+		} else if (!seen_before(s, c) && tg_now_s() < s->deadline) {
 			double t, ran;
 			s->tried++;
 			if (trial_ok(s, c, best, &ran) && !reset_outputs(s) &&
@@ -713,8 +705,8 @@ static int beam(search *s, int width, cand *best, double budget)
 	for (size_t i = 1; i < nkeep; i++)
 		if (keep[i].t < best->t)
 			*best = keep[i];
-	s->deadline = now_s() + budget;
-	while (now_s() < s->deadline) {
+	s->deadline = tg_now_s() + budget;
+	while (tg_now_s() < s->deadline) {
 		if ((rc = expand(s, keep, nkeep)))
 			goto out;  /* rematch's runs would clear its error */
 		if (s->ncands == 0)
@@ -763,12 +755,13 @@ static char *cache_key(tg_dev *dev, const tg_uop *ast,
 }
 
 /* A cached result: n opts, each op, axis, amt as int64. */
-static int from_cache(const char *key, tg_opt *opts, size_t *nopts)
+static int from_cache(const tg_settings *set, const char *key,
+                      tg_opt *opts, size_t *nopts)
 {
 	int64_t *v = NULL;
 	size_t len = 0, n;
 
-	if (tg_diskcache_get("beam_search", key, (void **)&v, &len) != 1)
+	if (tg_diskcache_get(set, "beam_search", key, (void **)&v, &len) != 1)
 		return 0;
 	n = len / (3 * sizeof *v);
 	if (len % (3 * sizeof *v) || n > TG_MAX_OPTS) {
@@ -783,7 +776,8 @@ static int from_cache(const char *key, tg_opt *opts, size_t *nopts)
 	return 1;
 }
 
-static void to_cache(const char *key, const tg_opt *opts, size_t n)
+static void to_cache(const tg_settings *set, const char *key,
+                     const tg_opt *opts, size_t n)
 {
 	int64_t v[3 * TG_MAX_OPTS];
 
@@ -792,7 +786,7 @@ static void to_cache(const char *key, const tg_opt *opts, size_t n)
 		v[3 * i + 1] = opts[i].axis;
 		v[3 * i + 2] = opts[i].amt;
 	}
-	tg_diskcache_put("beam_search", key, v, n * 3 * sizeof *v);
+	tg_diskcache_put(set, "beam_search", key, v, n * 3 * sizeof *v);
 }
 
 int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
@@ -802,13 +796,13 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	search s;
 	cand best;
 	char *key = cache_key(dev, ast, set), o[TG_MAX_OPTS * 24];
-	double start = now_s();
+	double start = tg_now_s();
 	int rc;
 
 	*nopts = 0;
 	if (!key)
 		return tg_error_oom("beam");
-	if (!set->ignore_beam_cache && from_cache(key, opts, nopts)) {
+	if (!set->ignore_beam_cache && from_cache(set, key, opts, nopts)) {
 		tg_opts_format(opts, *nopts, o, sizeof o);
 		tg_debug_log(2, "beam: cached opts %s", o[0] ? o : "(none)");
 		free(key);
@@ -830,13 +824,13 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	    !(rc = beam(&s, set->beam, &best, set->beam_timeout))) {
 		memcpy(opts, best.opts, best.nopts * sizeof *opts);
 		*nopts = best.nopts;
-		to_cache(key, opts, *nopts);
+		to_cache(set, key, opts, *nopts);
 		tg_opts_format(opts, *nopts, o, sizeof o);
 		tg_debug_log(2, "beam: chose %s: %.2f us (%zu kernels timed, "
 		             "%zu wrong, %zu failed their trial, %zu too slow, "
 		             "%.2f s)", o[0] ? o : "(no opts)", best.t * 1e6,
 		             s.tried, s.mismatched, s.failed, s.slow,
-		             now_s() - start);
+		             tg_now_s() - start);
 	}
 	for (size_t i = 0; i < s.ncands; i++)
 		cand_free(&s.cands[i]);

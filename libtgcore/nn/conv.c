@@ -28,15 +28,16 @@ static int conv_params(tg_dev *dev, size_t ndim, const int64_t *shape,
 		fan_in *= shape[i];
 	bound = 1 / sqrt((double)fan_in);
 	tg_scope_begin();
-	*w = own(tg_kaiming_uniform(dev, NN_DTYPE, ndim, shape, sqrt(5.0)), -1);
+	*w = nn_own(tg_kaiming_uniform(dev, NN_DTYPE, ndim, shape, sqrt(5.0)),
+	            -1);
 	if (b && *w)
-		*b = own(tg_uniform(dev, NN_DTYPE, 1, &nbias, -bound, bound),
+		*b = nn_own(tg_uniform(dev, NN_DTYPE, 1, &nbias, -bound, bound),
 		         -1);
 	tg_scope_end();
 	if (*w && (!b || *b))
 		return 0;
-	drop(w);
-	return failed();
+	nn_drop(w);
+	return nn_failed();
 }
 
 /* "(3,3)" of a kernel size, for messages. */
@@ -99,7 +100,7 @@ int tg_nn_conv2d_init(tg_nn_conv2d *m, tg_dev *dev, int64_t cin,
 	int st;
 
 	if (!m)
-		return bad("conv2d", "no layer (NULL)");
+		return nn_bad("conv2d", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if ((st = conv_check("conv2d", cin, cout, 2, kernel, opts,
 	                      &m->opts)))
@@ -118,15 +119,15 @@ tg_tensor *tg_nn_conv2d_forward(const tg_nn_conv2d *m, const tg_tensor *x)
 {
 	if (!x)
 		return NULL;
-	if (usable("conv2d", m, m ? m->weight : NULL) ||
-	    check_input("conv2d", x, 4, 1,
+	if (nn_usable("conv2d", m, m ? m->weight : NULL) ||
+	    nn_check_input("conv2d", x, 4, 1,
 	                m->weight->shape[1] * m->opts.groups, "channels"))
 		return NULL;
 	if (x->ndim != 4) {
 		char b[160];
 
 		tg_error(TG_EINVAL, "conv2d: input %s must be (N,C,H,W)",
-		         SHAPE(x, b));
+		         TG_T_SHAPE(x, b));
 		return NULL;
 	}
 	return tg_conv2d(x, m->weight, m->bias, &m->opts);
@@ -136,8 +137,8 @@ void tg_nn_conv2d_free(tg_nn_conv2d *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
 	memset(m, 0, sizeof *m);
 }
 
@@ -153,7 +154,7 @@ int tg_nn_conv1d_init(tg_nn_conv1d *m, tg_dev *dev, int64_t cin,
 	int st;
 
 	if (!m)
-		return bad("conv1d", "no layer (NULL)");
+		return nn_bad("conv1d", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if ((st = conv_check("conv1d", cin, cout, 1, &k, &in, &o)))
 		return st;
@@ -177,13 +178,13 @@ tg_tensor *tg_nn_conv1d_forward(const tg_nn_conv1d *m, const tg_tensor *x)
 
 	if (!x)
 		return NULL;
-	if (usable("conv1d", m, m ? m->weight : NULL) ||
-	    check_input("conv1d", x, 3, 1, m->weight->shape[1] * m->groups,
+	if (nn_usable("conv1d", m, m ? m->weight : NULL) ||
+	    nn_check_input("conv1d", x, 3, 1, m->weight->shape[1] * m->groups,
 	                "channels"))
 		return NULL;
 	if (x->ndim != 3)
 		return tg_t_fail(TG_EINVAL, "conv1d", "input %s must be "
-		                 "(N,C,L)", SHAPE(x, b));
+		                 "(N,C,L)", TG_T_SHAPE(x, b));
 	return tg_conv(x, m->weight, m->bias,
 	               &(tg_conv_opts){ .stride = { m->stride },
 	                                .dilation = { m->dilation },
@@ -195,8 +196,8 @@ void tg_nn_conv1d_free(tg_nn_conv1d *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
 	memset(m, 0, sizeof *m);
 }
 
@@ -227,11 +228,11 @@ static tg_tensor *convt_forward(const char *layer, const tg_tensor *w,
 {
 	char b[160];
 
-	if (check_input(layer, x, w->ndim, 1, w->shape[0], "channels"))
+	if (nn_check_input(layer, x, w->ndim, 1, w->shape[0], "channels"))
 		return NULL;
 	if (x->ndim != w->ndim)
 		return tg_t_fail(TG_EINVAL, layer, "input %s must be %s",
-		                 SHAPE(x, b), form);
+		                 TG_T_SHAPE(x, b), form);
 	return tg_conv_transpose(x, w, bias, o);
 }
 
@@ -243,7 +244,7 @@ int tg_nn_conv_transpose2d_init(tg_nn_conv_transpose2d *m, tg_dev *dev,
 	int st;
 
 	if (!m)
-		return bad("conv_transpose2d", "no layer (NULL)");
+		return nn_bad("conv_transpose2d", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	st = convt_init("conv_transpose2d", dev, cin, cout, 2, kernel, opts,
 	                bias, &m->weight, &m->bias, &m->opts);
@@ -257,7 +258,7 @@ tg_tensor *tg_nn_conv_transpose2d_forward(const tg_nn_conv_transpose2d *m,
 {
 	if (!x)
 		return NULL;
-	if (usable("conv_transpose2d", m, m ? m->weight : NULL))
+	if (nn_usable("conv_transpose2d", m, m ? m->weight : NULL))
 		return NULL;
 	return convt_forward("conv_transpose2d", m->weight, m->bias,
 	                     &m->opts, x, "(N,C,H,W)");
@@ -267,8 +268,8 @@ void tg_nn_conv_transpose2d_free(tg_nn_conv_transpose2d *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
 	memset(m, 0, sizeof *m);
 }
 
@@ -279,7 +280,7 @@ int tg_nn_conv_transpose1d_init(tg_nn_conv_transpose1d *m, tg_dev *dev,
 	int st;
 
 	if (!m)
-		return bad("conv_transpose1d", "no layer (NULL)");
+		return nn_bad("conv_transpose1d", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	st = convt_init("conv_transpose1d", dev, cin, cout, 1, &k, opts, bias,
 	                &m->weight, &m->bias, &m->opts);
@@ -293,7 +294,7 @@ tg_tensor *tg_nn_conv_transpose1d_forward(const tg_nn_conv_transpose1d *m,
 {
 	if (!x)
 		return NULL;
-	if (usable("conv_transpose1d", m, m ? m->weight : NULL))
+	if (nn_usable("conv_transpose1d", m, m ? m->weight : NULL))
 		return NULL;
 	return convt_forward("conv_transpose1d", m->weight, m->bias,
 	                     &m->opts, x, "(N,C,L)");
@@ -303,7 +304,7 @@ void tg_nn_conv_transpose1d_free(tg_nn_conv_transpose1d *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
 	memset(m, 0, sizeof *m);
 }

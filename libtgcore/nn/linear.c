@@ -22,7 +22,7 @@ int tg_nn_linear_init(tg_nn_linear *m, tg_dev *dev, int64_t in, int64_t out,
 	double b;
 
 	if (!m)
-		return bad("linear", "no layer (NULL)");
+		return nn_bad("linear", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if (in <= 0 || out <= 0)
 		return tg_error(TG_EINVAL, "linear: %lld inputs and %lld "
@@ -30,14 +30,14 @@ int tg_nn_linear_init(tg_nn_linear *m, tg_dev *dev, int64_t in, int64_t out,
 		                (long long)in, (long long)out);
 	b = 1 / sqrt((double)in);
 	tg_scope_begin();
-	m->weight = own(tg_uniform(dev, NN_DTYPE, 2, (int64_t[]){ out, in },
+	m->weight = nn_own(tg_uniform(dev, NN_DTYPE, 2, (int64_t[]){ out, in },
 	                           -b, b), -1);
 	if (bias && m->weight)
-		m->bias = own(tg_uniform(dev, NN_DTYPE, 1, &out, -b, b), -1);
+		m->bias = nn_own(tg_uniform(dev, NN_DTYPE, 1, &out, -b, b), -1);
 	tg_scope_end();
 	if (!m->weight || (bias && !m->bias)) {
 		tg_nn_linear_free(m);
-		return failed();
+		return nn_failed();
 	}
 	return 0;
 }
@@ -50,8 +50,8 @@ tg_tensor *tg_nn_linear_forward(const tg_nn_linear *m, const tg_tensor *x)
 
 	if (!x)
 		return NULL;
-	if (usable("linear", m, m ? m->weight : NULL) ||
-	    check_input("linear", x, 1, -1, m->weight->shape[1], "features"))
+	if (nn_usable("linear", m, m ? m->weight : NULL) ||
+	    nn_check_input("linear", x, 1, -1, m->weight->shape[1], "features"))
 		return NULL;
 	tg_scope_begin();
 	r = tg_keep(tg_linear(x, tg_transpose(m->weight, 0, 1), m->bias));
@@ -63,8 +63,8 @@ void tg_nn_linear_free(tg_nn_linear *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
 }
 
 /* --------------------------------------------------------- Embedding */
@@ -74,19 +74,19 @@ int tg_nn_embedding_init(tg_nn_embedding *m, tg_dev *dev, int64_t vocab_size,
                          int64_t embed_size)
 {
 	if (!m)
-		return bad("embedding", "no layer (NULL)");
+		return nn_bad("embedding", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if (vocab_size <= 0 || embed_size <= 0)
 		return tg_error(TG_EINVAL, "embedding: vocabulary %lld and "
 		                "size %lld (both must be positive)",
 		                (long long)vocab_size, (long long)embed_size);
 	tg_scope_begin();
-	m->weight = own(tg_glorot_uniform(dev, NN_DTYPE, 2,
+	m->weight = nn_own(tg_glorot_uniform(dev, NN_DTYPE, 2,
 	                                  (int64_t[]){ vocab_size,
 	                                               embed_size }), -1);
 	tg_scope_end();
 	if (!m->weight)
-		return failed();
+		return nn_failed();
 	m->vocab_size = vocab_size;
 	m->embed_size = embed_size;
 	return 0;
@@ -126,15 +126,15 @@ tg_tensor *tg_nn_embedding_forward(const tg_nn_embedding *m,
 
 	if (!idx)
 		return NULL;
-	if (usable("embedding", m, m ? m->weight : NULL))
+	if (nn_usable("embedding", m, m ? m->weight : NULL))
 		return NULL;
 	if (!tg_dtype_is_int(tg_tensor_dtype(idx)))
 		return tg_t_fail(TG_EINVAL, "embedding", "indices %s are %s, "
-		                 "not an int dtype", SHAPE(idx, b),
+		                 "not an int dtype", TG_T_SHAPE(idx, b),
 		                 tg_dtype_name(tg_tensor_dtype(idx)));
 	if (idx->ndim + 2 > TG_MAX_DIMS)
 		return tg_t_fail(TG_EINVAL, "embedding", "indices %s have too "
-		                 "many dims (at most %d)", SHAPE(idx, b),
+		                 "many dims (at most %d)", TG_T_SHAPE(idx, b),
 		                 TG_MAX_DIMS - 2);
 	if (tg_tensor_numel(idx) == 0) {
 		memcpy(s, idx->shape, idx->ndim * sizeof *s);
@@ -152,7 +152,7 @@ void tg_nn_embedding_free(tg_nn_embedding *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
+	nn_drop(&m->weight);
 	memset(m, 0, sizeof *m);
 }
 

@@ -8,8 +8,6 @@
 
 #include "tensor/tensor.h"
 
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 static int check_labels(const tg_tensor *logits, const tg_tensor *labels)
 {
 	char b1[160], b2[160];
@@ -19,8 +17,8 @@ static int check_labels(const tg_tensor *logits, const tg_tensor *labels)
 	           labels->ndim * sizeof *labels->shape)) {
 		tg_t_fail(TG_EINVAL, "sparse_categorical_crossentropy", "labels "
 		          "%s do not match logits %s (labels need the logits' "
-		          "shape without the class axis)", SHAPE(labels, b1),
-		          SHAPE(logits, b2));
+		          "shape without the class axis)",
+		          TG_T_SHAPE(labels, b1), TG_T_SHAPE(logits, b2));
 		return -1;
 	}
 	if (!tg_dtype_is_int(tg_tensor_dtype(labels))) {
@@ -81,7 +79,7 @@ static int check_same(const char *op, const tg_tensor *a, const tg_tensor *b)
 	if (a->ndim != b->ndim ||
 	    memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape)) {
 		tg_t_fail(TG_EINVAL, op, "predictions %s and targets %s differ",
-		          SHAPE(a, b1), SHAPE(b, b2));
+		          TG_T_SHAPE(a, b1), TG_T_SHAPE(b, b2));
 		return -1;
 	}
 	return 0;

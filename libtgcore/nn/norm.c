@@ -44,7 +44,7 @@ tg_tensor *tg_layernorm(const tg_tensor *x, size_t n, double eps)
 		return NULL;
 	if (n < 1 || n > x->ndim)
 		return tg_t_fail(TG_EINVAL, "layernorm", "%zu axes of an input "
-		                 "%s (1 to its %zu dims)", n, SHAPE(x, b),
+		                 "%s (1 to its %zu dims)", n, TG_T_SHAPE(x, b),
 		                 x->ndim);
 	for (i = 0; i < n; i++)
 		ax[i] = -1 - (int)i;
@@ -75,7 +75,7 @@ static int check_vec(const char *what, const tg_tensor *v, int64_t c)
 	if (!v || (v->ndim == 1 && v->shape[0] == c))
 		return 0;
 	return tg_error(TG_EINVAL, "batchnorm: %s %s for %lld channels", what,
-	                SHAPE(v, b), (long long)c);
+	                TG_T_SHAPE(v, b), (long long)c);
 }
 
 /* tinygrad's Tensor.batchnorm with axis 1. */
@@ -88,7 +88,7 @@ tg_tensor *tg_batchnorm(const tg_tensor *x, const tg_tensor *weight,
 
 	if (!x || !mean || !invstd)
 		return NULL;
-	if (check_input("batchnorm", x, 2, 1, -1, ""))
+	if (nn_check_input("batchnorm", x, 2, 1, -1, ""))
 		return NULL;
 	c = x->shape[1];
 	if (check_vec("mean", mean, c) || check_vec("weight", weight, c) ||
@@ -116,24 +116,24 @@ int tg_nn_batchnorm_init(tg_nn_batchnorm *m, tg_dev *dev, int64_t features,
 	int64_t one = 1;
 
 	if (!m)
-		return bad("batchnorm", "no layer (NULL)");
+		return nn_bad("batchnorm", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if (features <= 0)
 		return tg_error(TG_EINVAL, "batchnorm: %lld features (must be "
 		                "positive)", (long long)features);
 	tg_scope_begin();
 	if (affine) {
-		m->weight = own(tg_ones(dev, NN_DTYPE, 1, &features), -1);
-		m->bias = own(tg_zeros(dev, NN_DTYPE, 1, &features), -1);
+		m->weight = nn_own(tg_ones(dev, NN_DTYPE, 1, &features), -1);
+		m->bias = nn_own(tg_zeros(dev, NN_DTYPE, 1, &features), -1);
 	}
-	m->running_mean = own(tg_zeros(dev, NN_DTYPE, 1, &features), 0);
-	m->running_var = own(tg_ones(dev, NN_DTYPE, 1, &features), 0);
-	m->num_batches_tracked = own(tg_zeros(dev, NN_DTYPE, 1, &one), 0);
+	m->running_mean = nn_own(tg_zeros(dev, NN_DTYPE, 1, &features), 0);
+	m->running_var = nn_own(tg_ones(dev, NN_DTYPE, 1, &features), 0);
+	m->num_batches_tracked = nn_own(tg_zeros(dev, NN_DTYPE, 1, &one), 0);
 	tg_scope_end();
 	if ((affine && (!m->weight || !m->bias)) || !m->running_mean ||
 	    !m->running_var || !m->num_batches_tracked) {
 		tg_nn_batchnorm_free(m);
-		return failed();
+		return nn_failed();
 	}
 	m->eps = eps;
 	m->momentum = momentum;
@@ -168,7 +168,7 @@ static int batch_stats(tg_nn_batchnorm *m, const tg_tensor *x,
 	if (n < 2)
 		return tg_error(TG_EINVAL, "batchnorm: training needs more "
 		                "than one value per channel, input %s",
-		                SHAPE(x, b));
+		                TG_T_SHAPE(x, b));
 	for (i = 0; i < x->ndim; i++)
 		if (i != 1)
 			ax[k++] = (int)i;
@@ -178,12 +178,12 @@ static int batch_stats(tg_nn_batchnorm *m, const tg_tensor *x,
 	var = tg_mean(tg_mul(y, y), ax, k, 0);
 	*invstd = tg_rsqrt(tg_add_s(var, m->eps));
 	if (!*invstd)
-		return failed();
+		return nn_failed();
 	if (!m->track_running_stats)
 		return 0;
 	if (track(m->running_mean, *mean, m->momentum, 1) ||
 	    track(m->running_var, var, m->momentum, (double)n / (n - 1.0)))
-		return failed();
+		return nn_failed();
 	return tg_assign(m->num_batches_tracked,
 	                 tg_add_s(m->num_batches_tracked, 1));
 }
@@ -198,10 +198,10 @@ tg_tensor *tg_nn_batchnorm_forward(tg_nn_batchnorm *m, const tg_tensor *x)
 
 	if (!x)
 		return NULL;
-	if (usable("batchnorm", m, m ? m->running_mean : NULL))
+	if (nn_usable("batchnorm", m, m ? m->running_mean : NULL))
 		return NULL;
 	c = m->running_mean->shape[0];
-	if (check_input("batchnorm", x, 2, 1, c, "channels"))
+	if (nn_check_input("batchnorm", x, 2, 1, c, "channels"))
 		return NULL;
 	tg_scope_begin();
 	if (tg_is_training()) {
@@ -224,11 +224,11 @@ void tg_nn_batchnorm_free(tg_nn_batchnorm *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
-	drop(&m->running_mean);
-	drop(&m->running_var);
-	drop(&m->num_batches_tracked);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
+	nn_drop(&m->running_mean);
+	nn_drop(&m->running_var);
+	nn_drop(&m->num_batches_tracked);
 	memset(m, 0, sizeof *m);
 }
 
@@ -237,14 +237,14 @@ static int affine_params(tg_dev *dev, size_t ndim, const int64_t *shape,
                          tg_tensor **w, tg_tensor **b)
 {
 	tg_scope_begin();
-	*w = own(tg_ones(dev, NN_DTYPE, ndim, shape), -1);
-	*b = own(tg_zeros(dev, NN_DTYPE, ndim, shape), -1);
+	*w = nn_own(tg_ones(dev, NN_DTYPE, ndim, shape), -1);
+	*b = nn_own(tg_zeros(dev, NN_DTYPE, ndim, shape), -1);
 	tg_scope_end();
 	if (*w && *b)
 		return 0;
-	drop(w);
-	drop(b);
-	return failed();
+	nn_drop(w);
+	nn_drop(b);
+	return nn_failed();
 }
 
 /* GroupNorm: the group count must divide the channels. */
@@ -252,7 +252,7 @@ int tg_nn_groupnorm_init(tg_nn_groupnorm *m, tg_dev *dev, int64_t num_groups,
                          int64_t num_channels, double eps, int affine)
 {
 	if (!m)
-		return bad("groupnorm", "no layer (NULL)");
+		return nn_bad("groupnorm", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if (num_groups <= 0 || num_channels <= 0 || num_channels % num_groups)
 		return tg_error(TG_EINVAL, "groupnorm: %lld groups don't "
@@ -264,7 +264,7 @@ int tg_nn_groupnorm_init(tg_nn_groupnorm *m, tg_dev *dev, int64_t num_groups,
 	if (affine && affine_params(dev, 1, &num_channels, &m->weight,
 	                            &m->bias)) {
 		memset(m, 0, sizeof *m);
-		return failed();
+		return nn_failed();
 	}
 	return 0;
 }
@@ -292,7 +292,7 @@ tg_tensor *tg_nn_groupnorm_forward(const tg_nn_groupnorm *m,
 	if (m->num_groups <= 0)
 		return tg_t_fail(TG_EINVAL, "groupnorm", "the layer is not "
 		                 "initialized");
-	if (check_input("groupnorm", x, 2, 1, m->num_channels, "channels"))
+	if (nn_check_input("groupnorm", x, 2, 1, m->num_channels, "channels"))
 		return NULL;
 	tg_scope_begin();
 	r = norm_groups(x, m->num_groups, m->eps);
@@ -305,8 +305,8 @@ void tg_nn_groupnorm_free(tg_nn_groupnorm *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
 	memset(m, 0, sizeof *m);
 }
 
@@ -314,7 +314,7 @@ int tg_nn_instancenorm_init(tg_nn_instancenorm *m, tg_dev *dev,
                             int64_t num_features, double eps, int affine)
 {
 	if (!m)
-		return bad("instancenorm", "no layer (NULL)");
+		return nn_bad("instancenorm", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if (num_features <= 0)
 		return tg_error(TG_EINVAL, "instancenorm: %lld features (must "
@@ -324,7 +324,7 @@ int tg_nn_instancenorm_init(tg_nn_instancenorm *m, tg_dev *dev,
 	if (affine && affine_params(dev, 1, &num_features, &m->weight,
 	                            &m->bias)) {
 		memset(m, 0, sizeof *m);
-		return failed();
+		return nn_failed();
 	}
 	return 0;
 }
@@ -342,7 +342,8 @@ tg_tensor *tg_nn_instancenorm_forward(const tg_nn_instancenorm *m,
 	if (m->num_features <= 0)
 		return tg_t_fail(TG_EINVAL, "instancenorm", "the layer is not "
 		                 "initialized");
-	if (check_input("instancenorm", x, 2, 1, m->num_features, "channels"))
+	if (nn_check_input("instancenorm", x, 2, 1, m->num_features,
+	                   "channels"))
 		return NULL;
 	tg_scope_begin();
 	r = norm_groups(x, m->num_features, m->eps);
@@ -355,8 +356,8 @@ void tg_nn_instancenorm_free(tg_nn_instancenorm *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
 	memset(m, 0, sizeof *m);
 }
 
@@ -369,7 +370,7 @@ int tg_nn_layernorm_init(tg_nn_layernorm *m, tg_dev *dev, size_t ndim,
 	size_t i;
 
 	if (!m)
-		return bad("layernorm", "no layer (NULL)");
+		return nn_bad("layernorm", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if (ndim < 1 || ndim > TG_ARRAY_LEN(m->shape) || !shape)
 		return tg_error(TG_EINVAL, "layernorm: a normalized shape of "
@@ -386,7 +387,7 @@ int tg_nn_layernorm_init(tg_nn_layernorm *m, tg_dev *dev, size_t ndim,
 	if (elementwise_affine && affine_params(dev, ndim, shape, &m->weight,
 	                                        &m->bias)) {
 		memset(m, 0, sizeof *m);
-		return failed();
+		return nn_failed();
 	}
 	return 0;
 }
@@ -422,7 +423,7 @@ tg_tensor *tg_nn_layernorm_forward(const tg_nn_layernorm *m,
 	           m->ndim * sizeof *m->shape))
 		return tg_t_fail(TG_EINVAL, "layernorm", "the last dims of "
 		                 "input %s must be the normalized shape %s",
-		                 SHAPE(x, b1), nshape(m, b2, sizeof b2));
+		                 TG_T_SHAPE(x, b1), nshape(m, b2, sizeof b2));
 	tg_scope_begin();
 	r = tg_layernorm(x, m->ndim, m->eps);
 	if (m->weight && m->bias)
@@ -449,7 +450,8 @@ tg_tensor *tg_nn_layernorm2d_forward(const tg_nn_layernorm *m,
 		return tg_t_fail(TG_EINVAL, "layernorm2d", "input %s must be "
 		                 "(N,C,H,W) with C the layer's %lld channels "
 		                 "(a normalized shape of 1 dim, has %zu)",
-		                 SHAPE(x, b1), (long long)m->shape[0], m->ndim);
+		                 TG_T_SHAPE(x, b1), (long long)m->shape[0],
+		                 m->ndim);
 	tg_scope_begin();
 	r = tg_nn_layernorm_forward(m, tg_permute(x, 4, (int[]){ 0, 2, 3, 1 }));
 	r = tg_keep(tg_permute(r, 4, (int[]){ 0, 3, 1, 2 }));
@@ -461,24 +463,24 @@ void tg_nn_layernorm_free(tg_nn_layernorm *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
-	drop(&m->bias);
+	nn_drop(&m->weight);
+	nn_drop(&m->bias);
 	memset(m, 0, sizeof *m);
 }
 
 int tg_nn_rmsnorm_init(tg_nn_rmsnorm *m, tg_dev *dev, int64_t dim, double eps)
 {
 	if (!m)
-		return bad("rmsnorm", "no layer (NULL)");
+		return nn_bad("rmsnorm", "no layer (NULL)");
 	memset(m, 0, sizeof *m);
 	if (dim <= 0)
 		return tg_error(TG_EINVAL, "rmsnorm: dim %lld (must be "
 		                "positive)", (long long)dim);
 	tg_scope_begin();
-	m->weight = own(tg_ones(dev, NN_DTYPE, 1, &dim), -1);
+	m->weight = nn_own(tg_ones(dev, NN_DTYPE, 1, &dim), -1);
 	tg_scope_end();
 	if (!m->weight)
-		return failed();
+		return nn_failed();
 	m->eps = eps;
 	return 0;
 }
@@ -492,8 +494,9 @@ tg_tensor *tg_nn_rmsnorm_forward(const tg_nn_rmsnorm *m, const tg_tensor *x)
 
 	if (!x)
 		return NULL;
-	if (usable("rmsnorm", m, m ? m->weight : NULL) ||
-	    check_input("rmsnorm", x, 1, -1, m->weight->shape[0], "features"))
+	if (nn_usable("rmsnorm", m, m ? m->weight : NULL) ||
+	    nn_check_input("rmsnorm", x, 1, -1, m->weight->shape[0],
+	                   "features"))
 		return NULL;
 	tg_scope_begin();
 	f = tg_cast(x, TG_FLOAT32); /* tinygrad's x.float() */
@@ -508,6 +511,6 @@ void tg_nn_rmsnorm_free(tg_nn_rmsnorm *m)
 {
 	if (!m)
 		return;
-	drop(&m->weight);
+	nn_drop(&m->weight);
 	memset(m, 0, sizeof *m);
 }

@@ -8,9 +8,6 @@
 
 #include "tensor/tensor.h"
 
-/* "(2,3)" of t, for messages. */
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 int tg_realize_many(tg_tensor *const *ts, size_t n)
 {
 	tg_lazy **l;
@@ -99,7 +96,8 @@ int tg_tensor_item(tg_tensor *t, double *out)
 		char b[160];
 
 		return tg_error(TG_EINVAL, "item: %s has %lld elements, not 1",
-		                SHAPE(t, b), (long long)tg_tensor_numel(t));
+		                TG_T_SHAPE(t, b),
+		                (long long)tg_tensor_numel(t));
 	}
 	dt = t->lazy->dtype;
 	if ((rc = tg_tensor_data(t, &bits, tg_dtype_size(dt))))
@@ -145,7 +143,7 @@ tg_buffer *tg_tensor_buffer(tg_tensor *t)
 	if (!tg_lazy_is_plain(t->lazy))
 		return tg_error(TG_EINVAL, "tensor_buffer: %s is not memory of "
 		                "its own in order (a view, or a constant): take "
-		                "tg_contiguous of it first", SHAPE(t, b)),
+		                "tg_contiguous of it first", TG_T_SHAPE(t, b)),
 		       (tg_buffer *)NULL;
 	return tg_buffer_ref(tg_lazy_base(t->lazy)->buf);
 }

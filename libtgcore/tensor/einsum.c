@@ -16,8 +16,6 @@
 
 #include "tensor/tensor.h"
 
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 /* Letters take ids 0..51 in ASCII order (so sorting ids sorts the
  * letters, as numpy's implicit output does); ellipsis axis k, counted
  * from the left of the widest ellipsis, takes ELL + k. */
@@ -158,7 +156,7 @@ static int sizes(struct einsum *e, tg_tensor *const *xs)
 			return -1;
 		if (t->ell < 0 ? xs[i]->ndim != t->n : xs[i]->ndim < t->n)
 			return bad(e, "operand %zu %s has %zu dims for a term of "
-			           "%zu labels%s", i, SHAPE(xs[i], b),
+			           "%zu labels%s", i, TG_T_SHAPE(xs[i], b),
 			           xs[i]->ndim, t->n,
 			           t->ell < 0 ? "" : " and \"...\"");
 		if (t->ell >= 0 && xs[i]->ndim - t->n > e->nell)
@@ -177,11 +175,12 @@ static int sizes(struct einsum *e, tg_tensor *const *xs)
 				return bad(e, "label '%c' is %lld in operand %zu "
 				           "%s and %lld elsewhere",
 				           id_letter(lab[j]), (long long)n, i,
-				           SHAPE(xs[i], b), (long long)have);
+				           TG_T_SHAPE(xs[i], b),
+				           (long long)have);
 			else if (n != 1 && n != have)
 				return bad(e, "the \"...\" dims of operand %zu %s "
 				           "don't broadcast with the others",
-				           i, SHAPE(xs[i], b));
+				           i, TG_T_SHAPE(xs[i], b));
 		}
 	}
 	return 0;
@@ -290,7 +289,7 @@ static tg_tensor *align(const struct einsum *e, const tg_tensor *x,
 			if (r->shape[i] != r->shape[j])
 				return bad(e, "label '%c' repeats in operand %s "
 				           "with sizes %lld and %lld",
-				           id_letter(lab[i]), SHAPE(x, b),
+				           id_letter(lab[i]), TG_T_SHAPE(x, b),
 				           (long long)r->shape[i],
 				           (long long)r->shape[j]),
 				       (tg_tensor *)NULL;

@@ -10,8 +10,6 @@
 
 #include "tensor/tensor.h"
 
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 /* tinygrad's arange: a cumsum of `step`s plus start - step, so that it
  * is one kernel (and collapses to an index expression in consumers). */
 tg_tensor *tg_arange(tg_dev *dev, tg_dtype dt, double start, double stop,
@@ -100,7 +98,7 @@ static tg_tensor *triangle(const char *op, const tg_tensor *t, int64_t k,
 		return NULL;
 	if (t->ndim < 2)
 		return tg_t_fail(TG_EINVAL, op, "input %s needs at least 2 dims",
-		                 SHAPE(t, b));
+		                 TG_T_SHAPE(t, b));
 	tg_scope_begin();
 	m = tri(t, t->shape[t->ndim - 2], t->shape[t->ndim - 1],
 	        upper ? k : k + 1);
@@ -129,7 +127,7 @@ tg_tensor *tg_one_hot(const tg_tensor *t, int64_t num_classes)
 		return NULL;
 	if (!tg_dtype_is_int(tg_tensor_dtype(t)))
 		return tg_t_fail(TG_EINVAL, "one_hot", "class indices %s must be "
-		                 "an int dtype, not %s", SHAPE(t, b),
+		                 "an int dtype, not %s", TG_T_SHAPE(t, b),
 		                 tg_dtype_name(tg_tensor_dtype(t)));
 	if (num_classes < 0 || num_classes > INT32_MAX)
 		return tg_t_fail(TG_EINVAL, "one_hot", "%lld classes",
@@ -150,21 +148,21 @@ static int check_gather(const tg_tensor *t, int a, const tg_tensor *index)
 
 	if (!tg_dtype_is_int(tg_tensor_dtype(index))) {
 		tg_t_fail(TG_EINVAL, "gather", "index %s must be an int dtype, "
-		          "not %s", SHAPE(index, b1),
+		          "not %s", TG_T_SHAPE(index, b1),
 		          tg_dtype_name(tg_tensor_dtype(index)));
 		return -1;
 	}
 	if (index->ndim != t->ndim || !t->ndim) {
 		tg_t_fail(TG_EINVAL, "gather", "index %s and input %s need the "
-		          "same number of dims (at least 1)", SHAPE(index, b1),
-		          SHAPE(t, b2));
+		          "same number of dims (at least 1)",
+		          TG_T_SHAPE(index, b1), TG_T_SHAPE(t, b2));
 		return -1;
 	}
 	for (d = 0; d < t->ndim; d++)
 		if ((int)d != a && index->shape[d] > t->shape[d]) {
 			tg_t_fail(TG_EINVAL, "gather", "index %s is larger than "
-			          "input %s on axis %zu", SHAPE(index, b1),
-			          SHAPE(t, b2), d);
+			          "input %s on axis %zu", TG_T_SHAPE(index, b1),
+			          TG_T_SHAPE(t, b2), d);
 			return -1;
 		}
 	return 0;
@@ -228,7 +226,7 @@ static int expand_items(const tg_tensor *t, size_t n, const tg_index_spec *ix,
 	}
 	if (used > t->ndim)
 		return tg_t_fail(TG_EINVAL, "index", "%zu indices for %s",
-		                 used, SHAPE(t, b)), -1;
+		                 used, TG_T_SHAPE(t, b)), -1;
 	if (n + t->ndim - used > TG_MAX_DIMS)
 		return tg_t_fail(TG_EINVAL, "index", "more than %d items",
 		                 TG_MAX_DIMS), -1;
@@ -263,8 +261,8 @@ static int index_shape(tg_tensor *const *idx, size_t n, int64_t *big,
 			if (*d != 1 && s != 1 && s != *d)
 				return tg_t_fail(TG_EINVAL, "index", "index tensors "
 				                 "%s and %s don't broadcast",
-				                 SHAPE(idx[0], b1),
-				                 SHAPE(idx[i], b2)), -1;
+				                 TG_T_SHAPE(idx[0], b1),
+				                 TG_T_SHAPE(idx[i], b2)), -1;
 			*d = s != 1 ? s : *d;
 		}
 	*nbig = nd;
@@ -307,7 +305,7 @@ static int check_index_tensor(const tg_tensor *x, const tg_tensor *idx,
 	dt = tg_tensor_dtype(idx);
 	if (!tg_dtype_is_int(dt)) {
 		tg_t_fail(TG_EINVAL, "index", "item %zu: index tensor %s is %s, "
-		          "not an int dtype%s", item, SHAPE(idx, b),
+		          "not an int dtype%s", item, TG_T_SHAPE(idx, b),
 		          tg_dtype_name(dt), dt == TG_BOOL ? " (a bool mask's "
 		          "result has a data-dependent shape: use tg_where)" :
 		          "");
@@ -444,7 +442,7 @@ int tg_setitem(tg_tensor *t, size_t n, const tg_index_spec *ix,
 		return tg_error(TG_EINVAL, "setitem: the target %s is a view "
 		                "that is not its memory in order (tinygrad needs "
 		                "a contiguous target: use tg_contiguous)",
-		                SHAPE(t, b));
+		                TG_T_SHAPE(t, b));
 	tg_scope_begin();
 	view = tg_index(t, n, ix);
 	v = view && tg_tensor_dtype(value) != tg_tensor_dtype(view)

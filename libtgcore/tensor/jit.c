@@ -606,20 +606,21 @@ int tg_jit_call(tg_jit *j, tg_tensor *const *in, size_t nin,
                 tg_tensor **out, size_t nout)
 {
 	active me = { j, running };
-	long mode = tg_setting_int(TG_KEY_JIT);
+	tg_settings set;
 	size_t i;
 	int rc;
 
+	tg_settings_read(&set);  /* a call starts an operation: JIT */
 	for (i = 0; out && i < nout; i++)
 		out[i] = NULL;
 	if ((rc = check_call(j, in, nin, out, nout)))
 		return rc;
 	pthread_mutex_lock(&j->lock);
 	running = &me;
-	if (mode == 0 || j->calls == 0)
+	if (set.jit == 0 || j->calls == 0)
 		rc = run_eager(j, in, nin, out, nout);
 	else if (!j->plan)
-		rc = capture(j, in, nin, out, nout, mode != 2);
+		rc = capture(j, in, nin, out, nout, set.jit != 2);
 	else
 		rc = replay(j, in, nin, out, nout);
 	if (!rc)

@@ -9,8 +9,6 @@
 
 #include "tensor/tensor.h"
 
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 tg_tensor *tg_transpose(const tg_tensor *t, int d0, int d1)
 {
 	int order[TG_MAX_DIMS], a, b;
@@ -182,7 +180,7 @@ tg_tensor *tg_slice(const tg_tensor *t, size_t n, const tg_slice_spec *s)
 		return NULL;
 	if (n > t->ndim)
 		return tg_t_fail(TG_EINVAL, "slice", "%zu indices for %s", n,
-		                 SHAPE(t, b));
+		                 TG_T_SHAPE(t, b));
 	for (i = 0; i < t->ndim; i++) {
 		int64_t first = 0, cnt = t->shape[i], step = 1;
 
@@ -223,8 +221,8 @@ tg_tensor *tg_repeat(const tg_tensor *t, size_t n, const int64_t *reps)
 		return NULL;
 	if (n < t->ndim || n > TG_MAX_DIMS / 2)
 		return tg_t_fail(TG_EINVAL, "repeat", "%zu repeats for %s (at "
-		                 "least its %zu dims, at most %d)", n, SHAPE(t, b),
-		                 t->ndim, TG_MAX_DIMS / 2);
+		                 "least its %zu dims, at most %d)", n,
+		                 TG_T_SHAPE(t, b), t->ndim, TG_MAX_DIMS / 2);
 	lead = n - t->ndim;
 	for (i = 0; i < n; i++) {
 		int64_t s = i < lead ? 1 : t->shape[i - lead];
@@ -305,9 +303,10 @@ static int check_cat(const char *op, const tg_tensor *const *ts, size_t n,
 		if (!ok) {
 			tg_t_fail(TG_EINVAL, op, "tensor %zu %s on %s does not match "
 			          "tensor 0 %s on %s except on axis %d", i,
-			          SHAPE(ts[i], b1), tg_dev_name(tg_tensor_dev(ts[i])),
-			          SHAPE(ts[0], b2), tg_dev_name(tg_tensor_dev(ts[0])),
-			          axis);
+			          TG_T_SHAPE(ts[i], b1),
+			          tg_dev_name(tg_tensor_dev(ts[i])),
+			          TG_T_SHAPE(ts[0], b2),
+			          tg_dev_name(tg_tensor_dev(ts[0])), axis);
 			return -1;
 		}
 	}

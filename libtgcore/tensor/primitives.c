@@ -15,9 +15,6 @@
 	tg_t_record((out), (kind), 0, (const tg_tensor *const[]){ (t) }, 1, \
 	            (arg), (narg))
 
-/* "(2,3)" of t, for messages. */
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 /* -1 in a symbolic reshape: the old shape's product over the known
  * sizes', computed in the shape context.  TG_DIM_INVALID (error set)
  * when it does not divide. */
@@ -46,7 +43,7 @@ static int64_t infer_sym(const tg_tensor *t, size_t ndim,
 	tg_symctx_leave();
 	if (d == TG_DIM_INVALID)
 		tg_t_fail(TG_EINVAL, "reshape", "cannot infer -1 of %s from "
-		          "the other sizes", SHAPE(t, b));
+		          "the other sizes", TG_T_SHAPE(t, b));
 	return d;
 }
 
@@ -71,11 +68,12 @@ tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 		else if (shape[i] < 0)
 			return tg_t_fail(TG_EINVAL, "reshape", "bad size %lld "
 			                 "in the new shape of %s",
-			                 (long long)shape[i], SHAPE(t, b));
+			                 (long long)shape[i], TG_T_SHAPE(t, b));
 		else if (__builtin_mul_overflow(known, shape[i], &known))
 			return tg_t_fail(TG_EINVAL, "reshape", "the new shape "
 			                 "of %s has more than %lld elements",
-			                 SHAPE(t, b), (long long)INT64_MAX);
+			                 TG_T_SHAPE(t, b),
+			                 (long long)INT64_MAX);
 	}
 	if (tg_dims_sym(t->ndim, t->shape) || tg_dims_sym(ndim, shape)) {
 		/* the tracker checks the sizes symbolically */
@@ -90,7 +88,7 @@ tg_tensor *tg_reshape(const tg_tensor *t, size_t ndim, const int64_t *shape)
 		if (known == 0 || numel % known)
 			return tg_t_fail(TG_EINVAL, "reshape", "cannot infer -1: "
 			                 "%lld elements of %s into parts of %lld",
-			                 (long long)numel, SHAPE(t, b),
+			                 (long long)numel, TG_T_SHAPE(t, b),
 			                 (long long)known);
 		s[infer] = numel / known;
 	}
@@ -109,7 +107,7 @@ tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
 		return NULL;
 	if (ndim > TG_MAX_DIMS || ndim < t->ndim)
 		return tg_t_fail(TG_EINVAL, "expand", "cannot expand %s to "
-		                 "%zu dims", SHAPE(t, b), ndim);
+		                 "%zu dims", TG_T_SHAPE(t, b), ndim);
 	lead = ndim - t->ndim;
 	if (tg_t_too_big("expand", ndim, shape))
 		return NULL;
@@ -119,7 +117,7 @@ tg_tensor *tg_expand(const tg_tensor *t, size_t ndim, const int64_t *shape)
 		if (one[i] != 1 && s[i] != one[i])
 			return tg_t_fail(TG_EINVAL, "expand", "axis %zu of %s is "
 			                 "%lld, not 1, and cannot become %lld",
-			                 i - lead, SHAPE(t, b),
+			                 i - lead, TG_T_SHAPE(t, b),
 			                 (long long)one[i], (long long)s[i]);
 	}
 	tg_scope_begin();
@@ -354,7 +352,7 @@ tg_tensor *tg_shard(const tg_tensor *t, tg_dev *group, int axis)
 		                 "(tg_dev_group makes one)", tg_dev_name(group));
 	if (axis < -(int)t->ndim || axis >= (int)t->ndim)
 		return tg_t_fail(TG_EINVAL, "shard", "axis %d of a tensor %s",
-		                 axis, SHAPE(t, b));
+		                 axis, TG_T_SHAPE(t, b));
 	if (axis < 0)
 		axis += (int)t->ndim;
 	return REC(tg_t_wrap(tg_multi_shard(t->lazy, group, axis)),
@@ -418,7 +416,7 @@ int tg_assign(tg_tensor *t, const tg_tensor *value)
 	if (t->ndim != value->ndim ||
 	    memcmp(t->shape, value->shape, t->ndim * sizeof *t->shape))
 		return tg_error(TG_EINVAL, "assign: shape %s to a tensor of %s",
-		                SHAPE(value, b1), SHAPE(t, b2));
+		                TG_T_SHAPE(value, b1), TG_T_SHAPE(t, b2));
 	if (t->lazy->dtype != value->lazy->dtype)
 		return tg_error(TG_EINVAL, "assign: %s to a %s tensor",
 		                tg_dtype_name(value->lazy->dtype),
@@ -448,7 +446,7 @@ int tg_assign(tg_tensor *t, const tg_tensor *value)
 			return tg_error(TG_EUNSUPPORTED, "assign: cannot write "
 			                "through the view %s: %s (assign to a "
 			                "tg_contiguous copy instead)",
-			                SHAPE(t, b1), why);
+			                TG_T_SHAPE(t, b1), why);
 		t->lazy = tg_lazy_assign_view(old, value->lazy);
 	} else {
 		t->lazy = tg_lazy_ref(value->lazy);
@@ -476,25 +474,23 @@ tg_tensor *tg_t_alu(unsigned op, const tg_tensor *a, const tg_tensor *b,
 	                   TG_FN_ALU, op, in, n, NULL, 0);
 }
 
-/* The reduce size from which a reduce is split in two kernels: the
- * SPLIT_REDUCEOP and REDUCEOP_SPLIT_THRESHOLD settings, read here, where
- * an operation starts (0: never). */
-static int64_t split_threshold(void)
-{
-	if (!tg_setting_int(TG_KEY_SPLIT_REDUCEOP))
-		return 0;
-	return tg_setting_int(TG_KEY_REDUCEOP_SPLIT_THRESHOLD);
-}
-
+/* A reduce starts an operation: its settings snapshot gives the size
+ * from which it is split in two kernels (SPLIT_REDUCEOP and
+ * REDUCEOP_SPLIT_THRESHOLD; 0: never) and how a multi-device one is
+ * all-reduced (RING). */
 tg_tensor *tg_t_reduce(unsigned op, const tg_tensor *t, uint32_t axes)
 {
 	int64_t mask = axes;
+	tg_settings set;
 	tg_lazy *lb;
 
 	if (TG_T_BAD(t, "reduce"))
 		return NULL;
-	lb = tg_lazy_reduce_split(op, t->lazy, axes, split_threshold(),
-	                          (int)tg_setting_int(TG_KEY_RING));
+	tg_settings_read(&set);
+	lb = tg_lazy_reduce_split(op, t->lazy, axes,
+	                          set.split_reduceop ?
+	                          set.reduceop_split_threshold : 0,
+	                          set.ring);
 	return tg_t_record(tg_t_wrap(lb), TG_FN_REDUCE, op, &t, 1, &mask, 1);
 }
 

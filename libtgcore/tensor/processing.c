@@ -10,8 +10,6 @@
 
 #include "tensor/tensor.h"
 
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 /* ------------------------------------------------------------ matmul */
 
 /* tinygrad's dot: x (..., n, k) as (..., n, 1, k), w (..., k, m) as
@@ -24,28 +22,33 @@ static int check_dot(const char *op, const tg_tensor *a, const tg_tensor *b)
 {
 	size_t n1 = a->ndim, n2 = b->ndim, wk = n2 < 2 ? n2 : 2;
 	char b1[160], b2[160];
+	const char *why = NULL;
 
-	if (!n1 || !n2)
-		return tg_t_fail(TG_EINVAL, op, "both operands need at least 1 "
-		                 "dim, got %s and %s", SHAPE(a, b1), SHAPE(b, b2)),
-		       -1;
-	if (a->shape[n1 - 1] != b->shape[n2 - wk])
-		return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't match on "
-		                 "the contracted axis (%lld vs %lld)", SHAPE(a, b1),
-		                 SHAPE(b, b2), (long long)a->shape[n1 - 1],
-		                 (long long)b->shape[n2 - wk]), -1;
+	if (!n1 || !n2) {
+		tg_t_fail(TG_EINVAL, op, "both operands need at least 1 dim, "
+		          "got %s and %s", TG_T_SHAPE(a, b1),
+		          TG_T_SHAPE(b, b2));
+		return -1;
+	}
+	if (a->shape[n1 - 1] != b->shape[n2 - wk]) {
+		tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't match on the "
+		          "contracted axis (%lld vs %lld)", TG_T_SHAPE(a, b1),
+		          TG_T_SHAPE(b, b2), (long long)a->shape[n1 - 1],
+		          (long long)b->shape[n2 - wk]);
+		return -1;
+	}
 	if (n1 >= TG_MAX_DIMS || n2 >= TG_MAX_DIMS)
-		return tg_t_fail(TG_EINVAL, op, "too many dims: %s and %s",
-		                 SHAPE(a, b1), SHAPE(b, b2)), -1;
-	for (size_t i = 1; n1 >= 2 + i && n2 >= 2 + i; i++) {
+		why = "too many dims: %s and %s";
+	for (size_t i = 1; !why && n1 >= 2 + i && n2 >= 2 + i; i++) {
 		int64_t da = a->shape[n1 - 2 - i], db = b->shape[n2 - 2 - i];
 
 		if (da != db && da != 1 && db != 1)
-			return tg_t_fail(TG_EINVAL, op, "shapes %s and %s don't "
-			                 "broadcast", SHAPE(a, b1), SHAPE(b, b2)),
-			       -1;
+			why = "shapes %s and %s don't broadcast";
 	}
-	return 0;
+	if (!why)
+		return 0;
+	tg_t_fail(TG_EINVAL, op, why, TG_T_SHAPE(a, b1), TG_T_SHAPE(b, b2));
+	return -1;
 }
 
 static tg_tensor *dot_acc(const char *op, const tg_tensor *a,
@@ -209,7 +212,7 @@ tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
 		return NULL;
 	if (nk > t->ndim || t->ndim + 2 * nk > TG_MAX_DIMS)
 		return tg_t_fail(TG_EINVAL, "pool", "cannot pool %s with %zu "
-		                 "kernel dims", SHAPE(t, b), nk);
+		                 "kernel dims", TG_T_SHAPE(t, b), nk);
 	lead = t->ndim - nk;
 	for (i = 0; i < nk; i++) {
 		int64_t in = t->shape[lead + i];
@@ -221,13 +224,15 @@ tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
 			return tg_t_fail(TG_EINVAL, "pool", "kernel %lld (stride "
 			                 "%lld, dilation %lld) does not fit axis %zu "
 			                 "of %s", (long long)k[i], (long long)s[i],
-			                 (long long)d[i], lead + i, SHAPE(t, b));
+			                 (long long)d[i], lead + i,
+			                 TG_T_SHAPE(t, b));
 		o[i] = ceil_div(in - d[i] * (k[i] - 1), s[i]);
 		overlap |= k[i] > s[i] || d[i] != 1;
 	}
 	if (overlap && tg_dims_sym(t->ndim, t->shape))
 		return tg_t_fail(TG_EUNSUPPORTED, "pool", "overlapping windows "
-		                 "over the symbolic shape %s", SHAPE(t, b));
+		                 "over the symbolic shape %s",
+		                 TG_T_SHAPE(t, b));
 	tg_scope_begin();
 	r = overlap ? pool_overlap(t, nk, k, s, d)
 	            : pool_simple(t, nk, k, s, o);
@@ -276,14 +281,15 @@ static int conv_dims(const char *op, const tg_tensor *x, const tg_tensor *w,
 
 	if (want && (x->ndim != want + 2 || w->ndim != want + 2)) {
 		tg_t_fail(TG_EINVAL, op, "input %s and weight %s must be %zu-D",
-		          SHAPE(x, b1), SHAPE(w, b2), want + 2);
+		          TG_T_SHAPE(x, b1), TG_T_SHAPE(w, b2), want + 2);
 		return -1;
 	}
 	if (w->ndim < 3 || w->ndim > TG_CONV_MAX_DIMS + 2 ||
 	    x->ndim != w->ndim) {
 		tg_t_fail(TG_EINVAL, op, "input %s and weight %s must both be "
-		          "(N,C,...) with 1 to %d spatial axes", SHAPE(x, b1),
-		          SHAPE(w, b2), TG_CONV_MAX_DIMS);
+		          "(N,C,...) with 1 to %d spatial axes",
+		          TG_T_SHAPE(x, b1), TG_T_SHAPE(w, b2),
+		          TG_CONV_MAX_DIMS);
 		return -1;
 	}
 	return (int)nd;
@@ -307,13 +313,14 @@ static int check_conv(const char *op, const tg_tensor *x, const tg_tensor *w,
 	if (x->shape[1] != cin) {
 		tg_t_fail(TG_EINVAL, op, "input %s does not match weight %s "
 		          "with %lld groups (%lld vs %lld channels)",
-		          SHAPE(x, b1), SHAPE(w, b2), (long long)o->groups,
-		          (long long)x->shape[1], (long long)cin);
+		          TG_T_SHAPE(x, b1), TG_T_SHAPE(w, b2),
+		          (long long)o->groups, (long long)x->shape[1],
+		          (long long)cin);
 		return -1;
 	}
 	if (bias && (bias->ndim != 1)) {
 		tg_t_fail(TG_EINVAL, op, "bias %s must be 1-D",
-		          SHAPE(bias, b1));
+		          TG_T_SHAPE(bias, b1));
 		return -1;
 	}
 	return 0;
@@ -375,7 +382,8 @@ static tg_tensor *add_bias(const char *op, tg_tensor *r,
 		return r;
 	if (bias->shape[0] != cout)
 		return tg_t_fail(TG_EINVAL, op, "bias %s for %lld output "
-		                 "channels", SHAPE(bias, b), (long long)cout);
+		                 "channels", TG_T_SHAPE(bias, b),
+		                 (long long)cout);
 	for (size_t i = 0; i < nd + 2; i++)
 		sh[i] = i == 1 ? -1 : 1;
 	return tg_add(r, tg_reshape(bias, nd + 2, sh));
@@ -406,7 +414,7 @@ static tg_tensor *conv_nd(const char *op, const tg_tensor *x,
 	if (g > 0 && w->shape[0] % g)
 		return tg_t_fail(TG_EINVAL, op, "%lld output channels of "
 		                 "weight %s don't split into %lld groups",
-		                 (long long)w->shape[0], SHAPE(w, b1),
+		                 (long long)w->shape[0], TG_T_SHAPE(w, b1),
 		                 (long long)g);
 	if (check_conv(op, x, w, bias, &o, nd, w->shape[1] * g))
 		return NULL;
@@ -504,7 +512,7 @@ static tg_tensor *conv_transpose_nd(const char *op, const tg_tensor *x,
 	if (w->shape[0] % g)
 		return tg_t_fail(TG_EINVAL, op, "%lld input channels of weight "
 		                 "%s don't split into %lld groups",
-		                 (long long)w->shape[0], SHAPE(w, b1),
+		                 (long long)w->shape[0], TG_T_SHAPE(w, b1),
 		                 (long long)g);
 	tg_scope_begin();
 	/* (g, cin/g, cout/g, k...) -> (g, cout/g, cin/g, k...) flipped */
@@ -562,7 +570,7 @@ static tg_tensor *pool2d(const char *op, const tg_tensor *x,
 		return NULL;
 	if (x->ndim < 2)
 		return tg_t_fail(TG_EINVAL, op, "input %s needs 2 dims",
-		                 SHAPE(x, b));
+		                 TG_T_SHAPE(x, b));
 	for (i = 0; i < 2; i++)
 		st[i] = opts && opts->stride[i] ? opts->stride[i] : kernel[i];
 	return tg_t_pool(pad_tail(x, 2, o.padding, pad_value), 2, kernel, st,
@@ -628,7 +636,8 @@ tg_tensor *tg_scaled_dot_product_attention(const tg_tensor *q,
 		return NULL;
 	if (q->ndim < 2 || k->ndim < 2)
 		return tg_t_fail(TG_EINVAL, "scaled_dot_product_attention", "q "
-		                 "%s and k need at least 2 dims", SHAPE(q, b));
+		                 "%s and k need at least 2 dims",
+		                 TG_T_SHAPE(q, b));
 	tg_scope_begin();
 	acc = tg_dtype_lub(tg_dtype_lub(tg_tensor_dtype(q), tg_tensor_dtype(k)),
 	                   TG_FLOAT32);

@@ -9,8 +9,6 @@
 
 #include "tensor/tensor.h"
 
-#define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
-
 /* The bit mask of the listed axes (NULL: all); -1 on a bad axis. */
 static int64_t axis_mask(const char *op, const tg_tensor *t, const int *axes,
                          size_t naxes)
@@ -291,7 +289,7 @@ static tg_tensor *argmax_axis(const char *op, const tg_tensor *t, int a,
 
 	if (!n)
 		return tg_t_fail(TG_EINVAL, op, "axis %d of %s is empty", a,
-		                 SHAPE(t, b));
+		                 TG_T_SHAPE(t, b));
 	for (i = (size_t)a; i < t->ndim; i++)
 		s[k++] = i == (size_t)a ? n : 1;
 	tg_scope_begin();

@@ -12,16 +12,15 @@
 
 /* ------------------------------------------------------------ dtypes */
 
-/* DEFAULT_FLOAT, which util/config.c checks when it is set; a value that
- * slipped past the check (the environment changed later) is ignored. */
+/* DEFAULT_FLOAT from a snapshot taken now: the op asking is starting
+ * (util/config.c parses the value, and gives float32 for one that
+ * slipped past its check when the environment changed later). */
 tg_dtype tg_dtype_default_float(void)
 {
-	const char *v = tg_setting_str(TG_KEY_DEFAULT_FLOAT);
-	tg_dtype dt;
+	tg_settings set;
 
-	if (v && tg_dtype_parse(v, &dt) == 0 && tg_scalar_is_float(dt))
-		return dt;
-	return TG_FLOAT32;
+	tg_settings_read(&set);
+	return set.default_float;
 }
 
 /* ------------------------------------------------------------- scopes */

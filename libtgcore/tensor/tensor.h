@@ -109,8 +109,8 @@ int tg_t_axis(const char *op, int axis, size_t ndim);
 
 /* The float type of Python floats and of int division: DEFAULT_FLOAT
  * (float16/half, bfloat16, float32/float, float64/double), else float32.
- * Read from the configuration on each call (the tensor layer starts
- * operations; the compiler below it reads no configuration). */
+ * Each call takes a settings snapshot: the op that asks is starting
+ * (the compiler below the tensor layer reads no configuration). */
 tg_dtype tg_dtype_default_float(void);
 /* tg_keep of ts[0..n-1], all or none: TG_ENOMEM (every tensor left in
  * the scope, to go with it) when the enclosing scope cannot take them
@@ -121,6 +121,8 @@ int tg_t_keep_all(tg_tensor **ts, size_t n);
  * text for any shape. */
 const char *tg_t_shape_format(size_t ndim, const int64_t *shape, char *buf,
                               size_t n);
+/* t's shape as text in the array buf, for messages. */
+#define TG_T_SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
 
 /* Frees the random counters of every device (tg_shutdown). */
 void tg_random_reset(void);

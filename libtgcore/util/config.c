@@ -29,7 +29,6 @@
 #include <ini.h>
 
 #include "core.h"
-#include "ir/ir.h"
 
 /* The [core] keys, from TG_CORE_KEYS (core.h), indexed by enum tg_key. */
 static const struct core_key {
@@ -42,6 +41,32 @@ static const struct core_key {
 	TG_CORE_KEYS(KEY_ROW)
 #undef KEY_ROW
 };
+
+/* The names a FLOAT_TYPE key takes, in any case: the float types'
+ * public and C names, as tg_dtype_parse (dtype.c) reads them.  The
+ * configuration keeps its own list so that it depends on nothing above
+ * util/; test_config checks that the two agree. */
+static const struct float_name {
+	const char *name, *cname;
+	tg_dtype dt;
+} float_names[] = {
+	{ "float16", "half", TG_FLOAT16 },
+	{ "bfloat16", "__bf16", TG_BFLOAT16 },
+	{ "float32", "float", TG_FLOAT32 },
+	{ "float64", "double", TG_FLOAT64 },
+};
+
+/* The float type v names: 0 and *out, else -1. */
+static int float_parse(const char *v, tg_dtype *out)
+{
+	for (size_t i = 0; v && i < TG_ARRAY_LEN(float_names); i++)
+		if (tg_streq_ci(v, float_names[i].name) ||
+		    tg_streq_ci(v, float_names[i].cname)) {
+			*out = float_names[i].dt;
+			return 0;
+		}
+	return -1;
+}
 
 /* Every string is the pool's (never freed while entries point at it). */
 typedef struct entry {
@@ -85,8 +110,7 @@ static int check_value(const struct core_key *k, const char *v,
 	long n;
 	int b;
 
-	if (k->kind == TG_KFLOAT_TYPE && (tg_dtype_parse(v, &dt) ||
-	                                  !tg_scalar_is_float(dt)))
+	if (k->kind == TG_KFLOAT_TYPE && float_parse(v, &dt))
 		return tg_error(TG_ECONFIG, "config: %s: %s: expected a float "
 		                "type (float16/half, bfloat16, float32/float, "
 		                "float64/double), got '%s'", where, k->name,
@@ -674,7 +698,7 @@ static tg_dtype float_type(const char *v)
 {
 	tg_dtype dt;
 
-	if (v && tg_dtype_parse(v, &dt) == 0 && tg_scalar_is_float(dt))
+	if (float_parse(v, &dt) == 0)
 		return dt;
 	return TG_FLOAT32;
 }
@@ -704,6 +728,8 @@ int tg_settings_read(tg_settings *out)
 		.random_opts = key_int(TG_KEY_RANDOM_OPTS),
 		.profile = key_int(TG_KEY_PROFILE) != 0,
 		.graph = key_int(TG_KEY_GRAPH) != 0,
+		.ring = (int)key_int(TG_KEY_RING),
+		.jit = (int)key_int(TG_KEY_JIT),
 	};
 	pthread_mutex_unlock(&cfg_lock);
 	return rc;
