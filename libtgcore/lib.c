@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core.h"
+#include "cache/cache.h"
+#include "device/device.h"
+#include "plugin/registry.h"
 #include "engine/engine.h"
 #include "tensor/tensor.h"
 

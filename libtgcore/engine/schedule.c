@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "device/device.h"
 
 typedef TG_VEC(tg_lazy *) lz_vec;
 

@@ -48,6 +48,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "cache/cache.h"
+#include "device/device.h"
 
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "lazy/lazy.h"
+#include "device/device.h"
 
 void tg_multi_free(tg_multi *m)
 {

@@ -15,7 +15,7 @@
 
 #include <ltdl.h>
 
-#include "core.h"
+#include "plugin/registry.h"
 
 struct tg_dl {
 	lt_dlhandle handle;

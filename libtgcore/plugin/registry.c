@@ -36,7 +36,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core.h"
+#include "plugin/registry.h"
 #include "util/child.h"
 
 struct path_entry {

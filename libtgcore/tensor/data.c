@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "device/device.h"
+#include "engine/engine.h"
 
 /* "(2,3)" of t, for messages. */
 #define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "device/device.h"
+#include "engine/engine.h"
 
 /* What the capture saw of one input or output, or of one of its
  * buffers (a shard of a multi-device tensor). */

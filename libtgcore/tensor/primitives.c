@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "device/device.h"
 
 /* The new tensor out, made from t by a movement op, cast or copy,
  * with its autograd node (tensor/autograd.c). */
