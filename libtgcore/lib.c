@@ -12,8 +12,9 @@
 
 #include "cache/cache.h"
 #include "device/device.h"
-#include "plugin/registry.h"
 #include "engine/engine.h"
+#include "plugin/registry.h"
+#include "shape/shape.h"
 #include "tensor/tensor.h"
 
 int tg_init(void)

@@ -21,6 +21,7 @@
 
 #include "engine/engine.h"
 #include "device/device.h"
+#include "shape/shape.h"
 
 typedef struct cap_item {
 	tg_program *prog;   /* NULL for a copy: bufs[0] <- bufs[1] */

@@ -25,6 +25,8 @@
 
 #include "engine/engine.h"
 #include "device/device.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 
 typedef TG_VEC(tg_lazy *) lz_vec;
 

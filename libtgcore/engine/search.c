@@ -50,6 +50,7 @@
 #include "engine/engine.h"
 #include "cache/cache.h"
 #include "device/device.h"
+#include "ir/ir.h"
 
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */

@@ -13,6 +13,7 @@
 
 #include "lazy/lazy.h"
 #include "device/device.h"
+#include "ir/ir.h"
 
 static pthread_mutex_t lz_lock = PTHREAD_MUTEX_INITIALIZER;
 static tg_lazy **lz_bucket;

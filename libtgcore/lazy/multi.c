@@ -26,6 +26,7 @@
 
 #include "lazy/lazy.h"
 #include "device/device.h"
+#include "ir/ir.h"
 
 void tg_multi_free(tg_multi *m)
 {

@@ -9,6 +9,8 @@
 #include "tensor/tensor.h"
 #include "device/device.h"
 #include "engine/engine.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 
 /* "(2,3)" of t, for messages. */
 #define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))

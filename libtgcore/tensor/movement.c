@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "ir/ir.h"
 
 #define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
 

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 
 #define SHAPE(t, buf) tg_tensor_shape_str((t), (buf), sizeof(buf))
 
