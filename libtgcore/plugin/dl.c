@@ -16,6 +16,7 @@
 #include <ltdl.h>
 
 #include "plugin/registry.h"
+#include "core.h"
 
 struct tg_dl {
 	lt_dlhandle handle;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "plugin/registry.h"
+#include "core.h"
 #include "render/render.h"
 
 /* Plugins log and ask for the cache directory from any thread (the CPU

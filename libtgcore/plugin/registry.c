@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 
 #include "plugin/registry.h"
+#include "core.h"
 #include "util/child.h"
 
 struct path_entry {

@@ -12,9 +12,9 @@
 #ifndef TG_PLUGIN_REGISTRY_H
 #define TG_PLUGIN_REGISTRY_H
 
-#include <tg/plugin.h>
+#include <stddef.h>
 
-#include "core.h"
+#include <tg/plugin.h>
 
 /* ------------------------------------------------------------ plugin/dl.c */
 
