@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core.h"
+#include "cache/cache.h"
+#include "device/device.h"
 #include "engine/engine.h"
+#include "plugin/registry.h"
+#include "shape/shape.h"
 #include "tensor/tensor.h"
 
 int tg_init(void)

@@ -13,6 +13,7 @@
 #include "testlib.h"
 #include "../libtgcore/ir/ir.h"
 #include "../libtgcore/codegen/codegen.h"
+#include "../libtgcore/device/device.h"
 
 /* A contiguous st of the given dims (n ints). */
 static inline tg_st *kt_st(size_t n, ...)

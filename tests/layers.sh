@@ -1,23 +1,31 @@
 #!/bin/sh
-# The layering rule of HACKING.md, checked on the built objects: no file
-# of libtgcore calls a function defined in a module of a higher stage,
-# and above util/ the configuration is read only in the files named in
+# The layering rule of HACKING.md, checked on the built objects and on
+# the sources: no file of libtgcore calls a function defined in a module
+# of a higher stage, no file includes the header of a higher stage, and
+# above util/ the configuration is read only in the files named in
 # `allowed` below: where an operation starts (it takes one tg_settings
 # snapshot and passes it down) and where a device, a plugin or the cache
 # opens, or an output file is written.  Run from the top build directory
 # by `make check`; needs nm (binutils).
 #
 # The stages, lowest first (same rank: may call each other):
-#   0 util          util/ (arena, errors, strings, logging, configuration)
+#   0 util          util/ (arena, errors, strings, logging, configuration),
+#                   core.h
 #   1 ir            ir/, dtype.c
 #   2 shape         shape/
-#   3 codegen       codegen/, render/
-#   4 device        device/, plugin/, cache/
-#   5 lazy          lazy/
-#   6 engine        engine/
-#   7 tensor        tensor/
-#   8 nn            nn/
-#   9 lib           lib.c (init and shutdown: calls every stage)
+#   3 render        render/ (with the kernel it reads, tg_ksrc, and wmma.c)
+#   4 codegen       codegen/
+#   5 plugin        plugin/ (loading, the host table)
+#   6 cache         cache/ (its directory is the host's, plugin/host.c)
+#   7 device        device/
+#   8 lazy          lazy/
+#   9 engine        engine/
+#  10 tensor        tensor/
+#  11 nn            nn/
+#  12 lib           lib.c (init and shutdown: calls every stage)
+# A header belongs to the stage of its folder (core.h to util).  tools/
+# and dist/ are outside the order: programs and a library on the public
+# API (include/tg), they may include no header of a stage.
 set -u
 
 command -v nm >/dev/null 2>&1 || { echo "SKIP: no nm"; exit 77; }
@@ -27,13 +35,16 @@ rank_of() {
 	util) echo 0 ;;
 	ir|dtype) echo 1 ;;
 	shape) echo 2 ;;
-	codegen|render) echo 3 ;;
-	device|plugin|cache) echo 4 ;;
-	lazy) echo 5 ;;
-	engine) echo 6 ;;
-	tensor) echo 7 ;;
-	nn) echo 8 ;;
-	lib) echo 9 ;;
+	render) echo 3 ;;
+	codegen) echo 4 ;;
+	plugin) echo 5 ;;
+	cache) echo 6 ;;
+	device) echo 7 ;;
+	lazy) echo 8 ;;
+	engine) echo 9 ;;
+	tensor) echo 10 ;;
+	nn) echo 11 ;;
+	lib) echo 12 ;;
 	*) echo 99 ;;
 	esac
 }
@@ -139,6 +150,54 @@ for o in $objs; do
 		fi
 	done < "$tmp.und"
 done
-[ $bad -eq 0 ] && echo "layers: $(echo "$objs" | wc -l) objects follow the" \
-	"stage order and read the configuration where they may"
+
+# The module of a source file or header (a path under libtgcore/).
+src_module() {
+	case "$1" in
+	core.h) echo util ;;
+	*/*) echo "${1%%/*}" ;;
+	*) basename "$1" .c ;;
+	esac
+}
+
+# Every #include "..." of the library's sources: the header, found next
+# to the file or under libtgcore/ (config.h, the build's, is neither and
+# is skipped), must not belong to a higher stage.
+lib=$srcdir/libtgcore
+nsrc=0
+for f in $(cd "$lib" && find . -path ./include -prune -o \
+	\( -name '*.c' -o -name '*.h' \) -print | sed 's|^\./||' | sort); do
+	nsrc=$((nsrc + 1))
+	m=$(src_module "$f")
+	r=$(rank_of "$m")
+	d=$(dirname "$f")
+	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' \
+		"$lib/$f" > "$tmp.inc"
+	while read -r inc; do
+		if [ -f "$lib/$d/$inc" ]; then
+			h=$(echo "$d/$inc" | sed -e 's|^\./||' \
+				-e ':a' -e 's|[^/]*/\.\./||' -e 'ta')
+		elif [ -f "$lib/$inc" ]; then
+			h=$inc
+		else
+			continue
+		fi
+		hm=$(src_module "$h")
+		case "$m" in tools|dist)
+			if [ "$hm" != "$m" ]; then
+				echo "$f includes $inc of $hm ($m/ uses the public API only)"
+				bad=1
+			fi
+			continue ;;
+		esac
+		if [ "$(rank_of "$hm")" -gt "$r" ]; then
+			echo "$f includes $inc of $hm (a higher stage)"
+			bad=1
+		fi
+	done < "$tmp.inc"
+done
+
+[ $bad -eq 0 ] && echo "layers: $(echo "$objs" | wc -l) objects and $nsrc" \
+	"sources follow the stage order and read the configuration where" \
+	"they may"
 exit $bad

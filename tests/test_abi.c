@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <tg/plugin.h>
+
 #include "testlib.h"
 
 #define F(T, f) { #T, #f, offsetof(struct T, f), \

@@ -17,6 +17,7 @@
 
 #include "testlib.h"
 #include "../libtgcore/engine/engine.h"
+#include "../libtgcore/device/device.h"
 
 static void setup(void)
 {

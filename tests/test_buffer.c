@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include "testlib.h"
+#include "../libtgcore/cache/cache.h"
+#include "../libtgcore/device/device.h"
 
 static tg_dev *mock(const char *limit)
 {

@@ -20,6 +20,8 @@
 #include <sqlite3.h>
 
 #include "testlib.h"
+#include "../libtgcore/cache/cache.h"
+#include "../libtgcore/plugin/registry.h"
 
 static void use_db(const char *name)
 {

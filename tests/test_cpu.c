@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "testlib.h"
+#include "../libtgcore/device/device.h"
 
 #define HEADER "#include <stddef.h>\n#include <stdint.h>\n"
 

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 
 #include "testlib.h"
+#include "../libtgcore/device/device.h"
 
 static char double_path[1024];
 

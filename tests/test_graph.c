@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "testlib.h"
+#include "../libtgcore/device/device.h"
 #include "graphkernels.h"
 
 /* ------------------------------------------------------------------ */

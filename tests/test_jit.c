@@ -11,6 +11,7 @@
 
 #include "testlib.h"
 #include "../libtgcore/tensor/tensor.h"
+#include "../libtgcore/device/device.h"
 
 #define N 16
 #define M 8

@@ -14,6 +14,7 @@
 
 #include "optest.h"
 #include "../libtgcore/tensor/tensor.h"
+#include "../libtgcore/engine/engine.h"
 
 /* The device under test: the default device (DEVICE=OPENCL etc.; CPU
  * when unset), and its name, kept for tests that change the plugin

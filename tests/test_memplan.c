@@ -12,6 +12,7 @@
 
 #include "testlib.h"
 #include "../libtgcore/tensor/tensor.h"
+#include "../libtgcore/engine/engine.h"
 
 #define N 64
 

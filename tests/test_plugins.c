@@ -7,6 +7,8 @@
 
 #include <sys/stat.h>
 
+#include <tg/plugin.h>
+
 #include "testlib.h"
 
 /* Loads exactly one file and returns its record. */

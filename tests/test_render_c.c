@@ -1045,7 +1045,7 @@ END_TEST
  * store is one access through the struct's pointer (vectorize.c starts
  * every CUDA run at a multiple of its width), an unproven load builds
  * the struct from its lanes, and the tensor-core instruction is its
- * helper over half fragments and a float sum (codegen/wmma.c). */
+ * helper over half fragments and a float sum (render/wmma.c). */
 START_TEST(cuda_vectors_and_mma)
 {
 	tg_uop *g = gidx0(8), *f0 = glob(0, TG_FLOAT32, 1),

@@ -12,6 +12,7 @@
 
 #include "kasttest.h"
 #include "../libtgcore/tensor/tensor.h"
+#include "../libtgcore/engine/engine.h"
 
 #define D 8
 #define MAXCTX 16

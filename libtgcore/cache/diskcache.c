@@ -24,7 +24,8 @@
 
 #include <sqlite3.h>
 
-#include "core.h"
+#include "cache/cache.h"
+#include "plugin/registry.h"
 
 /* Bump when the meaning of cached values changes; old tables are left
  * alone (tinygrad's VERSION suffix).  2: a checksum with every value. */

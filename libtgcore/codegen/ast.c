@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "ir/ir.h"
 
 /* Reports a bad AST: the message always (each refusal says what it
  * refused), the status only when the context has none (the first error

@@ -16,6 +16,7 @@
 #ifndef TG_CODEGEN_H
 #define TG_CODEGEN_H
 
+#include "render/render.h"
 #include "shape/shape.h"
 
 /* ------------------------------------------------------ codegen/ast.c */
@@ -174,48 +175,6 @@ typedef struct tg_opt {
  * budget of 256 upcasted elements). */
 #define TG_MAX_EXPAND 256
 
-/* ---------------------------------------------------- codegen/wmma.c */
-
-/* A tensor core the renderer calls as one matrix instruction per warp
- * (CUDA's mma.sync), not as the upcasts and locals of its splits
- * alone.  The plugin's struct tg_tensor_core says what the device has;
- * this table says how the core lowers it: which thread and which
- * register of each fragment holds which element.
- *
- * Elements are named in the kernel's own terms, so lowering needs no
- * new index math.  C (the sum) is laid out by the splits, which must
- * be UPCAST(N, nup), LOCAL(N, nloc), UPCAST(M, mup), LOCAL(M, mloc):
- * N's local index is lidx0 and M's lidx1, so a warp's lane is
- * lidx0 + nloc*lidx1, and the upcast digits of N and M pick C's
- * registers (c_n, c_m: the digit of each register).  K is read in
- * tiles of dims[2]: kthreads of them from N's local index (the lanes
- * that hold different K), the rest (dims[2]/kthreads) unrolled, the
- * digits a_k and b_k of each register of A and B.  A's rows are C's
- * (the M digit a_m); B's columns come from M's local index (the
- * lane's groupID), split as C splits its column into local and digit.
- * Any consistent relabelling of M, N or K inside a tile leaves the
- * product the same, which is what lets the kernel's digits stand for
- * the hardware's rows and columns. */
-struct tg_tensor_core;
-
-typedef struct tg_wmma {
-	int dialect;          /* enum tg_dialect that renders it */
-	uint32_t dims[3];     /* N, M, K of one instruction */
-	int dtype_in, dtype_out;
-	const char *fn;       /* the helper the renderer calls */
-	const char *def;      /* its definition, emitted once per kernel */
-	uint32_t nup, nloc, mup, mloc, kthreads;
-	unsigned na, nb, nc;  /* elements of A, B, C per thread */
-	uint8_t a_k[8], a_m[8], b_k[8], c_n[8], c_m[8];
-} tg_wmma;
-
-/* The layout that lowers tensor core t on a device of this dialect,
- * or NULL (the core is then its splits: upcasts and locals). */
-const tg_wmma *tg_wmma_find(int dialect, const struct tg_tensor_core *t);
-/* Entry i of the table (the WMMA uop's arg.v.i), NULL outside it. */
-const tg_wmma *tg_wmma_get(int64_t i);
-int64_t tg_wmma_index(const tg_wmma *w);
-
 struct tg_kplan;
 /* Classifies k's axes into *p (no opts, caps NULL: set it before
  * applying LOCAL or GROUP).  Errors: a malformed AST, OOM. */
@@ -272,26 +231,6 @@ void tg_kplan_format_opts(const struct tg_kplan *p, char *buf, size_t len);
 
 /* ---------------------------------------------- codegen/codegen.c (entry) */
 
-/* A kernel ready to compile. */
-typedef struct tg_ksrc {
-	char *name;        /* the function name, "r_4_5", "E_16_4" */
-	char *src;         /* the rendered source */
-	size_t global[3];  /* launch geometry (work-items per axis) */
-	size_t local[3];   /* {1,1,1} unless the renderer has locals */
-	size_t nbufs;      /* kernel buffer arguments */
-	uint32_t outs;     /* bit i set when buffer i is written */
-	size_t nvars;      /* symbolic variables, values passed in order */
-	char **vars;       /* their names, sorted */
-	double flops;      /* estimated operations per run, for DEBUG=2 */
-	double mem_bytes;  /* estimated bytes moved per run */
-	char *opts;        /* the applied opts, "UPCAST(0,4) UNROLL(0,4)" */
-	char *ast_text;    /* tg_ast_format of the input */
-	char *linear_text; /* one line per linearized uop (DEBUG=5) */
-	struct tg_kview *view; /* TG_DIALECT_CUSTOM: the kernel for the
-	                          plugin's renderer, src NULL until it ran
-	                          (tg_dev_render) */
-} tg_ksrc;
-
 /* Optimizes (hand-coded defaults unless set->noopt), lowers,
  * linearizes and renders `sink` for a device with these caps.  `set`
  * holds the settings of the operation (tg_settings_read at its start;
@@ -310,7 +249,6 @@ int tg_codegen_opts(const tg_uop *sink, const struct tg_renderer_caps *caps,
                     const tg_settings *set, const tg_opt *opts,
                     size_t nopts, tg_ksrc *out);
 void tg_ksrc_free(tg_ksrc *ks);
-void tg_kview_free(struct tg_kview *v);
 /* The moves (tg_kplan_actions) of `sink` for a device with these caps
  * after `opts`: at most max into out, the count in *n.  Errors: an opt
  * the plan refuses, a malformed AST, OOM. */

@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include "codegen/codegen.h"
+#include "ir/ir.h"
 
 static tg_uop *cint(tg_ir *ir, const tg_uop *like, int64_t v)
 {

@@ -487,7 +487,7 @@ static int check_wmma(const tg_kplan *p)
  * indices: the axis it is broadcast along indexed 0 (the lane's index
  * there means another axis of this operand, and must not gate it as
  * padding); B read at the columns its fragment holds
- * (wmma_b_column, codegen/wmma.c); the product's CAST kept. */
+ * (wmma_b_column, render/wmma.c); the product's CAST kept. */
 /* B's N index: the column the lane's fragment holds, M's local index
  * g read as N's local index g/nup and digit g%nup (N's digit d keeps
  * its part above nup: the upcast tile). */

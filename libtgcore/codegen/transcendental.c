@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "ir/ir.h"
 
 #define LN2 0.693147180559945309417232121458176568
 #define SQRT2 1.41421356237309504880168872420969808

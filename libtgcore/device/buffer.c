@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "core.h"
+#include "device/device.h"
 
 struct tg_buffer {
 	atomic_int refs;

@@ -9,7 +9,7 @@
 
 #include <stdatomic.h>
 
-#include "core.h"
+#include "device/device.h"
 
 static atomic_uint_fast64_t n_kernels, n_copies, n_ops, n_mem, n_copy_bytes,
                             n_peer;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "device/device.h"
 
 pthread_mutex_t tg_lock = PTHREAD_MUTEX_INITIALIZER;
 

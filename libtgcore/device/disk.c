@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "device/device.h"
 
 #define DISK_PREFIX "DISK:"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "device/device.h"
 
 struct tg_graph {
 	struct tg_dev *dev;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "device/device.h"
 
 static TG_VEC(struct tg_dev *) groups;
 

@@ -10,7 +10,7 @@
 
 #include <stdlib.h>
 
-#include "core.h"
+#include "device/device.h"
 
 void tg_lru_init(tg_lru *lru, int enabled)
 {

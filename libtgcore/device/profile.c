@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "device/device.h"
 #include "util/child.h"
 
 typedef struct event {

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "codegen/codegen.h"
+#include "device/device.h"
+#include "cache/cache.h"
+#include "render/render.h"
 
 struct tg_program {
 	struct tg_dev *dev;

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core.h"
+#include "device/device.h"
 
 /* Flags tinygrad users know, checked even when no plugin provides them
  * so that CUDA=1 without a CUDA plugin is an error, not silence. */

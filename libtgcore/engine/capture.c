@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "device/device.h"
+#include "shape/shape.h"
 
 typedef struct cap_item {
 	tg_program *prog;   /* NULL for a copy: bufs[0] <- bufs[1] */

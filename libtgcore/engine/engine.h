@@ -14,6 +14,7 @@
 #ifndef TG_ENGINE_H
 #define TG_ENGINE_H
 
+#include "codegen/codegen.h"
 #include "lazy/lazy.h"
 
 /* ----------------------------------------------- engine/schedule.c */

@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 
 #include "engine/engine.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 #include "util/child.h"
 
 extern char **environ;

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "device/device.h"
 
 typedef TG_VEC(tg_lazy *) node_vec;
 typedef TG_VEC(tg_buffer *) buf_vec;

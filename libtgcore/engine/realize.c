@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "device/device.h"
 #include "util/child.h"
 
 /* A compiled kernel kept for the process (tinygrad's method_cache).

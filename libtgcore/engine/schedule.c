@@ -24,6 +24,9 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "device/device.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 
 typedef TG_VEC(tg_lazy *) lz_vec;
 

@@ -47,6 +47,9 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "cache/cache.h"
+#include "device/device.h"
+#include "ir/ir.h"
 #include "util/child.h"
 
 #define MAX_THREADS 8    /* compile threads */

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "lazy/lazy.h"
+#include "device/device.h"
+#include "ir/ir.h"
 
 static pthread_mutex_t lz_lock = PTHREAD_MUTEX_INITIALIZER;
 static tg_lazy **lz_bucket;

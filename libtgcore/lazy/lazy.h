@@ -23,7 +23,7 @@
 #ifndef TG_LAZY_H
 #define TG_LAZY_H
 
-#include "codegen/codegen.h"
+#include "shape/shape.h"
 
 enum tg_lazy_kind {
 	TG_LZ_VIEW,       /* a view of `base` */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "lazy/lazy.h"
+#include "device/device.h"
+#include "ir/ir.h"
 
 static tg_lazy *base_of(uint8_t kind, unsigned op, tg_dtype dt,
                         tg_dev *dev, const tg_lazy *shape_of,

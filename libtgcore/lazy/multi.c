@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include "lazy/lazy.h"
+#include "device/device.h"
+#include "ir/ir.h"
 
 void tg_multi_free(tg_multi *m)
 {

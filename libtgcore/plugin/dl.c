@@ -15,6 +15,7 @@
 
 #include <ltdl.h>
 
+#include "plugin/registry.h"
 #include "core.h"
 
 struct tg_dl {

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin/registry.h"
 #include "core.h"
+#include "render/render.h"
 
 /* Plugins log and ask for the cache directory from any thread (the CPU
  * plugin's compiles run on the threads that realize); host_lock guards

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "plugin/registry.h"
 #include "core.h"
 #include "util/child.h"
 

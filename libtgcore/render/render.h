@@ -1,6 +1,9 @@
 /*
  * render/render.h - what the C-family renderer (render_c.c) and its
- * dialects (dialect.c) share, and the renderer codegen calls.  Internal.
+ * dialects (dialect.c) share, and the renderer codegen calls, with what
+ * both read: the kernel codegen hands over (tg_ksrc) and the matrix
+ * instructions a tensor core lowers to (wmma.c).  The renderer reads
+ * nothing of codegen: it is the stage below it.  Internal.
  *
  * The walker in render_c.c writes a kernel's body one statement per
  * linearized uop; everything that differs between C, OpenCL C and GLSL
@@ -11,11 +14,77 @@
 #ifndef TG_RENDER_H
 #define TG_RENDER_H
 
-#include "codegen/codegen.h"
+#include <tg/plugin.h>
+
 #include "ir/ir.h"
+
+/* A kernel ready to compile (tinygrad's ProgramSpec, which its
+ * renderer package defines too): codegen (tg_codegen) fills it and
+ * frees it (tg_ksrc_free); the renderer and the kernel view read it. */
+typedef struct tg_ksrc {
+	char *name;        /* the function name, "r_4_5", "E_16_4" */
+	char *src;         /* the rendered source */
+	size_t global[3];  /* launch geometry (work-items per axis) */
+	size_t local[3];   /* {1,1,1} unless the renderer has locals */
+	size_t nbufs;      /* kernel buffer arguments */
+	uint32_t outs;     /* bit i set when buffer i is written */
+	size_t nvars;      /* symbolic variables, values passed in order */
+	char **vars;       /* their names, sorted */
+	double flops;      /* estimated operations per run, for DEBUG=2 */
+	double mem_bytes;  /* estimated bytes moved per run */
+	char *opts;        /* the applied opts, "UPCAST(0,4) UNROLL(0,4)" */
+	char *ast_text;    /* tg_ast_format of the input */
+	char *linear_text; /* one line per linearized uop (DEBUG=5) */
+	struct tg_kview *view; /* TG_DIALECT_CUSTOM: the kernel for the
+	                          plugin's renderer, src NULL until it ran
+	                          (tg_dev_render) */
+} tg_ksrc;
+
+/* ------------------------------------------------------- render/wmma.c */
+
+/* A tensor core the renderer calls as one matrix instruction per warp
+ * (CUDA's mma.sync), not as the upcasts and locals of its splits
+ * alone.  The plugin's struct tg_tensor_core says what the device has;
+ * this table says how the core lowers it: which thread and which
+ * register of each fragment holds which element.
+ *
+ * Elements are named in the kernel's own terms, so lowering needs no
+ * new index math.  C (the sum) is laid out by the splits, which must
+ * be UPCAST(N, nup), LOCAL(N, nloc), UPCAST(M, mup), LOCAL(M, mloc):
+ * N's local index is lidx0 and M's lidx1, so a warp's lane is
+ * lidx0 + nloc*lidx1, and the upcast digits of N and M pick C's
+ * registers (c_n, c_m: the digit of each register).  K is read in
+ * tiles of dims[2]: kthreads of them from N's local index (the lanes
+ * that hold different K), the rest (dims[2]/kthreads) unrolled, the
+ * digits a_k and b_k of each register of A and B.  A's rows are C's
+ * (the M digit a_m); B's columns come from M's local index (the
+ * lane's groupID), split as C splits its column into local and digit.
+ * Any consistent relabelling of M, N or K inside a tile leaves the
+ * product the same, which is what lets the kernel's digits stand for
+ * the hardware's rows and columns. */
+struct tg_tensor_core;
+
+typedef struct tg_wmma {
+	int dialect;          /* enum tg_dialect that renders it */
+	uint32_t dims[3];     /* N, M, K of one instruction */
+	int dtype_in, dtype_out;
+	const char *fn;       /* the helper the renderer calls */
+	const char *def;      /* its definition, emitted once per kernel */
+	uint32_t nup, nloc, mup, mloc, kthreads;
+	unsigned na, nb, nc;  /* elements of A, B, C per thread */
+	uint8_t a_k[8], a_m[8], b_k[8], c_n[8], c_m[8];
+} tg_wmma;
+
+/* The layout that lowers tensor core t on a device of this dialect,
+ * or NULL (the core is then its splits: upcasts and locals). */
+const tg_wmma *tg_wmma_find(int dialect, const struct tg_tensor_core *t);
+/* Entry i of the table (the WMMA uop's arg.v.i), NULL outside it. */
+const tg_wmma *tg_wmma_get(int64_t i);
+int64_t tg_wmma_index(const tg_wmma *w);
 
 /* ------------------------------------------------------ render/kview.c */
 
+struct tg_kview;
 /* The linear program in the public form a plugin's renderer reads
  * (TG_DIALECT_CUSTOM), with the kernel's facts from ks (name, launch
  * geometry, buffers, variables).  It copies what it shows, so it
@@ -23,8 +92,12 @@
  * code, too many sources, OOM). */
 struct tg_kview *tg_kview_new(tg_uop *const *lin, size_t n,
                               const tg_ksrc *ks);
-/* (tg_kview_info and tg_kview_op, which the host table calls, are in
- * core.h.) */
+void tg_kview_free(struct tg_kview *v);
+/* The host table's kernel_info and kernel_op: fill what out's
+ * struct_size covers.  0, or TG_EINVAL with a message. */
+int tg_kview_info(const struct tg_kview *v, struct tg_kernel_info *out);
+int tg_kview_op(const struct tg_kview *v, size_t i,
+                struct tg_kernel_op *out);
 
 /* ---------------------------------------------------- render/render_c.c */
 

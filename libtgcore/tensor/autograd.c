@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 
 #define LN2 0.69314718055994530942
 #define PI_2 1.57079632679489661923

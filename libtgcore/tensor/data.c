@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "device/device.h"
+#include "engine/engine.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 
 int tg_realize_many(tg_tensor *const *ts, size_t n)
 {

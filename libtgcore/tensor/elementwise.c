@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "ir/ir.h"
 
 #define LN2 0.69314718055994530942
 #define LOG2E 1.44269504088896340736

@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "device/device.h"
+#include "engine/engine.h"
+#include "shape/shape.h"
 
 /* What the capture saw of one input or output, or of one of its
  * buffers (a shard of a multi-device tensor). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "ir/ir.h"
 
 tg_tensor *tg_transpose(const tg_tensor *t, int d0, int d1)
 {

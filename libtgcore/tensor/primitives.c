@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "device/device.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 
 /* The new tensor out, made from t by a movement op, cast or copy,
  * with its autograd node (tensor/autograd.c). */

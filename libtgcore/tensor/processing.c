@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "ir/ir.h"
+#include "shape/shape.h"
 
 /* ------------------------------------------------------------ matmul */
 

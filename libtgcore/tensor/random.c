@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "tensor/tensor.h"
+#include "shape/shape.h"
 
 #define TG_PI 3.14159265358979323846
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "ir/ir.h"
 
 /* The bit mask of the listed axes (NULL: all); -1 on a bad axis. */
 static int64_t axis_mask(const char *op, const tg_tensor *t, const int *axes,

@@ -30,7 +30,7 @@
 #ifndef TG_TENSOR_H
 #define TG_TENSOR_H
 
-#include "engine/engine.h"
+#include "lazy/lazy.h"
 
 /* An autograd node (tensor/autograd.c). */
 typedef struct tg_fn tg_fn;

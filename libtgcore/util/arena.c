@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir.h"
+#include "core.h"
 
 struct tg_arena_chunk {
 	struct tg_arena_chunk *prev;

@@ -90,7 +90,7 @@ static int attr(struct cu_ctx *ctx, int a, int *v, const char *what)
 /* The tensor core of compute capability 8.0 and later that the core
  * lowers to mma.sync.m16n8k16 with half inputs and a float sum: an
  * 8x16 tile of C per warp, N over the digit and 4 lanes, M over the
- * digit and 8 lanes (the layout is codegen/wmma.c's). */
+ * digit and 8 lanes (the layout is render/wmma.c's). */
 static const struct tg_tensor_core mma_f16 = {
 	.struct_size = TG_STRUCT_SIZE(struct tg_tensor_core, splits),
 	.dims = { 8, 16, 16 },

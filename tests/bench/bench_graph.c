@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../libtgcore/core.h"
+#include "../../libtgcore/device/device.h"
 #include "bench.h"
 #include "../graphkernels.h"
 

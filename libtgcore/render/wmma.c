@@ -1,5 +1,5 @@
 /*
- * codegen/wmma.c - the matrix instructions the core lowers a tensor
+ * render/wmma.c - the matrix instructions the core lowers a tensor
  * core to (tinygrad's WMMA uops and their renderer helpers): each
  * one's fragment layout, in the kernel's digits (codegen.h), and the
  * helper that wraps the instruction.
@@ -24,8 +24,7 @@
  */
 #include "config.h"
 
-#include "codegen/codegen.h"
-#include "tg/plugin.h"
+#include "render/render.h"
 
 static const tg_wmma table[] = {
 	{
