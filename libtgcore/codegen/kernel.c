@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "codegen/kplan.h"
 #include "ir/ir.h"
 
 #define SPLIT 4          /* tinygrad's default upcast and unroll */
@@ -48,8 +49,6 @@
 #define PASS_SLICE ((int64_t)16 << 10) /* a pass's slice of the input
                                           the block shares: a third of
                                           the L1 */
-#define PASS_MIN 16  /* iterations a pass takes at least: fewer would
-                        cost more in partial stores than they save */
 #define PASS_PANEL ((int64_t)1 << 20) /* a pass's panel of the inputs
                                          that move with gidx0, over a
                                          sweep of gidx0: half of a 2 MiB
@@ -65,19 +64,12 @@ static const char *const opt_names[] = {
 static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_LAST + 1,
               "one name per opt");
 
-static const tg_uop *pass_store(const tg_kernel *k);
-static int passes_allowed(const tg_kplan *p);
-static int64_t pass_length(const tg_kplan *p, const tg_kernel *k,
-                           int *by_panel);
-
 static int64_t left(const tg_kplan *p, size_t ax)
 {
 	return tg_kplan_outer(p, ax);
 }
 
 /* ------------------------------------------------------------- the plan */
-
-static void real_strides(const tg_kernel *k, const tg_st *st, int64_t *out);
 
 /* The LOAD under u, through one CAST when `cast`; NULL if none. */
 static const tg_uop *product_load(const tg_uop *u, int cast)
@@ -93,9 +85,9 @@ static const tg_uop *product_load(const tg_uop *u, int cast)
  * loads in *a and *b and
  * in *only whether it is k's one reduce; else NULL.  The matmul shape
  * that TC and the matvec heuristic look for. */
-static const tg_uop *sum_of_product(const tg_kernel *k, int cast,
-                                    const tg_uop **a, const tg_uop **b,
-                                    int *only)
+const tg_uop *tg_kp_sum_of_product(const tg_kernel *k, int cast,
+                                   const tg_uop **a, const tg_uop **b,
+                                   int *only)
 {
 	const tg_uop *red = NULL, *mul;
 
@@ -149,14 +141,14 @@ static void tc_shape(const tg_kernel *k, tg_kplan *p)
 	int64_t ra[TG_MAX_DIMS], rb[TG_MAX_DIMS];
 	int only;
 
-	red = sum_of_product(k, 1, &a, &b, &only);
+	red = tg_kp_sum_of_product(k, 1, &a, &b, &only);
 	if (!red || !only || a->dtype != b->dtype ||
 	    red->src[0]->dtype != red->dtype)
 		return;
 	p->tc_dt[0] = (int)a->dtype;
 	p->tc_dt[1] = (int)red->dtype;
-	real_strides(k, tg_kernel_st(k, a), ra);
-	real_strides(k, tg_kernel_st(k, b), rb);
+	tg_kp_real_strides(k, tg_kernel_st(k, a), ra);
+	tg_kp_real_strides(k, tg_kernel_st(k, b), rb);
 	tc_choices(p, ra, rb, 0);
 	tc_choices(p, rb, ra, 1);
 }
@@ -221,7 +213,7 @@ int tg_lower_plan(const tg_kernel *k, tg_kplan *p)
 			p->outs |= 1u << buf;
 	}
 	p->has_reduce = has_reduce;
-	p->pass_ok = pass_store(k) != NULL;
+	p->pass_ok = tg_kp_pass_store(k) != NULL;
 	if ((rc = pad_safety(k, p)))
 		return rc;
 	tc_shape(k, p);
@@ -382,7 +374,7 @@ static int opt_supported(const tg_kplan *p, const tg_opt *o)
 	return TG_OK;
 }
 
-static int64_t copies(const tg_kplan *p, int reduce)
+int64_t tg_kp_copies(const tg_kplan *p, int reduce)
 {
 	int64_t c = 1;
 
@@ -618,7 +610,7 @@ static int pass_holds(const tg_kplan *p)
 {
 	int64_t n;
 
-	if (!passes_allowed(p) || p->raxes[0] != p->pass_axis)
+	if (!tg_kp_passes_allowed(p) || p->raxes[0] != p->pass_axis)
 		return 0;
 	n = tg_kplan_outer(p, p->pass_axis);
 	return n % p->pass == 0 && n / p->pass >= 2;
@@ -633,7 +625,7 @@ static int apply_pass(tg_kplan *p, tg_opt o)
 		return tg_error(TG_EINVAL, "opt: PASS(%d,%lld): the kernel has "
 		                "PASS(%u,%lld) already", o.axis, (long long)o.amt,
 		                p->pass_axis, (long long)p->pass);
-	if (!passes_allowed(p) || !p->pass_ok)
+	if (!tg_kp_passes_allowed(p) || !p->pass_ok)
 		return tg_error(TG_EUNSUPPORTED, "opt: PASS(%d,%lld): the "
 		                "kernel cannot run its reduce in passes (that "
 		                "takes a C kernel with one reduce, stored in its "
@@ -725,7 +717,7 @@ static int apply_one(tg_kplan *p, tg_opt o)
 		                (long long)s);
 	if (p->nopts == TG_MAX_OPTS ||
 	    ((o.op == TG_OPT_UPCAST || o.op == TG_OPT_UNROLL || lanes) &&
-	     copies(p, -1) * amt > TG_MAX_EXPAND))
+	     tg_kp_copies(p, -1) * amt > TG_MAX_EXPAND))
 		return tg_error(TG_EINVAL,
 		                "opt: %s(%d,%lld): more than %d opts or %d "
 		                "copies", opt_names[o.op], o.axis,
@@ -822,7 +814,7 @@ size_t tg_kplan_actions(const tg_kplan *p, tg_opt *out, size_t max)
 			n = try_action(p, (tg_opt){ TG_OPT_TC, (int)c, amt },
 			               out, n, max);
 	n = try_action(p, (tg_opt){ TG_OPT_NOLOCALS, 0, 0 }, out, n, max);
-	for (int64_t amt = PASS_MIN; p->nred && amt <= 512; amt *= 2)
+	for (int64_t amt = TG_KP_PASS_MIN; p->nred && amt <= 512; amt *= 2)
 		n = try_action(p, (tg_opt){ TG_OPT_PASS, (int)p->raxes[0], amt },
 		               out, n, max);
 	for (size_t i = 0; i + 1 < p->nglobal; i++)
@@ -853,7 +845,7 @@ void tg_kplan_format_opts(const tg_kplan *p, char *buf, size_t len)
 }
 
 /* The stride of st's last view on axis ax, or -1 when symbolic. */
-static int64_t stride(const tg_st *st, size_t ax)
+int64_t tg_kp_stride(const tg_st *st, size_t ax)
 {
 	tg_sint s = st->views[st->nviews - 1]->strides[ax];
 
@@ -865,7 +857,7 @@ static int64_t stride(const tg_st *st, size_t ax)
 static int broadcast_upcast(const tg_kplan *p, const tg_st *st)
 {
 	for (size_t i = 0; i < p->ndim; i++)
-		if (p->upcast[i] > 1 && stride(st, i) == 0)
+		if (p->upcast[i] > 1 && tg_kp_stride(st, i) == 0)
 			return 1;
 	return 0;
 }
@@ -889,7 +881,7 @@ static int block_axis(const tg_kplan *p, const tg_kernel *k)
 			if (a->op != TG_LOAD && a->op != TG_STORE)
 				continue;
 			const tg_st *st = tg_kernel_st(k, a);
-			int64_t s = stride(st, ax);
+			int64_t s = tg_kp_stride(st, ax);
 			if (a->op == TG_LOAD && s == 0 &&
 			    !broadcast_upcast(p, st))
 				bcast = 1;
@@ -911,7 +903,7 @@ static int opt_block(tg_kplan *p, const tg_kernel *k)
 {
 	int ax, rc;
 
-	for (int i = 0; i < 2 && copies(p, 0) * SPLIT <= MAX_BLOCK; i++) {
+	for (int i = 0; i < 2 && tg_kp_copies(p, 0) * SPLIT <= MAX_BLOCK; i++) {
 		if ((ax = block_axis(p, k)) < 0)
 			break;
 		if ((rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UPCAST, ax,
@@ -923,7 +915,7 @@ static int opt_block(tg_kplan *p, const tg_kernel *k)
 
 /* 2. Unroll the innermost reduce loop (tinygrad unrolls up to 32 whole;
  * on a CPU short loops are the ones worth removing). */
-static int opt_unroll(tg_kplan *p)
+int tg_kp_opt_unroll(tg_kplan *p)
 {
 	uint32_t ax;
 	int64_t s;
@@ -934,10 +926,10 @@ static int opt_unroll(tg_kplan *p)
 	s = left(p, ax);
 	if (p->sym[ax] || (p->lanes >> ax & 1))
 		return TG_OK;
-	if (s <= SPLIT && copies(p, -1) * s <= MAX_COPIES)
+	if (s <= SPLIT && tg_kp_copies(p, -1) * s <= MAX_COPIES)
 		return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, (int)ax,
 		                                       0 });
-	if (s % SPLIT == 0 && copies(p, -1) * SPLIT <= MAX_COPIES)
+	if (s % SPLIT == 0 && tg_kp_copies(p, -1) * SPLIT <= MAX_COPIES)
 		return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, (int)ax,
 		                                       SPLIT });
 	return TG_OK;
@@ -998,7 +990,7 @@ static int expand_axis(const tg_kernel *k, size_t ax)
 	for (size_t i = 0; i < k->n; i++)
 		if ((k->order[i]->op == TG_LOAD ||
 		     k->order[i]->op == TG_STORE) &&
-		    stride(tg_kernel_st(k, k->order[i]), ax) == 0)
+		    tg_kp_stride(tg_kernel_st(k, k->order[i]), ax) == 0)
 			return 1;
 	return 0;
 }
@@ -1046,7 +1038,7 @@ static int opt_locals(tg_kplan *p, const tg_kernel *k)
 /* The strides of st on every axis as the kernel reads memory: through
  * every view of the tracker (tinygrad's real_strides, masks ignored),
  * -1 where an axis's is not one number (a div or mod of the axis). */
-static void real_strides(const tg_kernel *k, const tg_st *st, int64_t *out)
+void tg_kp_real_strides(const tg_kernel *k, const tg_st *st, int64_t *out)
 {
 	tg_sint s[TG_MAX_DIMS];
 	uint8_t known[TG_MAX_DIMS];
@@ -1060,7 +1052,7 @@ static void real_strides(const tg_kernel *k, const tg_st *st, int64_t *out)
 		return;
 	}
 	for (size_t ax = 0; ax < n; ax++)
-		out[ax] = st->nviews == 1 ? stride(st, ax)
+		out[ax] = st->nviews == 1 ? tg_kp_stride(st, ax)
 		          : known[ax] && tg_sint_is_int(s[ax]) ? s[ax].c : -1;
 }
 
@@ -1109,12 +1101,12 @@ static int64_t fitting(const tg_kplan *p, int64_t s, const int64_t *cand,
 {
 	for (size_t i = 0; i < n; i++)
 		if (cand[i] > 1 && s % cand[i] == 0 &&
-		    copies(p, -1) * cand[i] <= budget)
+		    tg_kp_copies(p, -1) * cand[i] <= budget)
 			return cand[i];
 	return 0;
 }
 
-static int upcast(tg_kplan *p, uint32_t ax, int64_t amt)
+int tg_kp_upcast(tg_kplan *p, uint32_t ax, int64_t amt)
 {
 	return amt > 1 ? tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UPCAST,
 	                                                  (int)ax, amt })
@@ -1186,8 +1178,8 @@ static int stream_tile_rows(tg_kplan *p, const tg_kernel *k, int iax)
 {
 	int by_panel;
 
-	return pass_length(p, k, &by_panel) && by_panel ? TG_OK
-	                                                : stream_rows(p, iax);
+	return tg_kp_pass_length(p, k, &by_panel) && by_panel
+	       ? TG_OK : stream_rows(p, iax);
 }
 
 /* Where the vector axis jax has strided stores (a convolution's input
@@ -1233,22 +1225,23 @@ static int tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
 
 	for (w = lanes; w >= 2 && left(p, (size_t)jax) % w; w /= 2)
 		;
-	if (w < 2 || (rc = upcast(p, (uint32_t)jax, w)))
+	if (w < 2 || (rc = tg_kp_upcast(p, (uint32_t)jax, w)))
 		return w < 2 ? 0 : rc;
 	if (!p->has_reduce) {
 		m = fitting(p, left(p, (size_t)jax), (const int64_t[]){ 4, 2 },
 		            2, TG_MAX_EXPAND);
-		return (rc = upcast(p, (uint32_t)jax, m)) ? rc : 1;
+		return (rc = tg_kp_upcast(p, (uint32_t)jax, m)) ? rc : 1;
 	}
 	iax = row_axis(p, k, rs, jax);
 	m = fitting(p, left(p, (size_t)jax), (const int64_t[]){ 2 }, 1,
 	            TG_MAX_EXPAND / (iax >= 0 ? 8 : 1));
-	if ((rc = upcast(p, (uint32_t)jax, m)))
+	if ((rc = tg_kp_upcast(p, (uint32_t)jax, m)))
 		return rc;
 	if (iax >= 0 &&
-	    (rc = upcast(p, (uint32_t)iax,
-	                 fitting(p, left(p, (size_t)iax), tile_rows,
-	                         TG_ARRAY_LEN(tile_rows), TG_MAX_EXPAND))))
+	    (rc = tg_kp_upcast(p, (uint32_t)iax,
+	                       fitting(p, left(p, (size_t)iax), tile_rows,
+	                               TG_ARRAY_LEN(tile_rows),
+	                               TG_MAX_EXPAND))))
 		return rc;
 	rc = vector_friendly(k, rs, (size_t)jax) ? stream_tile_rows(p, k, iax)
 	                                         : stream_stores(p, k, rs, jax);
@@ -1352,8 +1345,6 @@ static int opt_cpu_lanes(tg_kplan *p, const tg_kernel *k,
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUP, (int)ax, w });
 }
 
-static int opt_generic(tg_kplan *p, const tg_kernel *k);
-
 /* Without a tile, the global axis along which the LOADs move least per
  * work-item goes innermost in launch order (a convolution's weight
  * gradient: the window's column, along which one input is broadcast
@@ -1390,7 +1381,7 @@ static int stream_reads(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
  * the reduce, tinygrad's heuristics and the launch order that reads
  * from L1.  1 when done, 0 when the device has no vectors (tinygrad's
  * heuristics are to run), or an error. */
-static int opt_cpu(tg_kplan *p, const tg_kernel *k)
+int tg_kp_opt_cpu(tg_kplan *p, const tg_kernel *k)
 {
 	int64_t lanes = p->caps ? p->caps->max_upcast : 4;
 	kstrides *rs;
@@ -1402,13 +1393,14 @@ static int opt_cpu(tg_kplan *p, const tg_kernel *k)
 		return tg_error_oom("opt");
 	for (size_t i = 0; i < k->n; i++)
 		if (k->order[i]->op == TG_LOAD || k->order[i]->op == TG_STORE)
-			real_strides(k, tg_kernel_st(k, k->order[i]), rs[i]);
+			tg_kp_real_strides(k, tg_kernel_st(k, k->order[i]),
+			                   rs[i]);
 	rc = opt_cpu_tile(p, k, (const kstrides *)rs, lanes);
 	if (rc == 1)
-		rc = opt_unroll(p) ? -1 : 1;
+		rc = tg_kp_opt_unroll(p) ? -1 : 1;
 	else if (rc == 0)
 		rc = opt_cpu_lanes(p, k, (const kstrides *)rs, lanes) ||
-		     opt_generic(p, k) ||
+		     tg_kp_opt_generic(p, k) ||
 		     stream_reads(p, k, (const kstrides *)rs) ? -1 : 1;
 	free(rs);
 	return rc;
@@ -1453,7 +1445,7 @@ void tg_kplan_launch_block(tg_kplan *p, const tg_kernel *k)
 		int64_t rs[TG_MAX_DIMS], span;
 		if (u->op != TG_LOAD)
 			continue;
-		real_strides(k, tg_kernel_st(k, u), rs);
+		tg_kp_real_strides(k, tg_kernel_st(k, u), rs);
 		span = load_span(p, u, rs);
 		total += span;
 		if (rs[y] == 0 && rs[x] != 0)
@@ -1480,7 +1472,7 @@ void tg_kplan_launch_block(tg_kplan *p, const tg_kernel *k)
 /* k's one STORE where its reduce can run in passes: the only
  * REDUCE_AXIS, stored in its own dtype (a pass's partial result is
  * exact), to a buffer the kernel does not read. */
-static const tg_uop *pass_store(const tg_kernel *k)
+const tg_uop *tg_kp_pass_store(const tg_kernel *k)
 {
 	const tg_uop *red = NULL, *st = k->sink->src[0];
 
@@ -1502,7 +1494,7 @@ static const tg_uop *pass_store(const tg_kernel *k)
 /* Whether the plan can cut its outer reduce loop: a C kernel with no
  * loops outside it, no lanes of partial sums and that loop neither
  * padded nor symbolic. */
-static int passes_allowed(const tg_kplan *p)
+int tg_kp_passes_allowed(const tg_kplan *p)
 {
 	uint32_t ax = p->raxes[0];
 
@@ -1532,7 +1524,7 @@ static void pass_slices(const tg_kplan *p, const tg_kernel *k,
 		int64_t rs[TG_MAX_DIMS], n;
 		if (u->op != TG_LOAD)
 			continue;
-		real_strides(k, tg_kernel_st(k, u), rs);
+		tg_kp_real_strides(k, tg_kernel_st(k, u), rs);
 		if (rs[r] == 0)
 			continue;
 		n = tg_dtype_size(tg_type_scalar(u->dtype));
@@ -1550,15 +1542,15 @@ static void pass_slices(const tg_kplan *p, const tg_kernel *k,
 /* The heuristic's pass length for plan p as it stands, 0 for one pass:
  * where the whole loop's slice leaves the L1 or its panel the L2, the
  * largest divisor of the loop (up to half) whose slice and panel fit,
- * if it takes PASS_MIN iterations or more.  *by_panel: whether the
+ * if it takes TG_KP_PASS_MIN iterations or more.  *by_panel: whether the
  * panel left the L2. */
-static int64_t pass_length(const tg_kplan *p, const tg_kernel *k,
-                           int *by_panel)
+int64_t tg_kp_pass_length(const tg_kplan *p, const tg_kernel *k,
+                          int *by_panel)
 {
 	int64_t n, keep, move, d;
 
 	*by_panel = 0;
-	if (!passes_allowed(p) || !p->pass_ok || !p->nglobal)
+	if (!tg_kp_passes_allowed(p) || !p->pass_ok || !p->nglobal)
 		return 0;
 	n = tg_kplan_outer(p, p->raxes[0]);
 	pass_slices(p, k, &keep, &move);
@@ -1570,7 +1562,7 @@ static int64_t pass_length(const tg_kplan *p, const tg_kernel *k,
 		d = PASS_SLICE / keep;
 	if (move && PASS_PANEL / move < d)
 		d = PASS_PANEL / move;
-	for (; d >= PASS_MIN; d--)
+	for (; d >= TG_KP_PASS_MIN; d--)
 		if (n % d == 0)
 			return d;
 	return 0;
@@ -1582,7 +1574,7 @@ void tg_kplan_reduce_block(tg_kplan *p, const tg_kernel *k, int64_t force)
 	int by_panel;
 
 	p->rblock = p->pass;
-	if (p->pass || !passes_allowed(p) || !p->pass_ok)
+	if (p->pass || !tg_kp_passes_allowed(p) || !p->pass_ok)
 		return;
 	n = tg_kplan_outer(p, p->raxes[0]);
 	if (force > 0) {
@@ -1590,7 +1582,7 @@ void tg_kplan_reduce_block(tg_kplan *p, const tg_kernel *k, int64_t force)
 			p->rblock = force;
 		return;
 	}
-	p->rblock = pass_length(p, k, &by_panel);
+	p->rblock = tg_kp_pass_length(p, k, &by_panel);
 }
 
 /* ------------------------------------------------------------ GPU matvec */
@@ -1623,12 +1615,12 @@ static int opt_matvec(tg_kplan *p, const tg_kernel *k)
 	int only;
 
 	if (!has_groups(p) || p->nred == 0 || p->ndim < 2 ||
-	    !sum_of_product(k, 0, &a, &b, &only))
+	    !tg_kp_sum_of_product(k, 0, &a, &b, &only))
 		return 0;
 	const tg_st *st0 = tg_kernel_st(k, a);
 	const tg_st *st1 = tg_kernel_st(k, b);
-	real_strides(k, st0, rs0);
-	real_strides(k, st1, rs1);
+	tg_kp_real_strides(k, st0, rs0);
+	tg_kp_real_strides(k, st1, rs1);
 	rax = p->raxes[0];
 	if (rs0[rax] != 1 || (has_expanded(st0, rs0) && has_expanded(st1, rs1)) ||
 	    left(p, rax) % MV_THREADS)
@@ -1644,7 +1636,7 @@ static int opt_matvec(tg_kplan *p, const tg_kernel *k)
 		                                     MV_THREADS }) ||
 		    tg_kplan_apply_opt(&c, (tg_opt){ TG_OPT_LOCAL, (int)ax,
 		                                     MV_BLOCK }) ||
-		    upcast(&c, ax, MV_ROWS)) {
+		    tg_kp_upcast(&c, ax, MV_ROWS)) {
 			tg_clear_error();
 			return 0;
 		}
@@ -1694,19 +1686,19 @@ int tg_kplan_hand_opt(tg_kplan *p, const tg_kernel *k)
 	for (size_t i = 0; i < p->ndim; i++)
 		if (p->full[i] == 0)
 			return TG_OK;  /* refused by lowering anyway */
-	if (!(p->caps && p->caps->has_local) && (rc = opt_cpu(p, k)))
+	if (!(p->caps && p->caps->has_local) && (rc = tg_kp_opt_cpu(p, k)))
 		return rc < 0 ? tg_error_prefix("opt: kernel %s", p->name)
 		              : TG_OK;
 	if (opt_gpu_tc(p) || opt_matvec(p, k))
 		return TG_OK;
-	if (opt_generic(p, k))
+	if (tg_kp_opt_generic(p, k))
 		return tg_error_prefix("opt: kernel %s", p->name);
 	return TG_OK;
 }
 
 /* tinygrad's hand-coded opts after the tensor core and the matvec. */
-static int opt_generic(tg_kplan *p, const tg_kernel *k)
+int tg_kp_opt_generic(tg_kplan *p, const tg_kernel *k)
 {
-	return opt_group(p) || opt_block(p, k) || opt_unroll(p) ||
+	return opt_group(p) || opt_block(p, k) || tg_kp_opt_unroll(p) ||
 	       opt_upcast_last(p) || opt_locals(p, k) ? -1 : TG_OK;
 }
