@@ -375,19 +375,10 @@ int tg_kplan_apply_opt(tg_kplan *p, tg_opt o)
 	                (long long)saved.pass);
 }
 
-static int apply_one(tg_kplan *p, tg_opt o)
+/* What every opt but TC and NOLOCALS must pass: after NOLOCALS, only
+ * the opts it allows; an axis of the plan, of integer size. */
+static int check_axis(const tg_kplan *p, tg_opt o)
 {
-	tg_kplan saved;
-	int red, rc, lanes = o.op == TG_OPT_GROUP &&
-	                     !(p->caps && p->caps->has_local);
-	int64_t s, amt;
-
-	if (o.op == TG_OPT_TC)
-		return apply_tc(p, o);
-	if ((rc = opt_supported(p, &o)) || (rc = wmma_refuses(p, o)))
-		return rc;
-	if (o.op == TG_OPT_NOLOCALS)
-		return apply_nolocals(p, o);
 	if (p->nolocals && o.op != TG_OPT_UPCAST && o.op != TG_OPT_UNROLL &&
 	    o.op != TG_OPT_SWAP && o.op != TG_OPT_PADTO)
 		return tg_error(TG_EINVAL, "opt: %s(%d,%lld) after NOLOCALS",
@@ -403,28 +394,35 @@ static int apply_one(tg_kplan *p, tg_opt o)
 		                tg_sint_format(tg_sint_of(p->sym[o.axis]), e,
 		                               sizeof e));
 	}
-	if (o.op == TG_OPT_SWAP)
-		return apply_swap(p, o);
-	if (o.op == TG_OPT_PADTO)
-		return apply_padto(p, o);
-	if (o.op == TG_OPT_PASS)
-		return apply_pass(p, o);
-	red = !!(p->reduce_axes & (1u << o.axis));
+	return TG_OK;
+}
+
+/* What a split (UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP) must pass: an
+ * axis of its kind (reduce for UNROLL and the groups), whose extent
+ * left the amount divides, within TG_MAX_OPTS opts and TG_MAX_EXPAND
+ * copies, not split into lanes one way and unrolled the other.  The
+ * amount (amt 0: the whole extent left) into *amt. */
+static int check_split(const tg_kplan *p, tg_opt o, int lanes,
+                       int64_t *amt)
+{
+	int red = !!(p->reduce_axes & (1u << o.axis));
+	int64_t s;
+
 	if (red != (o.op == TG_OPT_UNROLL || o.op == TG_OPT_GROUP ||
 	            o.op == TG_OPT_GROUPTOP))
 		return tg_error(TG_EINVAL, "opt: %s on %s axis %d",
 		                opt_names[o.op], red ? "reduce" : "global",
 		                o.axis);
 	s = left(p, (size_t)o.axis);
-	amt = o.amt ? o.amt : s;
-	if (amt < 2 || s % amt)
+	*amt = o.amt ? o.amt : s;
+	if (*amt < 2 || s % *amt)
 		return tg_error(TG_EINVAL,
 		                "opt: %s(%d,%lld) does not split %lld",
 		                opt_names[o.op], o.axis, (long long)o.amt,
 		                (long long)s);
 	if (p->nopts == TG_MAX_OPTS ||
 	    ((o.op == TG_OPT_UPCAST || o.op == TG_OPT_UNROLL || lanes) &&
-	     tg_kp_copies(p, -1) * amt > TG_MAX_EXPAND))
+	     tg_kp_copies(p, -1) * *amt > TG_MAX_EXPAND))
 		return tg_error(TG_EINVAL,
 		                "opt: %s(%d,%lld): more than %d opts or %d "
 		                "copies", opt_names[o.op], o.axis,
@@ -436,7 +434,17 @@ static int apply_one(tg_kplan *p, tg_opt o)
 		                (long long)o.amt, o.axis,
 		                p->lanes >> o.axis & 1 ? "grouped into lanes"
 		                                       : "unrolled");
-	saved = *p;
+	return TG_OK;
+}
+
+/* The split of amt off the axis: lanes (GROUP without work groups), a
+ * group part, a local part or an upcast.  Errors (plan unchanged): a
+ * second group part on the axis, a work group past the device's
+ * limits. */
+static int apply_split(tg_kplan *p, tg_opt o, int lanes, int64_t amt)
+{
+	int rc;
+
 	if (lanes) {
 		/* partial sums in registers: an upcast not contracted into
 		 * the reduce (expand.c), added after it */
@@ -460,6 +468,36 @@ static int apply_one(tg_kplan *p, tg_opt o)
 	} else {
 		p->upcast[o.axis] *= amt;
 	}
+	return TG_OK;
+}
+
+/* One opt on the plan: the checks, then the op's own application. */
+static int apply_one(tg_kplan *p, tg_opt o)
+{
+	tg_kplan saved;
+	int rc, lanes = o.op == TG_OPT_GROUP &&
+	                !(p->caps && p->caps->has_local);
+	int64_t amt = 0;
+
+	if (o.op == TG_OPT_TC)
+		return apply_tc(p, o);
+	if ((rc = opt_supported(p, &o)) || (rc = wmma_refuses(p, o)))
+		return rc;
+	if (o.op == TG_OPT_NOLOCALS)
+		return apply_nolocals(p, o);
+	if ((rc = check_axis(p, o)))
+		return rc;
+	if (o.op == TG_OPT_SWAP)
+		return apply_swap(p, o);
+	if (o.op == TG_OPT_PADTO)
+		return apply_padto(p, o);
+	if (o.op == TG_OPT_PASS)
+		return apply_pass(p, o);
+	if ((rc = check_split(p, o, lanes, &amt)))
+		return rc;
+	saved = *p;
+	if ((rc = apply_split(p, o, lanes, amt)))
+		return rc;
 	p->opts[p->nopts++] = o;
 	tg_kplan_update(p);
 	if ((rc = groups_fit(p, &o)))
