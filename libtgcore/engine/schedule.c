@@ -24,51 +24,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-
-typedef TG_VEC(tg_lazy *) lz_vec;
-
-/* Sets and maps of lazy buffers by pointer (util/ptrmap.c).  Every
- * insertion goes through put(), which records a failure in the
- * scheduler's status: a lost insertion would be a wrong schedule. */
-typedef tg_ptrmap lz_map;
-#define map_has tg_ptrmap_has
-#define map_get tg_ptrmap_get
-#define map_free tg_ptrmap_free
-
-/* The scheduler's working state. */
-typedef struct sched {
-	lz_vec order;      /* every unrealized base, sources first */
-	lz_map all;        /* the same as a set */
-	lz_map realizes;   /* bases that get memory (value: insertion no.) */
-	lz_vec realize_order;
-	lz_map simple_pads;
-	lz_map children;   /* base -> lz_vec * of consumer bases */
-	lz_map reduce_for; /* base -> the reduce whose kernel it is in */
-	tg_ir *sym;        /* the shape context, held while scheduling */
-	int status;
-	int graph;         /* GRAPH=1: draw each kernel (graphviz.c) */
-} sched;
-
-/* The context a tracker op on a and b needs: the shape context when
- * one has a symbolic entry, else none (integer math). */
-static tg_ir *ir_for(const sched *s, const tg_st *a, const tg_st *b)
-{
-	return (a && tg_st_is_sym(a)) || (b && tg_st_is_sym(b)) ? s->sym
-	                                                        : NULL;
-}
-
-static int is_realized(const tg_lazy *b) { return b->kind == TG_LZ_BUFFER; }
-
-/* tg_ptrmap_put (1: new key, 0: present); on OOM the status sticks and
- * the result is -1, which no caller takes for "new". */
-static int put(sched *s, lz_map *m, const void *k, void *v)
-{
-	int r = tg_ptrmap_put(m, k, v);
-
-	if (r < 0 && !s->status)
-		s->status = r;
-	return r;
-}
+#include "engine/schedule.h"
 
 static void realize(sched *s, tg_lazy *b)
 {
@@ -686,8 +642,8 @@ static int give_buffer(tg_lazy *b)
 	return b->buf ? 0 : tg_last_status();
 }
 
-static int fill_item(tg_sched_item *it, const lz_vec *outs,
-                     const lz_vec *ins)
+int tg_sched_fill_item(tg_sched_item *it, const lz_vec *outs,
+                       const lz_vec *ins)
 {
 	size_t i, n = outs->n + ins->n;
 
@@ -781,8 +737,8 @@ static size_t draw_kernel(const lower *L)
 
 /* The kernel computing the bases in `outs` (all in one group); the
  * bases it loads go to *reads. */
-static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
-                       tg_sched_item *it, lz_vec *reads)
+int tg_sched_make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
+                         tg_sched_item *it, lz_vec *reads)
 {
 	lower L = { .s = s };
 	tg_uop *stores[64];
@@ -815,7 +771,7 @@ static int make_kernel(sched *s, tg_lazy *key, const lz_vec *outs,
 		graph = draw_kernel(&L);
 	kctx_leave(L.k);
 	if (!rc)
-		rc = fill_item(it, &L.outs, &L.inputs);
+		rc = tg_sched_fill_item(it, &L.outs, &L.inputs);
 	it->graph = graph;
 	for (i = 0; i < L.memo.n; i++)
 		tg_st_free(L.memo.v[i].st);
@@ -837,15 +793,12 @@ static int make_copy(tg_lazy *b, tg_sched_item *it, lz_vec *reads)
 	    TG_VEC_PUSH(reads, tg_lazy_base(b->src[0])))
 		rc = tg_error_oom("schedule");
 	else
-		rc = fill_item(it, &outs, reads);
+		rc = tg_sched_fill_item(it, &outs, reads);
 	TG_VEC_FREE(&outs);
 	return rc;
 }
 
-/* What each item loads, in item order (for order_items). */
-typedef TG_VEC(lz_vec) reads_vec;
-
-static void reads_free(reads_vec *r)
+void tg_sched_reads_free(reads_vec *r)
 {
 	size_t i;
 
@@ -856,7 +809,7 @@ static void reads_free(reads_vec *r)
 
 /* Output groups: bases sharing a reduce form one kernel (tinygrad's
  * MULTIOUTPUT), the rest one each, in the order they were realized. */
-static int build_items(sched *s, tg_schedule *out, reads_vec *reads)
+int tg_sched_build_items(sched *s, tg_schedule *out, reads_vec *reads)
 {
 	lz_map done = { 0 };
 	size_t i, j;
@@ -894,7 +847,7 @@ static int build_items(sched *s, tg_schedule *out, reads_vec *reads)
 			              "it, or an assign into it): tg_to another "
 			              "device first", tg_dev_name(key->dev));
 		} else if (!rc) {
-			rc = make_kernel(s, key, &grp, &it, &rd);
+			rc = tg_sched_make_kernel(s, key, &grp, &it, &rd);
 		}
 		if (TG_VEC_PUSH(&out->items, it)) {
 			item_free(&it);
@@ -931,7 +884,7 @@ static int before(const tg_sched_item *a, const lz_vec *ra,
 }
 
 /* Kahn's algorithm, ties in creation order: producers run first. */
-static int order_items(tg_schedule *out, const reads_vec *reads)
+int tg_sched_order_items(tg_schedule *out, const reads_vec *reads)
 {
 	size_t n = out->items.n, i, j, head = 0, tail = 0;
 	size_t *indeg = calloc(n + 1, sizeof *indeg);
@@ -1043,10 +996,10 @@ static int schedule_flat(tg_lazy *const *outs, size_t n, tg_schedule *out)
 	if (!rc && !(rc = s.status))
 		group_reduces(&s);
 	if (!rc && !(rc = s.status))
-		rc = build_items(&s, out, &reads);
+		rc = tg_sched_build_items(&s, out, &reads);
 	if (!rc)
-		rc = order_items(out, &reads);
-	reads_free(&reads);
+		rc = tg_sched_order_items(out, &reads);
+	tg_sched_reads_free(&reads);
 	sched_free(&s);
 	tg_symctx_leave();
 	if (!rc)
