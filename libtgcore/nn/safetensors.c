@@ -32,33 +32,27 @@
 
 #include "core.h"
 #include "nn/state.h"
+#include "nn/safetensors.h"
 #include "shape/shape.h" /* TG_MAX_DIMS */
 
-#define LOAD "safetensors_load"
 #define SAVE "safetensors_save"
 /* The reference implementation refuses larger headers (a DoS guard). */
 #define MAX_HEADER 100000000u
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define BIG_ENDIAN_HOST 1 /* the data would need byte swaps: refused */
-#else
-#define BIG_ENDIAN_HOST 0
-#endif
-
 /* safetensors' dtype names, by tg_dtype. */
-static const char *const st_dtype[] = {
+const char *const tg_sft_dtype[] = {
 	[TG_BOOL] = "BOOL",    [TG_INT8] = "I8",       [TG_UINT8] = "U8",
 	[TG_INT16] = "I16",    [TG_UINT16] = "U16",    [TG_INT32] = "I32",
 	[TG_UINT32] = "U32",   [TG_INT64] = "I64",     [TG_UINT64] = "U64",
 	[TG_FLOAT16] = "F16",  [TG_BFLOAT16] = "BF16", [TG_FLOAT32] = "F32",
 	[TG_FLOAT64] = "F64",
 };
-static_assert(TG_ARRAY_LEN(st_dtype) == TG_NDTYPES,
+static_assert(TG_ARRAY_LEN(tg_sft_dtype) == TG_NDTYPES,
               "a safetensors name for every dtype");
 
 /* Sets "safetensors_load: PATH: MSG" (a malformed file); TG_EINVAL. */
 TG_PRINTF(2, 3)
-static int bad(const char *path, const char *fmt, ...)
+int tg_sft_bad(const char *path, const char *fmt, ...)
 {
 	char msg[TG_ERROR_MAX];
 	va_list ap;
@@ -71,7 +65,7 @@ static int bad(const char *path, const char *fmt, ...)
 
 /* Sets "OP: PATH: MSG: strerror(errno)"; TG_EIO. */
 TG_PRINTF(3, 4)
-static int io_fail(const char *op, const char *path, const char *fmt, ...)
+int tg_sft_io_fail(const char *op, const char *path, const char *fmt, ...)
 {
 	int err = errno; /* before anything can change it */
 	char msg[TG_ERROR_MAX];
@@ -86,12 +80,6 @@ static int io_fail(const char *op, const char *path, const char *fmt, ...)
 
 /* ------------------------------------------------ the JSON header reader */
 
-typedef struct reader {
-	const char *path;               /* for messages */
-	const unsigned char *p, *start, *end; /* the header, p the cursor */
-	const char *tensor;             /* the entry being read, or NULL */
-} reader;
-
 /* Sets "safetensors_load: PATH: [tensor 'w', ]header byte N: MSG". */
 TG_PRINTF(2, 3)
 static int syntax(reader *r, const char *fmt, ...)
@@ -102,9 +90,10 @@ static int syntax(reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return bad(r->path, "%s%s%sheader byte %zu: %s",
-	           r->tensor ? "tensor '" : "", r->tensor ? r->tensor : "",
-	           r->tensor ? "', " : "", (size_t)(r->p - r->start), msg);
+	return tg_sft_bad(r->path, "%s%s%sheader byte %zu: %s",
+	                  r->tensor ? "tensor '" : "",
+	                  r->tensor ? r->tensor : "", r->tensor ? "', " : "",
+	                  (size_t)(r->p - r->start), msg);
 }
 
 static void ws(reader *r)
@@ -323,16 +312,6 @@ static int uints(reader *r, const char *what, uint64_t *v, size_t max,
 
 /* ----------------------------------------------------------- one entry */
 
-/* What the header says of one tensor. */
-typedef struct tinfo {
-	tg_dtype dt;
-	size_t ndim;
-	int64_t shape[TG_MAX_DIMS];
-	uint64_t begin, end;
-} tinfo;
-
-typedef TG_VEC(tinfo) tinfo_vec;
-
 static int read_dtype(reader *r, tinfo *ti)
 {
 	size_t len;
@@ -342,11 +321,11 @@ static int read_dtype(reader *r, tinfo *ti)
 	if (str(r, &name, &len))
 		return TG_EINVAL;
 	for (dt = 0; dt < TG_NDTYPES; dt++)
-		if (!strcmp(name, st_dtype[dt]) && strlen(name) == len)
+		if (!strcmp(name, tg_sft_dtype[dt]) && strlen(name) == len)
 			break;
 	if (dt == TG_NDTYPES) {
-		bad(r->path, "tensor '%s': unknown dtype '%s'", r->tensor,
-		    name);
+		tg_sft_bad(r->path, "tensor '%s': unknown dtype '%s'",
+		           r->tensor, name);
 		free(name);
 		return TG_EINVAL;
 	}
@@ -452,7 +431,7 @@ static int read_tensor(reader *r, char *name, size_t len, tg_state *s,
 		return 0;
 	info->n--;
 	if (rc == 1)
-		rc = bad(r->path, "duplicate tensor name '%s'", name);
+		rc = tg_sft_bad(r->path, "duplicate tensor name '%s'", name);
 out_free_name:
 	free(name);
 	return rc;
@@ -502,7 +481,7 @@ static int read_metadata(reader *r, tg_state *s)
 }
 
 /* The whole header: one object, then only whitespace (the padding). */
-static int read_header(reader *r, tg_state *s, tinfo_vec *info)
+int tg_sft_read_header(reader *r, tg_state *s, tinfo_vec *info)
 {
 	int rc = 0, nmeta = 0;
 	size_t len;
@@ -568,15 +547,16 @@ static int tensor_bytes(const char *path, const char *name,
 		uint64_t d = (uint64_t)ti->shape[i];
 
 		if (__builtin_mul_overflow(n, d ? d : 1, &n) || n > INT64_MAX)
-			return bad(path, "tensor '%s': shape %s has too "
-			           "many elements", name,
-			           shape_str(ti, b, sizeof b));
+			return tg_sft_bad(path, "tensor '%s': shape %s has too "
+			                  "many elements", name,
+			                  shape_str(ti, b, sizeof b));
 		z &= d != 0;
 	}
 	if (__builtin_mul_overflow(n * z, tg_dtype_size(ti->dt), out))
-		return bad(path, "tensor '%s': %s %s is larger than 2^64 "
-		           "bytes", name, shape_str(ti, b, sizeof b),
-		           tg_dtype_name(ti->dt));
+		return tg_sft_bad(path, "tensor '%s': %s %s is larger than "
+		                  "2^64 bytes", name,
+		                  shape_str(ti, b, sizeof b),
+		                  tg_dtype_name(ti->dt));
 	return 0;
 }
 
@@ -591,17 +571,19 @@ static int check_range(const char *path, const char *name, const tinfo *ti,
 	if (tensor_bytes(path, name, ti, &need))
 		return TG_EINVAL;
 	if (b > e)
-		return bad(path, "tensor '%s' data_offsets [%llu, %llu) end "
-		           "before they begin", name, b, e);
+		return tg_sft_bad(path, "tensor '%s' data_offsets [%llu, "
+		                  "%llu) end before they begin", name, b, e);
 	if (e > size)
-		return bad(path, "tensor '%s' data_offsets [%llu, %llu) end "
-		           "beyond the data section (%llu bytes)", name, b, e,
-		           (unsigned long long)size);
+		return tg_sft_bad(path, "tensor '%s' data_offsets [%llu, "
+		                  "%llu) end beyond the data section (%llu "
+		                  "bytes)", name, b, e,
+		                  (unsigned long long)size);
 	if (e - b != need)
-		return bad(path, "tensor '%s' data_offsets [%llu, %llu) need "
-		           "%llu bytes for %s %s", name, b, e,
-		           (unsigned long long)need,
-		           shape_str(ti, sb, sizeof sb), tg_dtype_name(ti->dt));
+		return tg_sft_bad(path, "tensor '%s' data_offsets [%llu, "
+		                  "%llu) need %llu bytes for %s %s", name, b, e,
+		                  (unsigned long long)need,
+		                  shape_str(ti, sb, sizeof sb),
+		                  tg_dtype_name(ti->dt));
 	return 0;
 }
 
@@ -637,18 +619,18 @@ static int check_tiling(const char *path, const tg_state *s,
 	qsort(sp, n, sizeof *sp, span_cmp);
 	for (k = 0; k < n && !rc; pos = sp[k++].end) {
 		if (sp[k].begin > pos)
-			rc = bad(path, "data bytes [%llu, %llu) belong to no "
-			         "tensor", (unsigned long long)pos,
-			         (unsigned long long)sp[k].begin);
+			rc = tg_sft_bad(path, "data bytes [%llu, %llu) belong "
+			                "to no tensor", (unsigned long long)pos,
+			                (unsigned long long)sp[k].begin);
 		else if (sp[k].begin < pos)
-			rc = bad(path, "tensors '%s' and '%s' overlap",
-			         s->e.v[sp[k - 1].i].name,
-			         s->e.v[sp[k].i].name);
+			rc = tg_sft_bad(path, "tensors '%s' and '%s' overlap",
+			                s->e.v[sp[k - 1].i].name,
+			                s->e.v[sp[k].i].name);
 	}
 	if (!rc && pos != size)
-		rc = bad(path, "data bytes [%llu, %llu) at the end belong to "
-		         "no tensor", (unsigned long long)pos,
-		         (unsigned long long)size);
+		rc = tg_sft_bad(path, "data bytes [%llu, %llu) at the end "
+		                "belong to no tensor", (unsigned long long)pos,
+		                (unsigned long long)size);
 	free(sp);
 	return rc;
 }
@@ -674,12 +656,12 @@ static int map_file(const char *path, mapping *m)
 		                why);
 	if (fstat(fd, &st)) {
 		close(fd);
-		return io_fail(LOAD, path, "cannot stat");
+		return tg_sft_io_fail(LOAD, path, "cannot stat");
 	}
 	if (st.st_size < 8) {
 		close(fd);
-		return bad(path, "truncated: %lld bytes, need at least 8",
-		           (long long)st.st_size);
+		return tg_sft_bad(path, "truncated: %lld bytes, need at "
+		                  "least 8", (long long)st.st_size);
 	}
 	if ((off_t)(size_t)st.st_size != st.st_size) {
 		close(fd);
@@ -690,7 +672,8 @@ static int map_file(const char *path, mapping *m)
 	p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
-		return io_fail(LOAD, path, "cannot map %zu bytes", m->size);
+		return tg_sft_io_fail(LOAD, path, "cannot map %zu bytes",
+		                      m->size);
 	m->p = p;
 	return 0;
 }
@@ -708,13 +691,15 @@ static int read_file(const char *path, const mapping *m, tg_state *s,
 	for (k = 7; k >= 0; k--)
 		n = n << 8 | m->p[k];
 	if (n > m->size - 8)
-		return bad(path, "header length %llu larger than the file "
-		           "(%zu bytes)", (unsigned long long)n, m->size);
+		return tg_sft_bad(path, "header length %llu larger than the "
+		                  "file (%zu bytes)", (unsigned long long)n,
+		                  m->size);
 	if (n > MAX_HEADER)
-		return bad(path, "header length %llu over the limit of %u "
-		           "bytes", (unsigned long long)n, MAX_HEADER);
+		return tg_sft_bad(path, "header length %llu over the limit "
+		                  "of %u bytes", (unsigned long long)n,
+		                  MAX_HEADER);
 	r = (reader){ path, m->p + 8, m->p + 8, m->p + 8 + n, NULL };
-	if (read_header(&r, s, info))
+	if (tg_sft_read_header(&r, s, info))
 		return TG_EINVAL;
 	size = m->size - 8 - n;
 	for (i = 0; i < s->e.n; i++)
@@ -883,7 +868,7 @@ static char *make_header(const tg_state *s, size_t *len)
 		tg_strbuf_add(&sb, i ? "," : "");
 		json_str(&sb, s->e.v[i].name);
 		tg_strbuf_addf(&sb, ":{\"dtype\":\"%s\",\"shape\":[",
-		               st_dtype[tg_tensor_dtype(t)]);
+		               tg_sft_dtype[tg_tensor_dtype(t)]);
 		for (j = 0; j < tg_tensor_ndim(t); j++)
 			tg_strbuf_addf(&sb, "%s%lld", j ? "," : "",
 			               (long long)tg_tensor_shape(t)[j]);
@@ -903,7 +888,7 @@ static char *make_header(const tg_state *s, size_t *len)
 static int write_bytes(FILE *f, const void *p, size_t n, const char *tmp)
 {
 	if (n && fwrite(p, 1, n, f) != n)
-		return io_fail(SAVE, tmp, "write failed");
+		return tg_sft_io_fail(SAVE, tmp, "write failed");
 	return 0;
 }
 
