@@ -26,7 +26,7 @@ struct tg_kview *tg_kview_new(tg_uop *const *lin, size_t n,
 /* (tg_kview_info and tg_kview_op, which the host table calls, are in
  * core.h.) */
 
-/* ---------------------------------------------------- render/render_c.c */
+/* ----------------------------------------------- render/render_kernel.c */
 
 /* Source of the linear program as kernel `name` in caps' dialect (C,
  * OpenCL C or GLSL; see render_c.c and dialect.c).  `global` is the
