@@ -64,7 +64,7 @@ static int bshape(const char *op, size_t na, const int64_t *sa, size_t nb,
 }
 
 /* A new (scope-held) reference to the same values. */
-static tg_tensor *view(const tg_tensor *t)
+tg_tensor *tg_t_view(const tg_tensor *t)
 {
 	return t ? tg_reshape(t, t->ndim, t->shape) : NULL;
 }
@@ -77,7 +77,7 @@ static tg_tensor *expand_to(const tg_tensor *t, size_t n, const int64_t *s)
 	tg_tensor *r;
 
 	if (t->ndim == n && !memcmp(t->shape, s, n * sizeof *s))
-		return view(t);
+		return tg_t_view(t);
 	for (i = 0; i < n; i++)
 		rs[i] = i < pad ? 1 : t->shape[i - pad];
 	tg_scope_begin();
@@ -91,7 +91,7 @@ static tg_tensor *cast_to(const tg_tensor *t, tg_dtype dt)
 	if (!t)
 		return NULL;
 	if (tg_tensor_dtype(t) == dt)
-		return view(t);
+		return tg_t_view(t);
 	return tg_cast(t, dt);
 }
 
@@ -133,7 +133,10 @@ int tg_t_broadcast2(const char *op, const tg_tensor *a, const tg_tensor *b,
 
 /* ------------------------------------------------------------ helpers */
 
-static int isf(const tg_tensor *t) { return tg_dtype_is_float(tg_tensor_dtype(t)); }
+int tg_t_is_float(const tg_tensor *t)
+{
+	return tg_dtype_is_float(tg_tensor_dtype(t));
+}
 
 /* A scalar constant shaped like t (the scalar's dtype rule applied). */
 static tg_tensor *scal(const tg_tensor *t, double v)
@@ -143,17 +146,18 @@ static tg_tensor *scal(const tg_tensor *t, double v)
 }
 
 /* Same dtype and shape as t. */
-static tg_tensor *cl(const tg_tensor *t, double v)
+tg_tensor *tg_t_like(const tg_tensor *t, double v)
 {
 	return t ? tg_t_const_like(t, v) : NULL;
 }
 
 /* t cast to the default float unless already float. */
-static tg_tensor *floatify(const tg_tensor *t)
+tg_tensor *tg_t_floatify(const tg_tensor *t)
 {
 	if (!t)
 		return NULL;
-	return cast_to(t, isf(t) ? tg_tensor_dtype(t) : tg_dtype_default_float());
+	return cast_to(t, tg_t_is_float(t) ? tg_tensor_dtype(t)
+	                                   : tg_dtype_default_float());
 }
 
 /* Broadcast and apply one ALU op; checks. */
@@ -170,7 +174,7 @@ static tg_tensor *binop(const char *name, unsigned op, const tg_tensor *a,
 		tg_scope_end();
 		return NULL;
 	}
-	if ((flags & NEED_INT) && isf(x))
+	if ((flags & NEED_INT) && tg_t_is_float(x))
 		r = tg_t_fail(TG_EINVAL, name, "not defined on %s",
 		              tg_dtype_name(tg_tensor_dtype(x)));
 	else
@@ -239,8 +243,9 @@ tg_tensor *tg_div(const tg_tensor *a, const tg_tensor *b)
 		tg_scope_end();
 		return NULL;
 	}
-	r = tg_keep(tg_t_alu(TG_MUL, floatify(x),
-	                     tg_t_alu(TG_RECIP, floatify(y), NULL, NULL), NULL));
+	r = tg_keep(tg_t_alu(TG_MUL, tg_t_floatify(x),
+	                     tg_t_alu(TG_RECIP, tg_t_floatify(y), NULL, NULL),
+	                     NULL));
 	tg_scope_end();
 	return r;
 }
@@ -278,7 +283,7 @@ tg_tensor *tg_logical_not(const tg_tensor *t)
 		return NULL;
 	tg_scope_begin();
 	x = cast_to(t, TG_BOOL);
-	r = tg_keep(tg_t_alu(TG_XOR, x, cl(x, 1), NULL));
+	r = tg_keep(tg_t_alu(TG_XOR, x, tg_t_like(x, 1), NULL));
 	tg_scope_end();
 	return r;
 }
@@ -309,7 +314,7 @@ tg_tensor *tg_minimum(const tg_tensor *a, const tg_tensor *b)
 		tg_scope_end();
 		return NULL;
 	}
-	if (isf(x))
+	if (tg_t_is_float(x))
 		r = tg_t_alu(TG_NEG, tg_t_alu(TG_MAX, tg_t_alu(TG_NEG, x, NULL, NULL),
 		                              tg_t_alu(TG_NEG, y, NULL, NULL), NULL),
 		             NULL, NULL);
@@ -357,7 +362,7 @@ tg_tensor *tg_mod(const tg_tensor *a, const tg_tensor *b)
 		tg_scope_end();
 		return NULL;
 	}
-	if (isf(x)) {
+	if (tg_t_is_float(x)) {
 		r = tg_sub(x, tg_mul(y, tg_floor(tg_div(x, y))));
 	} else if (tg_tensor_dtype(x) == TG_BOOL) {
 		r = tg_t_fail(TG_EINVAL, "mod", "not defined on bool");
@@ -366,7 +371,7 @@ tg_tensor *tg_mod(const tg_tensor *a, const tg_tensor *b)
 		if (tg_dtype_is_unsigned(tg_tensor_dtype(x))) {
 			r = m;
 		} else {
-			tg_tensor *z = cl(m, 0);
+			tg_tensor *z = tg_t_like(m, 0);
 			/* m != 0 and (m < 0) != (y < 0) */
 			tg_tensor *fix = tg_t_alu(
 				TG_AND, tg_t_alu(TG_CMPNE, m, z, NULL),
@@ -395,15 +400,16 @@ tg_tensor *tg_pow(const tg_tensor *a, const tg_tensor *b)
 		return NULL;
 	}
 	{
-		tg_tensor *fx = floatify(x), *fy = floatify(y);
+		tg_tensor *fx = tg_t_floatify(x), *fy = tg_t_floatify(y);
 		tg_tensor *mag = tg_exp2(tg_mul(tg_log2(tg_abs(fx)), fy));
 		tg_tensor *isint = tg_eq(tg_trunc(fy), fy);
 		tg_tensor *odd = tg_ne(tg_mul_s(tg_trunc(tg_mul_s(fy, 0.5)), 2), fy);
 		tg_tensor *neg = tg_lt_s(fx, 0);
 		tg_tensor *nb = tg_where(isint, tg_where(odd, tg_neg(mag), mag),
-		                         cl(mag, NAN));
-		r = tg_where(tg_eq_s(fy, 0), cl(mag, 1), tg_where(neg, nb, mag));
-		if (r && !isf(x))
+		                         tg_t_like(mag, NAN));
+		r = tg_where(tg_eq_s(fy, 0), tg_t_like(mag, 1),
+		             tg_where(neg, nb, mag));
+		if (r && !tg_t_is_float(x))
 			r = tg_cast(tg_round(r), tg_tensor_dtype(x));
 	}
 	r = tg_keep(r);
@@ -419,7 +425,7 @@ static tg_tensor *pow_int(const tg_tensor *t, long e)
 		return tg_full_like(t, 1);
 	while (e) {
 		if (e & 1)
-			acc = acc ? tg_mul(acc, p) : view(p);
+			acc = acc ? tg_mul(acc, p) : tg_t_view(p);
 		e >>= 1;
 		if (e)
 			p = tg_mul(p, p);
@@ -440,7 +446,8 @@ tg_tensor *tg_pow_s(const tg_tensor *a, double b)
 		else
 			r = pow_int(a, (long)b);
 	} else if (b == floor(b) + 0.5 && fabs(b) <= 64 && b > 0) {
-		r = tg_mul(pow_int(floatify(a), (long)floor(b)), tg_sqrt(a));
+		r = tg_mul(pow_int(tg_t_floatify(a), (long)floor(b)),
+		           tg_sqrt(a));
 	} else {
 		r = tg_pow(a, scal(a, b));
 	}
@@ -585,7 +592,7 @@ tg_tensor *tg_lerp(const tg_tensor *a, const tg_tensor *b, const tg_tensor *w)
 		if (!t)                                          \
 			return NULL;                             \
 		tg_scope_begin();                                \
-		x = (fl) ? floatify(t) : (tg_tensor *)t;         \
+		x = (fl) ? tg_t_floatify(t) : (tg_tensor *)t;    \
 		r = tg_keep(expr);                               \
 		tg_scope_end();                                  \
 		return r;                                        \
@@ -648,8 +655,8 @@ tg_tensor *tg_trunc(const tg_tensor *t)
 
 	if (!t)
 		return NULL;
-	if (!isf(t))
-		return view(t);
+	if (!tg_t_is_float(t))
+		return tg_t_view(t);
 	tg_scope_begin();
 	r = tg_keep(tg_cast(tg_cast(t, TG_INT32), tg_tensor_dtype(t)));
 	tg_scope_end();
@@ -664,8 +671,8 @@ static tg_tensor *trunc_toward(const tg_tensor *t, int dir)
 
 	if (!t)
 		return NULL;
-	if (!isf(t))
-		return view(t);
+	if (!tg_t_is_float(t))
+		return tg_t_view(t);
 	tg_scope_begin();
 	b = tg_trunc(t);
 	r = tg_keep(tg_where(dir < 0 ? tg_gt(b, t) : tg_lt(b, t),
@@ -684,8 +691,8 @@ tg_tensor *tg_round(const tg_tensor *t)
 
 	if (!t)
 		return NULL;
-	if (!isf(t))
-		return view(t);
+	if (!tg_t_is_float(t))
+		return tg_t_view(t);
 	tg_scope_begin();
 	f = tg_floor(t);
 	d = tg_sub(t, f);
@@ -708,11 +715,11 @@ tg_tensor *tg_sign(const tg_tensor *t)
 	dt = tg_tensor_dtype(t);
 	tg_scope_begin();
 	if (dt == TG_BOOL)
-		r = view(t);
+		r = tg_t_view(t);
 	else
 		r = tg_sub(tg_cast(tg_gt_s(t, 0), dt), tg_cast(tg_lt_s(t, 0), dt));
 	/* NaN stays NaN (numpy, PyTorch; tinygrad mid-2024 gave 1) */
-	if (isf(t))
+	if (tg_t_is_float(t))
 		r = tg_where(tg_ne(t, t), t, r);
 	r = tg_keep(r);
 	tg_scope_end();
@@ -728,7 +735,7 @@ tg_tensor *tg_abs(const tg_tensor *t)
 		return NULL;
 	dt = tg_tensor_dtype(t);
 	if (dt == TG_BOOL || tg_dtype_is_unsigned(dt))
-		return view(t);
+		return tg_t_view(t);
 	tg_scope_begin();
 	r = tg_keep(tg_where(tg_lt_s(t, 0), tg_neg(t), t));
 	tg_scope_end();
@@ -743,15 +750,16 @@ tg_tensor *tg_bitwise_not(const tg_tensor *t)
 		return NULL;
 	if (tg_tensor_dtype(t) == TG_BOOL)
 		return tg_logical_not(t);
-	if (isf(t))
+	if (tg_t_is_float(t))
 		return tg_t_fail(TG_EINVAL, "bitwise_not", "not defined on %s",
 		                 tg_dtype_name(tg_tensor_dtype(t)));
 	tg_scope_begin();
 	r = tg_keep(tg_t_alu(TG_XOR, t,
-	                     cl(t, tg_dtype_is_unsigned(tg_tensor_dtype(t))
-	                                   ? ldexp(1.0, 8 * (int)tg_dtype_size(
-	                                                        tg_tensor_dtype(t))) - 1
-	                                   : -1),
+	                     tg_t_like(t, tg_dtype_is_unsigned(
+	                                      tg_tensor_dtype(t))
+	                                  ? ldexp(1.0, 8 * (int)tg_dtype_size(
+	                                               tg_tensor_dtype(t))) - 1
+	                                  : -1),
 	                     NULL));
 	tg_scope_end();
 	return r;
