@@ -3,9 +3,9 @@
  * and activations): the transcendentals and their compositions,
  * rounding, sign, abs and bitwise not, and the activations (relu,
  * sigmoid, gelu, mish, elu, softplus, clip and the rest), all built
- * from tg_t_alu and the binary ops.  Separate from elementwise.c: each takes one
- * tensor, so broadcasting and promotion are reached only through the
- * binary ops it calls.
+ * from tg_t_alu and the binary ops.  Separate from elementwise.c:
+ * each takes one tensor, so broadcasting and promotion are reached
+ * only through the binary ops it calls.
  */
 #include <math.h>
 
