@@ -37,7 +37,7 @@ void tg_multi_free(tg_multi *m)
 	free(m);
 }
 
-static tg_multi *multi_alloc(size_t n, int axis)
+tg_multi *tg_multi_alloc_(size_t n, int axis)
 {
 	tg_multi *m = calloc(1, sizeof *m);
 
@@ -59,7 +59,7 @@ static void dims(const tg_lazy *lb, int64_t *out)
 	tg_lazy_dims(lb, out);
 }
 
-static size_t first_real(const tg_multi *m)
+size_t tg_multi_first_real_(const tg_multi *m)
 {
 	size_t i = 0;
 
@@ -70,7 +70,7 @@ static size_t first_real(const tg_multi *m)
 
 /* The MULTI lazy over m (taken; its lbs all set) on group: its shape is
  * the first real shard's, the sharded axis summed over the real ones. */
-static tg_lazy *wrap(tg_dev *group, tg_multi *m)
+tg_lazy *tg_multi_wrap_(tg_dev *group, tg_multi *m)
 {
 	int64_t shape[TG_MAX_DIMS], d[TG_MAX_DIMS];
 	size_t r, nd;
@@ -78,7 +78,7 @@ static tg_lazy *wrap(tg_dev *group, tg_multi *m)
 	for (size_t i = 0; i < m->n; i++)
 		if (!m->lbs[i])
 			return tg_multi_free(m), (tg_lazy *)NULL;
-	r = first_real(m);
+	r = tg_multi_first_real_(m);
 	nd = tg_lazy_ndim(m->lbs[r]);
 	for (size_t i = 0; i < m->n; i++)
 		if (tg_lazy_is_sym(m->lbs[i])) {
@@ -100,7 +100,7 @@ static tg_lazy *wrap(tg_dev *group, tg_multi *m)
 }
 
 /* Rows [bounds[2i], bounds[2i+1]) of the sharded axis live on shard i. */
-static void bounds_of(const tg_multi *m, int64_t *b)
+void tg_multi_bounds_(const tg_multi *m, int64_t *b)
 {
 	int64_t d[TG_MAX_DIMS], at = 0;
 
@@ -113,7 +113,7 @@ static void bounds_of(const tg_multi *m, int64_t *b)
 }
 
 /* lb shrunk to rows [lo, hi) of axis. */
-static tg_lazy *rows(tg_lazy *lb, int axis, int64_t lo, int64_t hi)
+tg_lazy *tg_multi_rows_(tg_lazy *lb, int axis, int64_t lo, int64_t hi)
 {
 	int64_t d[TG_MAX_DIMS], pairs[2 * TG_MAX_DIMS];
 	size_t nd = tg_lazy_ndim(lb);
@@ -128,7 +128,7 @@ static tg_lazy *rows(tg_lazy *lb, int axis, int64_t lo, int64_t hi)
 
 /* A zero of lb's shape and dtype on its device (a shard that is not
  * real). */
-static tg_lazy *zeros_like(const tg_lazy *lb, tg_dtype dt)
+tg_lazy *tg_multi_zeros_like_(const tg_lazy *lb, tg_dtype dt)
 {
 	int64_t d[TG_MAX_DIMS];
 	tg_scalar z = { 0 };
@@ -181,11 +181,12 @@ tg_lazy *tg_multi_shard(tg_lazy *a, tg_dev *group, int axis)
 		                axis, tg_lazy_ndim(a)), NULL;
 	if (axis >= 0 && even_bounds(a, axis, group->ngroup, b))
 		return NULL;
-	if (!(m = multi_alloc(group->ngroup, axis)))
+	if (!(m = tg_multi_alloc_(group->ngroup, axis)))
 		return NULL;
 	for (size_t i = 0; i < m->n; i++) {
-		tg_lazy *s = axis >= 0 ? rows(a, axis, b[2 * i], b[2 * i + 1])
-		                       : tg_lazy_ref(a);
+		tg_lazy *s = axis >= 0
+		             ? tg_multi_rows_(a, axis, b[2 * i], b[2 * i + 1])
+		             : tg_lazy_ref(a);
 		tg_lazy *c = s ? tg_lazy_copy(s, group->group[i]) : NULL;
 		tg_scalar v;
 
@@ -195,7 +196,7 @@ tg_lazy *tg_multi_shard(tg_lazy *a, tg_dev *group, int axis)
 		tg_lazy_unref(s);
 		tg_lazy_unref(c);
 	}
-	return wrap(group, m);
+	return tg_multi_wrap_(group, m);
 }
 
 tg_lazy *tg_multi_of(tg_dev *group, tg_lazy *const *lbs, int axis,
@@ -206,32 +207,32 @@ tg_lazy *tg_multi_of(tg_dev *group, tg_lazy *const *lbs, int axis,
 	if (TG_NEVER(!group->ngroup))
 		return tg_error(TG_EINTERNAL, "multi-device tensor: %s is not "
 		                "a device group", tg_dev_name(group)), NULL;
-	if (!(m = multi_alloc(group->ngroup, axis)))
+	if (!(m = tg_multi_alloc_(group->ngroup, axis)))
 		return NULL;
 	memcpy(m->real, real, m->n);
 	for (size_t i = 0; i < m->n; i++)
 		m->lbs[i] = tg_lazy_ref(lbs[i]);
-	return wrap(group, m);
+	return tg_multi_wrap_(group, m);
 }
 
 tg_lazy *tg_multi_const(tg_dev *group, tg_dtype dt, tg_scalar v,
                         size_t ndim, const int64_t *shape)
 {
-	tg_multi *m = multi_alloc(group->ngroup, -1);
+	tg_multi *m = tg_multi_alloc_(group->ngroup, -1);
 
 	for (size_t i = 0; m && i < m->n; i++)
 		m->lbs[i] = tg_lazy_const(group->group[i], dt, v, ndim, shape);
-	return m ? wrap(group, m) : NULL;
+	return m ? tg_multi_wrap_(group, m) : NULL;
 }
 
 tg_lazy *tg_multi_empty(tg_dev *group, tg_dtype dt, size_t ndim,
                         const int64_t *shape)
 {
-	tg_multi *m = multi_alloc(group->ngroup, -1);
+	tg_multi *m = tg_multi_alloc_(group->ngroup, -1);
 
 	for (size_t i = 0; m && i < m->n; i++)
 		m->lbs[i] = tg_lazy_empty(group->group[i], dt, ndim, shape);
-	return m ? wrap(group, m) : NULL;
+	return m ? tg_multi_wrap_(group, m) : NULL;
 }
 
 /* ------------------------------------------------------------- copies */
@@ -252,7 +253,7 @@ tg_lazy *tg_multi_copy(tg_lazy *a, tg_dev *dev)
 		for (size_t i = 0; i < m->n; i++)
 			if (m->real[i] && m->lbs[i]->dev == dev)
 				return tg_lazy_ref(m->lbs[i]);
-		return tg_lazy_copy(m->lbs[first_real(m)], dev);
+		return tg_lazy_copy(m->lbs[tg_multi_first_real_(m)], dev);
 	}
 	/* the real shards, in order, make up the whole axis */
 	dims(a, d);
@@ -291,7 +292,7 @@ static int line_up(const tg_lazy *mlb, int axis, const int64_t *b,
 	size_t i;
 
 	if (m->axis >= 0)
-		bounds_of(m, mb);
+		tg_multi_bounds_(m, mb);
 	if (keep || (m->axis == axis &&
 	             (axis < 0 || !memcmp(mb, b, 2 * m->n * sizeof *b)))) {
 		for (i = 0; i < m->n; i++)
@@ -302,7 +303,8 @@ static int line_up(const tg_lazy *mlb, int axis, const int64_t *b,
 		tg_lazy *whole = m->axis < 0 ? tg_lazy_ref(m->lbs[i]) :
 		                 tg_multi_copy((tg_lazy *)mlb, m->lbs[i]->dev);
 
-		out[i] = whole ? rows(whole, axis, b[2 * i], b[2 * i + 1]) : NULL;
+		out[i] = whole ? tg_multi_rows_(whole, axis, b[2 * i],
+		                                b[2 * i + 1]) : NULL;
 		tg_lazy_unref(whole);
 		if (!out[i])
 			return tg_last_status();
@@ -330,11 +332,11 @@ tg_lazy *tg_multi_alu(unsigned op, tg_lazy *const *in, size_t n)
 	for (k = 0; k < n; k++) {
 		if (in[k]->multi->axis >= 0) {
 			axis = in[k]->multi->axis;
-			bounds_of(in[k]->multi, b);
+			tg_multi_bounds_(in[k]->multi, b);
 		}
 		keep |= memchr(in[k]->multi->real, 0, ng) != NULL;
 	}
-	if (!(m = multi_alloc(ng, axis)))
+	if (!(m = tg_multi_alloc_(ng, axis)))
 		return NULL;
 	for (i = 0; i < ng; i++)
 		for (k = 0; k < n; k++)
@@ -353,15 +355,17 @@ tg_lazy *tg_multi_alu(unsigned op, tg_lazy *const *in, size_t n)
 		                                            src[2][i])))
 			rc = tg_last_status();
 	for (i = 0; i < ng && !rc; i++)
-		if (!m->real[i])
-			m->lbs[i] = zeros_like(src[0][i],
-			                       m->lbs[first_real(m)]->dtype);
+		if (!m->real[i]) {
+			size_t r = tg_multi_first_real_(m);
+			m->lbs[i] = tg_multi_zeros_like_(src[0][i],
+			                                 m->lbs[r]->dtype);
+		}
 	for (k = 0; k < n; k++)
 		for (i = 0; i < ng; i++)
 			tg_lazy_unref(src[k][i]);
 	if (rc)
 		return tg_multi_free(m), (tg_lazy *)NULL;
-	return wrap(a->dev, m);
+	return tg_multi_wrap_(a->dev, m);
 }
 
 /* The same op on every shard (cast, contiguous): fn(shard, arg). */
@@ -369,14 +373,14 @@ static tg_lazy *each(tg_lazy *a, tg_lazy *(*fn)(tg_lazy *, const void *),
                      const void *arg)
 {
 	const tg_multi *src = a->multi;
-	tg_multi *m = multi_alloc(src->n, src->axis);
+	tg_multi *m = tg_multi_alloc_(src->n, src->axis);
 
 	if (!m)
 		return NULL;
 	memcpy(m->real, src->real, src->n);
 	for (size_t i = 0; i < m->n; i++)
 		m->lbs[i] = fn(src->lbs[i], arg);
-	return wrap(a->dev, m);
+	return tg_multi_wrap_(a->dev, m);
 }
 
 typedef struct cast_arg {
@@ -419,23 +423,23 @@ tg_lazy *tg_multi_assign(tg_lazy *target, tg_lazy *value)
 		                "%s", tg_dev_name(value->dev),
 		                tg_dev_name(target->dev)), NULL;
 	if (t->axis >= 0)
-		bounds_of(t, tb);
+		tg_multi_bounds_(t, tb);
 	if (v->axis >= 0)
-		bounds_of(v, vb);
+		tg_multi_bounds_(v, vb);
 	if (t->axis != v->axis ||
 	    (t->axis >= 0 && memcmp(tb, vb, 2 * t->n * sizeof *tb)))
 		return tg_error(TG_EINVAL, "assign: the value is split along "
 		                "axis %d, the tensor along %d (-1: copied "
 		                "whole), or at other rows", v->axis,
 		                t->axis), NULL;
-	if (!(m = multi_alloc(t->n, t->axis)))
+	if (!(m = tg_multi_alloc_(t->n, t->axis)))
 		return NULL;
 	memcpy(m->real, t->real, t->n);
 	for (size_t i = 0; i < t->n; i++)
 		m->lbs[i] = tg_lazy_is_plain(t->lbs[i]) ?
 		            tg_lazy_assign(t->lbs[i], v->lbs[i]) :
 		            tg_lazy_ref(v->lbs[i]);
-	return wrap(target->dev, m);
+	return tg_multi_wrap_(target->dev, m);
 }
 
 /* ------------------------------------------------------------- reduces */
@@ -444,7 +448,7 @@ tg_lazy *tg_multi_assign(tg_lazy *target, tg_lazy *value)
  * member order (so that every replica is the same, bit for bit). */
 static tg_multi *all_reduce(unsigned op, tg_lazy *const *parts, size_t n)
 {
-	tg_multi *m = multi_alloc(n, -1);
+	tg_multi *m = tg_multi_alloc_(n, -1);
 
 	for (size_t i = 0; m && i < n; i++) {
 		tg_lazy *acc = NULL;
@@ -502,7 +506,7 @@ static tg_multi *ring_reduce(unsigned op, tg_lazy *const *parts, size_t n,
 	int64_t shape[TG_MAX_DIMS], b[TG_GROUP_MAX + 1], pairs[2];
 	size_t nd = tg_lazy_ndim(parts[0]), i, k;
 	tg_lazy **acc = calloc(n * n, sizeof *acc);
-	tg_multi *m = acc ? multi_alloc(n, -1) : NULL;
+	tg_multi *m = acc ? tg_multi_alloc_(n, -1) : NULL;
 	int rc = m ? 0 : TG_ENOMEM;
 
 	dims(parts[0], shape);
@@ -579,20 +583,20 @@ tg_lazy *tg_multi_reduce(unsigned op, tg_lazy *a, uint32_t axes,
 	size_t i;
 
 	if (!across) {
-		if (!(m = multi_alloc(src->n, src->axis)))
+		if (!(m = tg_multi_alloc_(src->n, src->axis)))
 			return NULL;
 		memcpy(m->real, src->real, src->n);
 		for (i = 0; i < src->n; i++)
 			m->lbs[i] = tg_lazy_reduce_split(op, src->lbs[i], axes,
 			                                 threshold, ring);
-		return wrap(a->dev, m);
+		return tg_multi_wrap_(a->dev, m);
 	}
 	for (i = 0; i < src->n; i++)
 		parts[i] = tg_lazy_reduce_split(op, src->lbs[i], axes,
 		                                threshold, ring);
 	if (all_real) {
 		m = all_reduce_any(op, parts, src->n, ring);
-	} else if ((m = multi_alloc(src->n, -1))) {
+	} else if ((m = tg_multi_alloc_(src->n, -1))) {
 		/* one real shard: its result stands; the others stay zeros */
 		memcpy(m->real, src->real, src->n);
 		for (i = 0; i < src->n; i++)
@@ -600,7 +604,7 @@ tg_lazy *tg_multi_reduce(unsigned op, tg_lazy *a, uint32_t axes,
 	}
 	for (i = 0; i < src->n; i++)
 		tg_lazy_unref(parts[i]);
-	return m ? wrap(a->dev, m) : NULL;
+	return m ? tg_multi_wrap_(a->dev, m) : NULL;
 }
 
 /* ------------------------------------------------------------ movement */
@@ -663,13 +667,13 @@ static tg_lazy *move_reshape(tg_lazy *a, size_t nd, const int64_t *shape)
 	    (at = reshape_axis(a, nd, shape, shapes)) < 0)
 		return refuse(a, "reshape", "the new shape would move elements "
 		              "between devices");
-	if (!(m = multi_alloc(src->n, at)))
+	if (!(m = tg_multi_alloc_(src->n, at)))
 		return NULL;
 	memcpy(m->real, src->real, src->n);
 	for (size_t i = 0; i < src->n; i++)
 		m->lbs[i] = tg_lazy_reshape(src->lbs[i], nd, at >= 0 ?
 		                            shapes[i] : shape);
-	return wrap(a->dev, m);
+	return tg_multi_wrap_(a->dev, m);
 }
 
 /* A pad of the sharded axis is allowed where it undoes a shrink to one
@@ -679,10 +683,10 @@ static tg_lazy *pad_back(tg_lazy *a, size_t n, const int64_t *pairs)
 {
 	const tg_multi *src = a->multi;
 	int64_t b[2 * TG_GROUP_MAX];
-	size_t r = first_real(src);
+	size_t r = tg_multi_first_real_(src);
 	tg_multi *m;
 
-	bounds_of(src, b);
+	tg_multi_bounds_(src, b);
 	for (size_t k = 0; k < n; k++)
 		if ((int)k != src->axis && (pairs[2 * k] || pairs[2 * k + 1]))
 			return refuse(a, "pad", "the sharded axis and another "
@@ -692,12 +696,12 @@ static tg_lazy *pad_back(tg_lazy *a, size_t n, const int64_t *pairs)
 	    pairs[2 * src->axis + 1] != b[2 * src->n - 1] - b[2 * r + 1])
 		return refuse(a, "pad", "the sharded axis can only be padded "
 		              "back to the whole of a shrink to one shard");
-	if (!(m = multi_alloc(src->n, src->axis)))
+	if (!(m = tg_multi_alloc_(src->n, src->axis)))
 		return NULL;
 	for (size_t i = 0; i < src->n; i++)
 		m->lbs[i] = src->real[i] ? tg_lazy_ref(src->lbs[i]) :
-		            zeros_like(src->lbs[i], a->dtype);
-	return wrap(a->dev, m);
+		            tg_multi_zeros_like_(src->lbs[i], a->dtype);
+	return tg_multi_wrap_(a->dev, m);
 }
 
 /* A shrink of the sharded axis to exactly one shard's rows keeps that
@@ -709,7 +713,7 @@ static tg_lazy *shrink_to_shard(tg_lazy *a, size_t n, const int64_t *pairs)
 	size_t idx = src->n;
 	tg_multi *m;
 
-	bounds_of(src, b);
+	tg_multi_bounds_(src, b);
 	dims(a, d);
 	for (size_t i = 0; i < src->n; i++)
 		if (pairs[2 * src->axis] == b[2 * i] &&
@@ -723,14 +727,14 @@ static tg_lazy *shrink_to_shard(tg_lazy *a, size_t n, const int64_t *pairs)
 		    (pairs[2 * k] || pairs[2 * k + 1] != d[k]))
 			return refuse(a, "shrink", "the sharded axis and another "
 			              "cannot be shrunk at once");
-	if (!(m = multi_alloc(src->n, src->axis)))
+	if (!(m = tg_multi_alloc_(src->n, src->axis)))
 		return NULL;
 	for (size_t i = 0; i < src->n; i++) {
 		m->real[i] = i == idx;
 		m->lbs[i] = i == idx ? tg_lazy_ref(src->lbs[i]) :
-		            zeros_like(src->lbs[i], a->dtype);
+		            tg_multi_zeros_like_(src->lbs[i], a->dtype);
 	}
-	return wrap(a->dev, m);
+	return tg_multi_wrap_(a->dev, m);
 }
 
 /* Expand, pad, shrink, stride, permute: the same op on every shard,
@@ -750,7 +754,7 @@ static tg_lazy *move_each(int kind, tg_lazy *a, size_t n, const void *arg)
 		for (size_t k = 0; k < n; k++)
 			if (perm[k] == (uint32_t)src->axis)
 				ax = (int)k;
-	if (!(m = multi_alloc(src->n, ax)))
+	if (!(m = tg_multi_alloc_(src->n, ax)))
 		return NULL;
 	memcpy(m->real, src->real, src->n);
 	for (size_t i = 0; i < src->n; i++) {
@@ -767,7 +771,7 @@ static tg_lazy *move_each(int kind, tg_lazy *a, size_t n, const void *arg)
 		            kind == TG_MM_STRIDE ? tg_lazy_stride(lb, n, v) :
 		            tg_lazy_permute(lb, n, perm);
 	}
-	return wrap(a->dev, m);
+	return tg_multi_wrap_(a->dev, m);
 }
 
 tg_lazy *tg_multi_move(int kind, tg_lazy *a, size_t n, const void *arg)
