@@ -116,7 +116,7 @@ tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast);
 tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes);
 /* tg_lazy_reduce, split in two when each output reduces at least
  * `threshold` elements (0: never), and for a multi-device tensor
- * all-reduced as `ring` says (the RING setting, multi.c).  The tensor
+ * all-reduced as `ring` says (the RING setting, multi_ops.c).  The tensor
  * layer passes the SPLIT_REDUCEOP, REDUCEOP_SPLIT_THRESHOLD and RING
  * settings; tg_lazy_reduce uses tinygrad's defaults. */
 #define TG_REDUCE_SPLIT_DEFAULT 32768
