@@ -179,7 +179,7 @@ enum cf_verdict cf_describe(struct cf_ctx *c)
 }
 
 /* Deterministic values in [lo, hi). */
-static void fill(float *v, size_t n, unsigned seed, double lo, double hi)
+void cf_fill(float *v, size_t n, unsigned seed, double lo, double hi)
 {
 	unsigned long long s = 0x9e3779b97f4a7c15ull * (seed + 1);
 
@@ -190,8 +190,8 @@ static void fill(float *v, size_t n, unsigned seed, double lo, double hi)
 	}
 }
 
-static tg_tensor *from(struct cf_ctx *c, const float *v, size_t ndim,
-                       const int64_t *shape)
+tg_tensor *cf_from(struct cf_ctx *c, const float *v, size_t ndim,
+                   const int64_t *shape)
 {
 	return cf_keep(c, tg_tensor_new(c->dev, TG_FLOAT32, ndim, shape, v));
 }
@@ -228,9 +228,9 @@ static enum cf_verdict compare(struct cf_ctx *c, const char *what,
 }
 
 /* Realizes t and compares it with ref. */
-static enum cf_verdict check(struct cf_ctx *c, const char *what,
-                             tg_tensor *t, const double *ref, size_t n,
-                             double atol, double rtol)
+enum cf_verdict cf_check(struct cf_ctx *c, const char *what,
+                         tg_tensor *t, const double *ref, size_t n,
+                         double atol, double rtol)
 {
 	float *got = malloc((n ? n : 1) * sizeof *got);
 	enum cf_verdict v = got ? read_f32(c, what, t, got, n)
@@ -354,9 +354,10 @@ static enum cf_verdict memory_sizes(struct cf_ctx *c)
 		}
 		snprintf(what, sizeof what, "x + x of %zu float32", n);
 		if (!v)
-			v = check(c, what, cf_keep(c, tg_add(from(c, x, 1,
-			          &sizes[k]), from(c, x, 1, &sizes[k]))), ref,
-			          n, 0, 0);
+			v = cf_check(c, what, cf_keep(c, tg_add(
+			             cf_from(c, x, 1, &sizes[k]),
+			             cf_from(c, x, 1, &sizes[k]))), ref, n,
+			             0, 0);
 		free(x);
 		free(ref);
 	}
@@ -378,7 +379,7 @@ static enum cf_verdict memory_many_buffers(struct cf_ctx *c)
 		len[i] = 1 + (int64_t)(i * 7 % 301);
 		for (j = 0; j < (size_t)len[i]; j++)
 			x[j] = (float)(i * 1000 + j);
-		ys[i] = cf_keep(c, tg_add_s(from(c, x, 1, &len[i]), 1.0));
+		ys[i] = cf_keep(c, tg_add_s(cf_from(c, x, 1, &len[i]), 1.0));
 		if (!ys[i])
 			return cf_fail(c, "buffer %zu: %s", i, tg_last_error());
 	}
@@ -408,8 +409,8 @@ static enum cf_verdict memory_views(struct cf_ctx *c)
 	tg_tensor *b, *s;
 	enum cf_verdict v;
 
-	fill(x, (size_t)n, 1, -10, 10);
-	b = cf_keep(c, tg_mul_s(from(c, x, 1, &n), 3.0));
+	cf_fill(x, (size_t)n, 1, -10, 10);
+	b = cf_keep(c, tg_mul_s(cf_from(c, x, 1, &n), 3.0));
 	cf_stage(c, "realize the base buffer");
 	if (!b || tg_realize(b))
 		return cf_fail(c, "3 * x on %s: %s", c->dev_name,
@@ -417,14 +418,14 @@ static enum cf_verdict memory_views(struct cf_ctx *c)
 	s = cf_keep(c, tg_shrink(b, 1, win));
 	for (int64_t i = win[0]; i < win[1]; i++)
 		ref[i - win[0]] = 3.0 * x[i];
-	v = check(c, "a shrink [137, 911) of a realized buffer", s, ref,
-	          (size_t)(win[1] - win[0]), 1e-6, 1e-6);
+	v = cf_check(c, "a shrink [137, 911) of a realized buffer", s, ref,
+	             (size_t)(win[1] - win[0]), 1e-6, 1e-6);
 	if (v)
 		return v;
 	for (int64_t i = win[0]; i < win[1]; i++)
 		ref[win[1] - 1 - i] = 3.0 * x[i];
-	return check(c, "a flipped shrink", cf_keep(c, tg_flip(s, &axis, 1)),
-	             ref, (size_t)(win[1] - win[0]), 1e-6, 1e-6);
+	return cf_check(c, "a flipped shrink", cf_keep(c, tg_flip(s, &axis, 1)),
+	                ref, (size_t)(win[1] - win[0]), 1e-6, 1e-6);
 }
 
 /* Every dtype the device computes goes in and comes back bit for bit
@@ -476,9 +477,9 @@ static enum cf_verdict memory_out_of_memory(struct cf_ctx *c)
 	if (!*tg_last_error())
 		return cf_fail(c, "%s: the 16 TiB realize failed without a "
 		               "message", c->dev_name);
-	return check(c, "x + x after an allocation failed",
-	             cf_keep(c, tg_add(from(c, &x, 1, &one), from(c, &x, 1,
-	             &one))), &ref, 1, 0, 0);
+	return cf_check(c, "x + x after an allocation failed",
+	                cf_keep(c, tg_add(cf_from(c, &x, 1, &one),
+	                cf_from(c, &x, 1, &one))), &ref, 1, 0, 0);
 }
 
 /* ----------------------------------------------------------------- ops */
@@ -490,7 +491,7 @@ static double relu(double x) { return x > 0 ? x : 0; }
 static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
 static double neg(double x) { return -x; }
 
-static enum cf_verdict ops_elementwise(struct cf_ctx *c)
+enum cf_verdict cf_ops_elementwise(struct cf_ctx *c)
 {
 	enum { N = 257 };
 	static const int64_t n = N;
@@ -524,10 +525,10 @@ static enum cf_verdict ops_elementwise(struct cf_ctx *c)
 	tg_tensor *ta, *tb;
 	size_t k, i;
 
-	fill(a, N, 2, -2, 2);
-	fill(b, N, 3, 0.5, 3);
-	ta = from(c, a, 1, &n);
-	tb = from(c, b, 1, &n);
+	cf_fill(a, N, 2, -2, 2);
+	cf_fill(b, N, 3, 0.5, 3);
+	ta = cf_from(c, a, 1, &n);
+	tb = cf_from(c, b, 1, &n);
 	for (k = 0; k < sizeof bins / sizeof *bins && !v; k++) {
 		for (i = 0; i < N; i++) {
 			double x = a[i], y = b[i];
@@ -536,29 +537,30 @@ static enum cf_verdict ops_elementwise(struct cf_ctx *c)
 				? x - y : bins[k].op == '*' ? x * y
 				: bins[k].op == '/' ? x / y : fmax(x, y);
 		}
-		v = check(c, bins[k].name, cf_keep(c, bins[k].fn(ta, tb)), ref,
-		          N, 1e-6, 1e-6);
+		v = cf_check(c, bins[k].name, cf_keep(c, bins[k].fn(ta, tb)),
+		             ref, N, 1e-6, 1e-6);
 	}
 	for (k = 0; k < sizeof uns / sizeof *uns && !v; k++) {
 		const float *x = uns[k].positive ? b : a;
 
 		for (i = 0; i < N; i++)
 			ref[i] = uns[k].ref(x[i]);
-		v = check(c, uns[k].name, cf_keep(c, uns[k].fn(uns[k].positive
-		          ? tb : ta)), ref, N, 1e-6, uns[k].rtol + 1e-6);
+		v = cf_check(c, uns[k].name, cf_keep(c,
+		             uns[k].fn(uns[k].positive ? tb : ta)), ref, N,
+		             1e-6, uns[k].rtol + 1e-6);
 	}
 	if (!v) {  /* a comparison and a select, cast to float32 */
 		for (i = 0; i < N; i++)
 			ref[i] = a[i] < b[i] - 1.5 ? 1.0 : 0.0;
-		v = check(c, "where(a < b - 1.5, 1, 0)", cf_keep(c, tg_cast(
-		          cf_keep(c, tg_where_s(cf_keep(c, tg_lt(ta, cf_keep(c,
-		          tg_sub_s(tb, 1.5)))), 1.0, 0.0)), TG_FLOAT32)), ref,
-		          N, 0, 0);
+		v = cf_check(c, "where(a < b - 1.5, 1, 0)", cf_keep(c, tg_cast(
+		             cf_keep(c, tg_where_s(cf_keep(c, tg_lt(ta,
+		             cf_keep(c, tg_sub_s(tb, 1.5)))), 1.0, 0.0)),
+		             TG_FLOAT32)), ref, N, 0, 0);
 	}
 	return v;
 }
 
-static enum cf_verdict ops_reduce(struct cf_ctx *c)
+enum cf_verdict cf_ops_reduce(struct cf_ctx *c)
 {
 	enum { R = 33, C = 65 };
 	static const int64_t shape[2] = { R, C };
@@ -569,29 +571,30 @@ static enum cf_verdict ops_reduce(struct cf_ctx *c)
 	enum cf_verdict v;
 	int i, j;
 
-	fill(x, R * C, 4, -1, 1);
-	t = from(c, x, 2, shape);
+	cf_fill(x, R * C, 4, -1, 1);
+	t = cf_from(c, x, 2, shape);
 	for (i = 0; i < R; i++) {
 		for (s = 0, j = 0; j < C; j++)
 			s += x[i * C + j];
 		ref[i] = s;
 	}
-	if ((v = check(c, "sum over axis 1", cf_keep(c, tg_sum(t, &ax1, 1, 0)),
-	               ref, R, 1e-5, 1e-5)))
+	if ((v = cf_check(c, "sum over axis 1",
+	                  cf_keep(c, tg_sum(t, &ax1, 1, 0)), ref, R, 1e-5,
+	                  1e-5)))
 		return v;
 	for (j = 0; j < C; j++) {
 		ref[j] = -INFINITY;
 		for (i = 0; i < R; i++)
 			ref[j] = fmax(ref[j], x[i * C + j]);
 	}
-	if ((v = check(c, "max over axis 0", cf_keep(c, tg_max(t, &ax0, 1, 0)),
-	               ref, C, 0, 0)))
+	if ((v = cf_check(c, "max over axis 0",
+	                  cf_keep(c, tg_max(t, &ax0, 1, 0)), ref, C, 0, 0)))
 		return v;
 	for (s = 0, i = 0; i < R * C; i++)
 		s += x[i];
 	ref[0] = s / (R * C);
-	return check(c, "mean of all", cf_keep(c, tg_mean(t, NULL, 0, 0)), ref,
-	             1, 1e-6, 1e-5);
+	return cf_check(c, "mean of all", cf_keep(c, tg_mean(t, NULL, 0, 0)),
+	                ref, 1, 1e-6, 1e-5);
 }
 
 /* (m, k) @ (k, n) against a double loop. */
@@ -608,8 +611,8 @@ static enum cf_verdict matmul_case(struct cf_ctx *c, int m, int k, int n)
 		v = cf_fail(c, "out of host memory");
 		goto out;
 	}
-	fill(a, (size_t)(m * k), 5, -1, 1);
-	fill(b, (size_t)(k * n), 6, -1, 1);
+	cf_fill(a, (size_t)(m * k), 5, -1, 1);
+	cf_fill(b, (size_t)(k * n), 6, -1, 1);
 	for (int i = 0; i < m; i++)
 		for (int j = 0; j < n; j++) {
 			double s = 0;
@@ -619,8 +622,8 @@ static enum cf_verdict matmul_case(struct cf_ctx *c, int m, int k, int n)
 			ref[i * n + j] = s;
 		}
 	snprintf(what, sizeof what, "matmul (%d, %d) @ (%d, %d)", m, k, k, n);
-	v = check(c, what, cf_keep(c, tg_matmul(from(c, a, 2, sa),
-	          from(c, b, 2, sb))), ref, (size_t)(m * n), 1e-5, 1e-4);
+	v = cf_check(c, what, cf_keep(c, tg_matmul(cf_from(c, a, 2, sa),
+	             cf_from(c, b, 2, sb))), ref, (size_t)(m * n), 1e-5, 1e-4);
 out:
 	free(a);
 	free(b);
@@ -628,7 +631,7 @@ out:
 	return v;
 }
 
-static enum cf_verdict ops_matmul(struct cf_ctx *c)
+enum cf_verdict cf_ops_matmul(struct cf_ctx *c)
 {
 	enum cf_verdict v = matmul_case(c, 17, 33, 29);
 
@@ -636,7 +639,7 @@ static enum cf_verdict ops_matmul(struct cf_ctx *c)
 }
 
 /* permute, pad and expand, then + 1: the index arithmetic of views. */
-static enum cf_verdict ops_movement(struct cf_ctx *c)
+enum cf_verdict cf_ops_movement(struct cf_ctx *c)
 {
 	static const int64_t shape[3] = { 4, 5, 6 }, pads[6] = { 1, 0, 0, 2,
 	                                                         0, 0 };
@@ -645,11 +648,11 @@ static enum cf_verdict ops_movement(struct cf_ctx *c)
 	double ref[3 * 7 * 4 * 7];
 	tg_tensor *p;
 
-	fill(x, 120, 7, -5, 5);
+	cf_fill(x, 120, 7, -5, 5);
 	/* (4, 5, 6) permuted to (6, 4, 5), padded by (1, 0) on axis 0 and
 	 * (0, 2) on axis 1: (7, 6, 5).  Element [i][j][k] is x[j][k][i-1]
 	 * inside the pads, 0 outside. */
-	p = cf_keep(c, tg_pad(cf_keep(c, tg_permute(from(c, x, 3, shape), 3,
+	p = cf_keep(c, tg_pad(cf_keep(c, tg_permute(cf_from(c, x, 3, shape), 3,
 	            order)), 3, pads, 0.0));
 	for (int i = 0; i < 7; i++)
 		for (int j = 0; j < 6; j++)
@@ -661,12 +664,12 @@ static enum cf_verdict ops_movement(struct cf_ctx *c)
 					val = x[(d0 * 5 + d1) * 6 + d2];
 				ref[(i * 6 + j) * 5 + k] = val + 1.0;
 			}
-	return check(c, "pad(permute(x)) + 1", cf_keep(c, tg_add_s(p, 1.0)),
-	             ref, 7 * 6 * 5, 1e-6, 1e-6);
+	return cf_check(c, "pad(permute(x)) + 1", cf_keep(c, tg_add_s(p, 1.0)),
+	                ref, 7 * 6 * 5, 1e-6, 1e-6);
 }
 
 /* int32 arithmetic, exact. */
-static enum cf_verdict ops_int32(struct cf_ctx *c)
+enum cf_verdict cf_ops_int32(struct cf_ctx *c)
 {
 	enum { N = 101 };
 	static const int64_t n = N;
@@ -688,12 +691,12 @@ static enum cf_verdict ops_int32(struct cf_ctx *c)
 		ref[i] = (double)a[i] * b[i] + a[i];
 	r = cf_keep(c, tg_cast(cf_keep(c, tg_add(cf_keep(c, tg_mul(ta, tb)),
 	            ta)), TG_FLOAT32));
-	if ((v = check(c, "int32 a * b + a", r, ref, N, 0, 0)))
+	if ((v = cf_check(c, "int32 a * b + a", r, ref, N, 0, 0)))
 		return v;
 	for (i = 0; i < N; i++)  /* tinygrad's idiv truncates toward 0 */
 		ref[i] = (double)(a[i] / b[i]);
-	return check(c, "int32 a // b", cf_keep(c, tg_cast(cf_keep(c,
-	             tg_idiv(ta, tb)), TG_FLOAT32)), ref, N, 0, 0);
+	return cf_check(c, "int32 a // b", cf_keep(c, tg_cast(cf_keep(c,
+	                tg_idiv(ta, tb)), TG_FLOAT32)), ref, N, 0, 0);
 }
 
 /* tg.h's integer division of a by b in a kind of `bits` bits: a / 0 =
@@ -791,7 +794,7 @@ static enum cf_verdict idiv_check(struct cf_ctx *c, tg_dtype dt,
 /* Integer division and modulo by zero and the overflowing min / -1, in
  * every integer dtype the device computes: tg.h's values, no trap,
  * with the divisor in memory and a constant zero. */
-static enum cf_verdict ops_int_division(struct cf_ctx *c)
+enum cf_verdict cf_ops_int_division(struct cf_ctx *c)
 {
 	static const tg_dtype dts[] = { TG_INT8, TG_INT16, TG_INT32, TG_INT64,
 	                                TG_UINT8, TG_UINT16, TG_UINT32,
@@ -828,7 +831,7 @@ static enum cf_verdict ops_int_division(struct cf_ctx *c)
 
 /* float16, bfloat16 and float64: x * y + x and a sum, computed in the
  * dtype (cast on the device), read back as float32. */
-static enum cf_verdict ops_other_floats(struct cf_ctx *c)
+enum cf_verdict cf_ops_other_floats(struct cf_ctx *c)
 {
 	enum { N = 129 };
 	static const int64_t n = N;
@@ -838,8 +841,8 @@ static enum cf_verdict ops_other_floats(struct cf_ctx *c)
 	double ref[N], s;
 	int any = 0;
 
-	fill(a, N, 8, -2, 2);
-	fill(b, N, 9, -2, 2);
+	cf_fill(a, N, 8, -2, 2);
+	cf_fill(b, N, 9, -2, 2);
 	for (size_t k = 0; k < 3; k++) {
 		tg_dtype dt = dts[k];
 		tg_tensor *x, *y, *r;
@@ -849,22 +852,22 @@ static enum cf_verdict ops_other_floats(struct cf_ctx *c)
 		if (!cf_has_dtype(c, dt))
 			continue;
 		any = 1;
-		x = cf_keep(c, tg_cast(from(c, a, 1, &n), dt));
-		y = cf_keep(c, tg_cast(from(c, b, 1, &n), dt));
+		x = cf_keep(c, tg_cast(cf_from(c, a, 1, &n), dt));
+		y = cf_keep(c, tg_cast(cf_from(c, b, 1, &n), dt));
 		r = cf_keep(c, tg_add(cf_keep(c, tg_mul(x, y)), x));
 		for (int i = 0; i < N; i++)
 			ref[i] = (double)a[i] * b[i] + a[i];
 		snprintf(what, sizeof what, "%s x * y + x", tg_dtype_name(dt));
-		if ((v = check(c, what, cf_keep(c, tg_cast(r, TG_FLOAT32)), ref,
-		               N, tol[k], tol[k])))
+		if ((v = cf_check(c, what, cf_keep(c, tg_cast(r, TG_FLOAT32)),
+		                  ref, N, tol[k], tol[k])))
 			return v;
 		s = 0;
 		for (int i = 0; i < N; i++)
 			s += a[i];
 		snprintf(what, sizeof what, "%s sum", tg_dtype_name(dt));
-		if ((v = check(c, what, cf_keep(c, tg_cast(cf_keep(c, tg_sum(x,
-		               NULL, 0, 0)), TG_FLOAT32)), &s, 1, tol[k] * 8,
-		               tol[k])))
+		if ((v = cf_check(c, what, cf_keep(c, tg_cast(cf_keep(c,
+		                  tg_sum(x, NULL, 0, 0)), TG_FLOAT32)), &s, 1,
+		                  tol[k] * 8, tol[k])))
 			return v;
 	}
 	if (!any)
@@ -874,7 +877,7 @@ static enum cf_verdict ops_other_floats(struct cf_ctx *c)
 }
 
 /* float32 -> int32 truncates toward zero; int32 -> float32 is exact. */
-static enum cf_verdict ops_cast(struct cf_ctx *c)
+enum cf_verdict cf_ops_cast(struct cf_ctx *c)
 {
 	enum { N = 64 };
 	static const int64_t n = N;
@@ -883,12 +886,12 @@ static enum cf_verdict ops_cast(struct cf_ctx *c)
 
 	if (!cf_has_dtype(c, TG_INT32))
 		return cf_fail(c, "int32 is not computed"), CF_SKIP;
-	fill(a, N, 10, -1000, 1000);
+	cf_fill(a, N, 10, -1000, 1000);
 	for (int i = 0; i < N; i++)
 		ref[i] = trunc(a[i]);
-	return check(c, "float32 -> int32 -> float32", cf_keep(c, tg_cast(
-	             cf_keep(c, tg_cast(from(c, a, 1, &n), TG_INT32)),
-	             TG_FLOAT32)), ref, N, 0, 0);
+	return cf_check(c, "float32 -> int32 -> float32", cf_keep(c, tg_cast(
+	                cf_keep(c, tg_cast(cf_from(c, a, 1, &n), TG_INT32)),
+	                TG_FLOAT32)), ref, N, 0, 0);
 }
 
 /* Threefry2x32 with 20 rounds (Salmon et al.; JAX's threefry_2x32) of
@@ -939,7 +942,7 @@ static void rand_ref(uint64_t seed, uint32_t ctr, size_t n, double *out)
  * size must give the host reference's numbers bit for bit, the one
  * value of a (1,) draw too (PoCL once refused that kernel: the program
  * had fewer parameters than the launch gave buffers). */
-static enum cf_verdict ops_random(struct cf_ctx *c)
+enum cf_verdict cf_ops_random(struct cf_ctx *c)
 {
 	/* the reference against JAX: threefry_2x32((0, 1337), (3, 13)) */
 	static const uint64_t seed = 20250101;
@@ -957,9 +960,9 @@ static enum cf_verdict ops_random(struct cf_ctx *c)
 	for (int64_t n = 1; n <= 9 && v == CF_PASS; n++) {
 		snprintf(what, sizeof what, "rand of %lld", (long long)n);
 		rand_ref(seed, ctr, (size_t)n, ref);
-		v = check(c, what, cf_keep(c, tg_rand(c->dev, TG_FLOAT32, 1,
-		                                      &n)), ref, (size_t)n,
-		          0, 0);
+		v = cf_check(c, what, cf_keep(c, tg_rand(c->dev, TG_FLOAT32, 1,
+		                                         &n)), ref, (size_t)n,
+		             0, 0);
 		ctr += (uint32_t)n;
 	}
 	if (v == CF_PASS) {
@@ -968,9 +971,9 @@ static enum cf_verdict ops_random(struct cf_ctx *c)
 		rand_ref(seed, ctr, 5, ref);
 		for (int i = 0; i < 5; i++)  /* tinygrad's kaiming bound */
 			ref[i] = ref[i] * 2 - 1;
-		v = check(c, "uniform (1,5) in [-1, 1)", cf_keep(c,
-		          tg_uniform(c->dev, TG_FLOAT32, 2, shape, -1, 1)),
-		          ref, 5, 1e-7, 0);
+		v = cf_check(c, "uniform (1,5) in [-1, 1)", cf_keep(c,
+		             tg_uniform(c->dev, TG_FLOAT32, 2, shape, -1, 1)),
+		             ref, 5, 1e-7, 0);
 	}
 	return v;
 }
@@ -989,8 +992,8 @@ static tg_tensor *input(struct cf_ctx *c, size_t ndim, const int64_t *shape,
 		n *= (size_t)shape[i];
 	if (!(v = malloc(n * sizeof *v)))
 		return NULL;
-	fill(v, n, seed, -1, 1);
-	t = from(c, v, ndim, shape);
+	cf_fill(v, n, seed, -1, 1);
+	t = cf_from(c, v, ndim, shape);
 	free(v);
 	return t && tg_realize(t) == 0 ? t : NULL;
 }
@@ -1020,7 +1023,7 @@ static enum cf_verdict count(struct cf_ctx *c, const char *what,
 	return CF_PASS;
 }
 
-static enum cf_verdict kernels_fusion(struct cf_ctx *c)
+enum cf_verdict cf_kernels_fusion(struct cf_ctx *c)
 {
 	static const int64_t s44[2] = { 4, 4 }, s816[2] = { 8, 16 },
 	                     s88[2] = { 8, 8 }, s165[2] = { 16, 5 },
@@ -1188,7 +1191,7 @@ static tg_tensor *fz_input(struct cf_ctx *c, const struct fz_prog *p,
 		n *= (size_t)p->shape[i][d];
 	if (!(v = malloc(n * sizeof *v)))
 		return NULL;
-	fill(v, n, 11 + (unsigned)i, -1, 1);
+	cf_fill(v, n, 11 + (unsigned)i, -1, 1);
 	iv = (int32_t *)v;  /* in place: the same size */
 	if (p->dt == TG_INT32)
 		for (size_t k = 0; k < n; k++)
@@ -1261,14 +1264,14 @@ static enum cf_verdict fuzz_case(struct cf_ctx *c, size_t i)
 }
 
 #define FUZZ_CASE(fn, i) \
-	static enum cf_verdict fn(struct cf_ctx *c) { return fuzz_case(c, i); }
-FUZZ_CASE(fuzz_matmul, 0)
-FUZZ_CASE(fuzz_colsum, 1)
-FUZZ_CASE(fuzz_rowsum, 2)
-FUZZ_CASE(fuzz_softmax, 3)
-FUZZ_CASE(fuzz_conv, 4)
-FUZZ_CASE(fuzz_int_max, 5)
-FUZZ_CASE(fuzz_padded, 6)
+	enum cf_verdict fn(struct cf_ctx *c) { return fuzz_case(c, i); }
+FUZZ_CASE(cf_fuzz_matmul, 0)
+FUZZ_CASE(cf_fuzz_colsum, 1)
+FUZZ_CASE(cf_fuzz_rowsum, 2)
+FUZZ_CASE(cf_fuzz_softmax, 3)
+FUZZ_CASE(cf_fuzz_conv, 4)
+FUZZ_CASE(cf_fuzz_int_max, 5)
+FUZZ_CASE(cf_fuzz_padded, 6)
 #undef FUZZ_CASE
 
 const struct cf_case cf_cases[] = {
@@ -1282,22 +1285,22 @@ const struct cf_case cf_cases[] = {
 	{ "memory", "views", memory_views, 1 },
 	{ "memory", "dtypes", memory_dtypes, 1 },
 	{ "memory", "out-of-memory", memory_out_of_memory, 1 },
-	{ "ops", "elementwise", ops_elementwise, 1 },
-	{ "ops", "reduce", ops_reduce, 1 },
-	{ "ops", "matmul", ops_matmul, 1 },
-	{ "ops", "movement", ops_movement, 1 },
-	{ "ops", "int32", ops_int32, 1 },
-	{ "ops", "int-division", ops_int_division, 1 },
-	{ "ops", "other-floats", ops_other_floats, 1 },
-	{ "ops", "cast", ops_cast, 1 },
-	{ "ops", "random", ops_random, 1 },
-	{ "kernels", "fusion", kernels_fusion, 1 },
-	{ "fuzz", "matmul", fuzz_matmul, 1 },
-	{ "fuzz", "column-sums", fuzz_colsum, 1 },
-	{ "fuzz", "row-sums", fuzz_rowsum, 1 },
-	{ "fuzz", "softmax", fuzz_softmax, 1 },
-	{ "fuzz", "conv2d", fuzz_conv, 1 },
-	{ "fuzz", "int32-max", fuzz_int_max, 1 },
-	{ "fuzz", "padded", fuzz_padded, 1 },
+	{ "ops", "elementwise", cf_ops_elementwise, 1 },
+	{ "ops", "reduce", cf_ops_reduce, 1 },
+	{ "ops", "matmul", cf_ops_matmul, 1 },
+	{ "ops", "movement", cf_ops_movement, 1 },
+	{ "ops", "int32", cf_ops_int32, 1 },
+	{ "ops", "int-division", cf_ops_int_division, 1 },
+	{ "ops", "other-floats", cf_ops_other_floats, 1 },
+	{ "ops", "cast", cf_ops_cast, 1 },
+	{ "ops", "random", cf_ops_random, 1 },
+	{ "kernels", "fusion", cf_kernels_fusion, 1 },
+	{ "fuzz", "matmul", cf_fuzz_matmul, 1 },
+	{ "fuzz", "column-sums", cf_fuzz_colsum, 1 },
+	{ "fuzz", "row-sums", cf_fuzz_rowsum, 1 },
+	{ "fuzz", "softmax", cf_fuzz_softmax, 1 },
+	{ "fuzz", "conv2d", cf_fuzz_conv, 1 },
+	{ "fuzz", "int32-max", cf_fuzz_int_max, 1 },
+	{ "fuzz", "padded", cf_fuzz_padded, 1 },
 };
 const size_t cf_ncases = sizeof cf_cases / sizeof *cf_cases;
