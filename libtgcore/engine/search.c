@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/search.h"
 
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */
@@ -59,41 +60,7 @@
 #define TRIAL_FLOOR_S 0.2 /* and at least this */
 #define REF_TRIAL_S 1.0  /* NOOPT's trial: its faults show by then */
 
-typedef struct cand {
-	tg_opt opts[TG_MAX_OPTS];
-	size_t nopts;
-	tg_ksrc ks;
-	tg_program *prog;
-	int rc;            /* build status */
-	char err[256];     /* why the build failed */
-	double t;          /* best run in seconds; INFINITY: none */
-} cand;
-
-typedef struct search {
-	tg_dev *dev;
-	const tg_uop *ast;
-	const struct tg_renderer_caps *caps;
-	tg_settings set;       /* the realize's, for codegen */
-	size_t nbufs;
-	tg_buffer **bufs;      /* scratch, the kernel's sizes */
-	void **ref;            /* NOOPT's outputs, by buffer (NULL: input) */
-	void **init;           /* the outputs' first contents, by buffer
-	                          (NULL: an input or not read): an assign
-	                          reads its output, so every checked run
-	                          starts from them */
-	size_t nouts;          /* buffers 0..nouts-1 are written */
-	int reads_out;         /* the kernel loads one of them */
-	double deadline;       /* monotonic seconds; INFINITY until the
-	                          rounds start */
-	cand *cands;
-	size_t ncands;
-	atomic_size_t next;    /* the next candidate to build */
-	uint64_t *seen;        /* hashes of the sources timed */
-	size_t nseen, capseen;
-	double best_trial;     /* the fastest trial that finished, in
-	                          seconds with its start; INFINITY: none */
-	size_t tried, mismatched, failed, slow;
-} search;
+/* A candidate (cand) and the search's state (search): search.h. */
 
 static double now_s(void)
 {
@@ -115,7 +82,7 @@ static uint64_t rnd(uint64_t *st)
 }
 
 /* Element i of a host array of kind dt as a double. */
-static double elem(tg_dtype dt, const void *p, size_t i)
+double tg_beam_elem(tg_dtype dt, const void *p, size_t i)
 {
 	switch (dt) {
 	case TG_FLOAT32: return ((const float *)p)[i];
@@ -161,7 +128,7 @@ static void fill(tg_dtype dt, void *p, size_t n, uint64_t *st)
 
 /* Whether the AST loads one of its outputs, buffers 0..nouts-1 (an
  * assign); 1 when it cannot tell (out of memory). */
-static int loads_output(const tg_uop *ast, size_t nouts)
+int tg_beam_loads_output(const tg_uop *ast, size_t nouts)
 {
 	size_t n;
 	tg_uop **order = tg_ast_toposort(ast, &n);
@@ -176,7 +143,7 @@ static int loads_output(const tg_uop *ast, size_t nouts)
 
 /* Scratch buffers like the item's, every one filled with random
  * values (an output may be read too: an assign). */
-static int make_scratch(search *s, tg_buffer *const *like)
+int tg_beam_make_scratch(search *s, tg_buffer *const *like)
 {
 	uint64_t st = 0x7467636f7265u;  /* fixed: a search is repeatable */
 
@@ -208,7 +175,7 @@ static int make_scratch(search *s, tg_buffer *const *like)
 
 /* The outputs back to their first contents, before a checked run of a
  * kernel that reads them (the others overwrite them whole). */
-static int reset_outputs(search *s)
+int tg_beam_reset_outputs(search *s)
 {
 	for (size_t i = 0; s->reads_out && i < s->nouts && i < s->nbufs;
 	     i++) {
@@ -220,7 +187,7 @@ static int reset_outputs(search *s)
 	return TG_OK;
 }
 
-static void free_scratch(search *s)
+void tg_beam_free_scratch(search *s)
 {
 	for (size_t i = 0; i < s->nbufs; i++) {
 		if (s->bufs)
@@ -406,7 +373,8 @@ static int agree(tg_dtype dt, int half, const void *got, const void *want,
 	double tol = half || tg_scalar_is_half(dt) ? 2e-2 : 1e-3;
 
 	for (size_t i = 0; i < n; i++) {
-		double g = elem(dt, got, i), w = elem(dt, want, i);
+		double g = tg_beam_elem(dt, got, i),
+		       w = tg_beam_elem(dt, want, i);
 		if (g == w || (isnan(g) && isnan(w)))
 			continue;
 		if (isf && fabs(g - w) <= tol * (1.0 + fabs(w)))
@@ -446,7 +414,8 @@ static int check(search *s, const cand *c)
 			             "NOOPT in buffer %zu at %zu: got %.9g, want "
 			             "%.9g (a codegen bug: please report it; the "
 			             "candidate is dropped)", c->ks.name, o, b, at,
-			             elem(dt, h, at), elem(dt, s->ref[b], at));
+			             tg_beam_elem(dt, h, at),
+			             tg_beam_elem(dt, s->ref[b], at));
 			s->mismatched++;
 		}
 		free(h);
@@ -519,8 +488,9 @@ static void evaluate(search *s, double best)
 		} else if (!seen_before(s, c) && now_s() < s->deadline) {
 			double t, ran;
 			s->tried++;
-			if (trial_ok(s, c, best, &ran) && !reset_outputs(s) &&
-			    !launch(s, c, &t) && check(s, c)) {
+			if (trial_ok(s, c, best, &ran) &&
+			    !tg_beam_reset_outputs(s) && !launch(s, c, &t) &&
+			    check(s, c)) {
 				c->t = time_cand(s, c, t, best);
 				s->best_trial = fmin(s->best_trial, ran);
 				log_cand(c, ran);
@@ -555,7 +525,7 @@ static int reference(search *s, double *t)
 	if (rc)
 		rc = tg_error_prefix("the unoptimized kernel %s failed its "
 		                     "trial run", c.ks.name);
-	else if (!(rc = reset_outputs(s)))
+	else if (!(rc = tg_beam_reset_outputs(s)))
 		rc = launch(s, &c, t);
 	for (size_t b = 0; b < s->nbufs && !rc; b++) {
 		size_t nb = tg_buffer_nbytes(s->bufs[b]);
@@ -822,11 +792,11 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	s.set.debug = 0;
 	s.nbufs = nbufs;
 	s.nouts = ast->nsrc;  /* the SINK's stores: buffers 0.. in order */
-	s.reads_out = loads_output(ast, s.nouts);
+	s.reads_out = tg_beam_loads_output(ast, s.nouts);
 	s.deadline = INFINITY;
 	s.best_trial = INFINITY;
 	memset(&best, 0, sizeof best);
-	if (!(rc = make_scratch(&s, bufs)) &&
+	if (!(rc = tg_beam_make_scratch(&s, bufs)) &&
 	    !(rc = beam(&s, set->beam, &best, set->beam_timeout))) {
 		memcpy(opts, best.opts, best.nopts * sizeof *opts);
 		*nopts = best.nopts;
@@ -842,7 +812,7 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 		cand_free(&s.cands[i]);
 	free(s.cands);
 	free(s.seen);
-	free_scratch(&s);
+	tg_beam_free_scratch(&s);
 	free(key);
 	return rc;
 }
