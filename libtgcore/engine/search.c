@@ -4,19 +4,19 @@
  * cache miss.
  *
  * The search keeps the N fastest opt lists.  Each round extends every
- * one of them by every move the plan takes (tg_codegen_actions),
- * renders and compiles the new candidates on a few threads at once (the
- * renderer is re-entrant, and plugins' compile entries are too), runs
- * each on scratch buffers of the kernel's sizes filled with random
- * values (search_scratch.c), and times it.  Before a candidate is
- * timed its outputs are compared with the unoptimized (NOOPT) kernel's
- * on the same inputs: a mismatch is a codegen bug, reported on stderr
- * and never a winner.  A candidate that fails to compile is skipped.  The search stops when a
- * round improves nothing, when no move is left, or when its time budget
- * (BEAM_TIMEOUT_SEC) is spent; the best list found so far wins.  The
- * budget is the rounds': NOOPT's reference run and the hand-coded
- * opts' are fixed costs of any search, and at matmul N=2048 NOOPT's
- * alone takes 25 s of the CPU's default 60.
+ * one of them by every move the plan takes (tg_codegen_actions), renders
+ * and compiles the new candidates on a few threads at once (the renderer
+ * is re-entrant, and plugins' compile entries are too), runs each on
+ * scratch buffers of the kernel's sizes filled with random values
+ * (search_scratch.c), and times it.  Before a candidate is timed its
+ * outputs are compared with the unoptimized (NOOPT) kernel's on the same
+ * inputs: a mismatch is a codegen bug, reported on stderr and never a
+ * winner.  A candidate that fails to compile is skipped.  The search
+ * stops when a round improves nothing, when no move is left, or when its
+ * time budget (BEAM_TIMEOUT_SEC) is spent; the best list found so far
+ * wins.  The budget is the rounds': NOOPT's reference run and the
+ * hand-coded opts' are fixed costs of any search, and at matmul N=2048
+ * NOOPT's alone takes 25 s of the CPU's default 60.
  *
  * Candidates are loop nests of constant extents over indices that
  * lowering bounds-checks (tg_uop_verify and the gates of every access),
