@@ -22,10 +22,13 @@ static double relu(double x) { return x > 0 ? x : 0; }
 static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
 static double neg(double x) { return -x; }
 
-enum cf_verdict cf_ops_elementwise(struct cf_ctx *c)
+enum { EW_N = 257 };  /* elements of the elementwise case's inputs */
+
+/* The binary ops on ta and tb (a and b on the host). */
+static enum cf_verdict ew_binary(struct cf_ctx *c, const float *a,
+                                 const float *b, tg_tensor *ta,
+                                 tg_tensor *tb)
 {
-	enum { N = 257 };
-	static const int64_t n = N;
 	static const struct {
 		const char *name;
 		binary_fn fn;
@@ -35,6 +38,29 @@ enum cf_verdict cf_ops_elementwise(struct cf_ctx *c)
 		{ "mul", tg_mul, '*' }, { "div", tg_div, '/' },
 		{ "maximum", tg_maximum, 'M' },
 	};
+	double ref[EW_N];
+	enum cf_verdict v = CF_PASS;
+	size_t k, i;
+
+	for (k = 0; k < sizeof bins / sizeof *bins && !v; k++) {
+		for (i = 0; i < EW_N; i++) {
+			double x = a[i], y = b[i];
+
+			ref[i] = bins[k].op == '+' ? x + y : bins[k].op == '-'
+				? x - y : bins[k].op == '*' ? x * y
+				: bins[k].op == '/' ? x / y : fmax(x, y);
+		}
+		v = cf_check(c, bins[k].name, cf_keep(c, bins[k].fn(ta, tb)),
+		             ref, EW_N, 1e-6, 1e-6);
+	}
+	return v;
+}
+
+/* The unary ops on ta, or on tb (> 0) where they need it. */
+static enum cf_verdict ew_unary(struct cf_ctx *c, const float *a,
+                                const float *b, tg_tensor *ta,
+                                tg_tensor *tb)
+{
 	static const struct {
 		const char *name;
 		unary_fn fn;
@@ -50,44 +76,51 @@ enum cf_verdict cf_ops_elementwise(struct cf_ctx *c)
 		{ "relu", tg_relu, relu, 0, 0 },
 		{ "sigmoid", tg_sigmoid, sigmoid, 0, 1e-5 },
 	};
-	float a[N], b[N];
-	double ref[N];
+	double ref[EW_N];
 	enum cf_verdict v = CF_PASS;
-	tg_tensor *ta, *tb;
 	size_t k, i;
 
-	cf_fill(a, N, 2, -2, 2);
-	cf_fill(b, N, 3, 0.5, 3);
-	ta = cf_from(c, a, 1, &n);
-	tb = cf_from(c, b, 1, &n);
-	for (k = 0; k < sizeof bins / sizeof *bins && !v; k++) {
-		for (i = 0; i < N; i++) {
-			double x = a[i], y = b[i];
-
-			ref[i] = bins[k].op == '+' ? x + y : bins[k].op == '-'
-				? x - y : bins[k].op == '*' ? x * y
-				: bins[k].op == '/' ? x / y : fmax(x, y);
-		}
-		v = cf_check(c, bins[k].name, cf_keep(c, bins[k].fn(ta, tb)),
-		             ref, N, 1e-6, 1e-6);
-	}
 	for (k = 0; k < sizeof uns / sizeof *uns && !v; k++) {
 		const float *x = uns[k].positive ? b : a;
 
-		for (i = 0; i < N; i++)
+		for (i = 0; i < EW_N; i++)
 			ref[i] = uns[k].ref(x[i]);
 		v = cf_check(c, uns[k].name, cf_keep(c,
-		             uns[k].fn(uns[k].positive ? tb : ta)), ref, N,
+		             uns[k].fn(uns[k].positive ? tb : ta)), ref, EW_N,
 		             1e-6, uns[k].rtol + 1e-6);
 	}
-	if (!v) {  /* a comparison and a select, cast to float32 */
-		for (i = 0; i < N; i++)
-			ref[i] = a[i] < b[i] - 1.5 ? 1.0 : 0.0;
-		v = cf_check(c, "where(a < b - 1.5, 1, 0)", cf_keep(c, tg_cast(
-		             cf_keep(c, tg_where_s(cf_keep(c, tg_lt(ta,
-		             cf_keep(c, tg_sub_s(tb, 1.5)))), 1.0, 0.0)),
-		             TG_FLOAT32)), ref, N, 0, 0);
-	}
+	return v;
+}
+
+/* A comparison and a select, cast to float32. */
+static enum cf_verdict ew_where(struct cf_ctx *c, const float *a,
+                                const float *b, tg_tensor *ta,
+                                tg_tensor *tb)
+{
+	double ref[EW_N];
+
+	for (size_t i = 0; i < EW_N; i++)
+		ref[i] = a[i] < b[i] - 1.5 ? 1.0 : 0.0;
+	return cf_check(c, "where(a < b - 1.5, 1, 0)", cf_keep(c, tg_cast(
+	                cf_keep(c, tg_where_s(cf_keep(c, tg_lt(ta,
+	                cf_keep(c, tg_sub_s(tb, 1.5)))), 1.0, 0.0)),
+	                TG_FLOAT32)), ref, EW_N, 0, 0);
+}
+
+enum cf_verdict cf_ops_elementwise(struct cf_ctx *c)
+{
+	static const int64_t n = EW_N;
+	float a[EW_N], b[EW_N];
+	enum cf_verdict v;
+	tg_tensor *ta, *tb;
+
+	cf_fill(a, EW_N, 2, -2, 2);
+	cf_fill(b, EW_N, 3, 0.5, 3);
+	ta = cf_from(c, a, 1, &n);
+	tb = cf_from(c, b, 1, &n);
+	if (!(v = ew_binary(c, a, b, ta, tb)) &&
+	    !(v = ew_unary(c, a, b, ta, tb)))
+		v = ew_where(c, a, b, ta, tb);
 	return v;
 }
 
