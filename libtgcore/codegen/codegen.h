@@ -131,7 +131,7 @@ static inline const tg_st *tg_kernel_st(const tg_kernel *k,
 	return u->id < k->nid ? k->st[u->id] : NULL;
 }
 
-/* ---------------------------------------------------- codegen/kernel.c */
+/* ------------------------------------------------------- codegen/opt.c */
 
 /* Optimization ops (tinygrad's OptOps).  LOCAL, GROUP, GROUPTOP and
  * NOLOCALS need a device with work groups (and shared memory for the
@@ -193,7 +193,7 @@ void tg_kplan_update(struct tg_kplan *p);
  * dividing s, a symbolic axis, more than TG_MAX_OPTS opts or
  * TG_MAX_EXPAND copies. */
 int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
-/* tinygrad's hand_coded_optimizations (see kernel.c) on a plan without
+/* tinygrad's hand_coded_optimizations (see heuristic.c) on a plan without
  * opts: register blocking and unrolling everywhere, a grouped reduce
  * and local axes where p->caps has work groups. */
 int tg_kplan_hand_opt(struct tg_kplan *p, const tg_kernel *k);

@@ -3,7 +3,7 @@
  * codegen/lowerer.py): launch indices, loops and one lowering of each
  * AST node.
  *
- * The plan (tg_lower_plan, kernel.c) classifies the full shape's axes:
+ * The plan (tg_lower_plan, plan.c) classifies the full shape's axes:
  * reduce axes, global axes (the others), size-1 axes dropped.
  * Conceptually the axes are permuted to [globals | reduces]; since every
  * shape tracker is indexed per axis, the permutation is carried by the
@@ -14,7 +14,7 @@
  * become RANGE loops, and so do symbolic output axes (outside them):
  * launch sizes never depend on a variable.
  *
- * Opts (kernel.c) split an axis into an outer part, which stays a
+ * Opts (opt.c) split an axis into an outer part, which stays a
  * launch index or loop, and an upcast part u: the axis is indexed
  * outer*u + X, X the axis's digit (an EXPAND leaf), and every AST node
  * is lowered once.  The expander (expand.c) then makes one lane per

@@ -9,8 +9,8 @@
  * is the same file: tg_empty(disk, ...) followed by tg_to reads the
  * file, and tg_to(x, disk) writes it.  lazy_ops.c turns a slice of a
  * contiguous range and a bitcast into buffer views on it; anything
- * that would need a kernel is refused with the reason (schedule.c's
- * build_items, before anything runs).
+ * that would need a kernel is refused with the reason
+ * (schedule_items.c's tg_sched_build_items, before anything runs).
  *
  * It is built from the same tables as a plugin's device, so the rest
  * of the core treats it like any other, but it lives in the core: it
@@ -175,7 +175,7 @@ static const struct tg_allocator_iface disk_allocator = {
 	.view_free = disk_view_free,
 };
 
-/* The compiler and runtime entries a device must have.  schedule.c
+/* The compiler and runtime entries a device must have.  The scheduler
  * refuses kernels on DISK before they get here; these answer anyone
  * who asks anyway. */
 static int no_kernels(struct tg_device *d)

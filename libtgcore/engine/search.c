@@ -4,19 +4,19 @@
  * cache miss.
  *
  * The search keeps the N fastest opt lists.  Each round extends every
- * one of them by every move the plan takes (tg_codegen_actions),
- * renders and compiles the new candidates on a few threads at once (the
- * renderer is re-entrant, and plugins' compile entries are too), runs
- * each on scratch buffers of the kernel's sizes filled with random
- * values, and times it.  Before a candidate is timed its outputs are
- * compared with the unoptimized (NOOPT) kernel's on the same inputs: a
- * mismatch is a codegen bug, reported on stderr and never a winner.  A
- * candidate that fails to compile is skipped.  The search stops when a
- * round improves nothing, when no move is left, or when its time budget
- * (BEAM_TIMEOUT_SEC) is spent; the best list found so far wins.  The
- * budget is the rounds': NOOPT's reference run and the hand-coded
- * opts' are fixed costs of any search, and at matmul N=2048 NOOPT's
- * alone takes 25 s of the CPU's default 60.
+ * one of them by every move the plan takes (tg_codegen_actions), renders
+ * and compiles the new candidates on a few threads at once (the renderer
+ * is re-entrant, and plugins' compile entries are too), runs each on
+ * scratch buffers of the kernel's sizes filled with random values
+ * (search_scratch.c), and times it.  Before a candidate is timed its
+ * outputs are compared with the unoptimized (NOOPT) kernel's on the same
+ * inputs: a mismatch is a codegen bug, reported on stderr and never a
+ * winner.  A candidate that fails to compile is skipped.  The search
+ * stops when a round improves nothing, when no move is left, or when its
+ * time budget (BEAM_TIMEOUT_SEC) is spent; the best list found so far
+ * wins.  The budget is the rounds': NOOPT's reference run and the
+ * hand-coded opts' are fixed costs of any search, and at matmul N=2048
+ * NOOPT's alone takes 25 s of the CPU's default 60.
  *
  * Candidates are loop nests of constant extents over indices that
  * lowering bounds-checks (tg_uop_verify and the gates of every access),
@@ -51,6 +51,7 @@
 #include "device/device.h"
 #include "ir/ir.h"
 #include "util/child.h"
+#include "engine/search.h"
 
 #define MAX_THREADS 8    /* compile threads */
 #define RUNS 3           /* timed runs of a candidate */
@@ -62,173 +63,7 @@
 #define TRIAL_FLOOR_S 0.2 /* and at least this */
 #define REF_TRIAL_S 1.0  /* NOOPT's trial: its faults show by then */
 
-typedef struct cand {
-	tg_opt opts[TG_MAX_OPTS];
-	size_t nopts;
-	tg_ksrc ks;
-	tg_program *prog;
-	int rc;            /* build status */
-	char err[256];     /* why the build failed */
-	double t;          /* best run in seconds; INFINITY: none */
-} cand;
-
-typedef struct search {
-	tg_dev *dev;
-	const tg_uop *ast;
-	const struct tg_renderer_caps *caps;
-	tg_settings set;       /* the realize's, for codegen */
-	size_t nbufs;
-	tg_buffer **bufs;      /* scratch, the kernel's sizes */
-	void **ref;            /* NOOPT's outputs, by buffer (NULL: input) */
-	void **init;           /* the outputs' first contents, by buffer
-	                          (NULL: an input or not read): an assign
-	                          reads its output, so every checked run
-	                          starts from them */
-	size_t nouts;          /* buffers 0..nouts-1 are written */
-	int reads_out;         /* the kernel loads one of them */
-	double deadline;       /* monotonic seconds; INFINITY until the
-	                          rounds start */
-	cand *cands;
-	size_t ncands;
-	atomic_size_t next;    /* the next candidate to build */
-	uint64_t *seen;        /* hashes of the sources timed */
-	size_t nseen, capseen;
-	double best_trial;     /* the fastest trial that finished, in
-	                          seconds with its start; INFINITY: none */
-	size_t tried, mismatched, failed, slow;
-} search;
-
-/* ---------------------------------------------------------- scratch data */
-
-static uint64_t rnd(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15u);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
-
-/* Element i of a host array of kind dt as a double. */
-static double elem(tg_dtype dt, const void *p, size_t i)
-{
-	switch (dt) {
-	case TG_FLOAT32: return ((const float *)p)[i];
-	case TG_FLOAT64: return ((const double *)p)[i];
-	case TG_FLOAT16: return tg_f16_value(((const uint16_t *)p)[i]);
-	case TG_BFLOAT16: return tg_bf16_value(((const uint16_t *)p)[i]);
-	case TG_BOOL: case TG_UINT8: return ((const uint8_t *)p)[i];
-	case TG_INT8: return ((const int8_t *)p)[i];
-	case TG_INT16: return ((const int16_t *)p)[i];
-	case TG_UINT16: return ((const uint16_t *)p)[i];
-	case TG_INT32: return ((const int32_t *)p)[i];
-	case TG_UINT32: return ((const uint32_t *)p)[i];
-	case TG_INT64: return (double)((const int64_t *)p)[i];
-	default: return (double)((const uint64_t *)p)[i];
-	}
-}
-
-/* Values in [-1, 1) for floats (exact in every float kind), 0..7 for
- * integers, 0/1 for bool: nothing overflows a short sum. */
-static void fill(tg_dtype dt, void *p, size_t n, uint64_t *st)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint64_t r = rnd(st);
-		double f = (double)(int)(r % 256) / 128.0 - 1.0;
-		int64_t k = (int64_t)(r % 8);
-		switch (dt) {
-		case TG_FLOAT32: ((float *)p)[i] = (float)f; break;
-		case TG_FLOAT64: ((double *)p)[i] = f; break;
-		case TG_FLOAT16: ((uint16_t *)p)[i] = tg_f16_bits(f); break;
-		case TG_BFLOAT16: ((uint16_t *)p)[i] = tg_bf16_bits(f); break;
-		case TG_BOOL: ((uint8_t *)p)[i] = (uint8_t)(k & 1); break;
-		case TG_INT8: case TG_UINT8: ((uint8_t *)p)[i] = (uint8_t)k; break;
-		case TG_INT16: case TG_UINT16:
-			((uint16_t *)p)[i] = (uint16_t)k;
-			break;
-		case TG_INT32: case TG_UINT32:
-			((uint32_t *)p)[i] = (uint32_t)k;
-			break;
-		default: ((uint64_t *)p)[i] = (uint64_t)k; break;
-		}
-	}
-}
-
-/* Whether the AST loads one of its outputs, buffers 0..nouts-1 (an
- * assign); 1 when it cannot tell (out of memory). */
-static int loads_output(const tg_uop *ast, size_t nouts)
-{
-	size_t n;
-	tg_uop **order = tg_ast_toposort(ast, &n);
-	int r = !order;
-
-	for (size_t i = 0; order && i < n && !r; i++)
-		r = order[i]->op == TG_LOAD &&
-		    (size_t)tg_ast_buf(order[i]) < nouts;
-	free(order);
-	return r;
-}
-
-/* Scratch buffers like the item's, every one filled with random
- * values (an output may be read too: an assign). */
-static int make_scratch(search *s, tg_buffer *const *like)
-{
-	uint64_t st = 0x7467636f7265u;  /* fixed: a search is repeatable */
-
-	if (!(s->bufs = calloc(s->nbufs, sizeof *s->bufs)) ||
-	    !(s->ref = calloc(s->nbufs, sizeof *s->ref)) ||
-	    !(s->init = calloc(s->nbufs, sizeof *s->init)))
-		return tg_error_oom("beam");
-	for (size_t i = 0; i < s->nbufs; i++) {
-		tg_dtype dt = tg_buffer_dtype(like[i]);
-		size_t n = tg_buffer_count(like[i]);
-		void *h = malloc(tg_buffer_nbytes(like[i]) + 1);
-		int rc;
-		if (!h)
-			return tg_error_oom("beam");
-		fill(dt, h, n, &st);
-		s->bufs[i] = tg_buffer_new(s->dev, n, dt);
-		rc = s->bufs[i] ? tg_buffer_copyin(s->bufs[i], h,
-		                                   tg_buffer_nbytes(like[i]))
-		                : tg_last_status();
-		if (i < s->nouts && s->reads_out)
-			s->init[i] = h;
-		else
-			free(h);
-		if (rc)
-			return rc;
-	}
-	return TG_OK;
-}
-
-/* The outputs back to their first contents, before a checked run of a
- * kernel that reads them (the others overwrite them whole). */
-static int reset_outputs(search *s)
-{
-	for (size_t i = 0; s->reads_out && i < s->nouts && i < s->nbufs;
-	     i++) {
-		int rc = tg_buffer_copyin(s->bufs[i], s->init[i],
-		                          tg_buffer_nbytes(s->bufs[i]));
-		if (rc)
-			return rc;
-	}
-	return TG_OK;
-}
-
-static void free_scratch(search *s)
-{
-	for (size_t i = 0; i < s->nbufs; i++) {
-		if (s->bufs)
-			tg_buffer_unref(s->bufs[i]);
-		if (s->ref)
-			free(s->ref[i]);
-		if (s->init)
-			free(s->init[i]);
-	}
-	free(s->bufs);
-	free(s->ref);
-	free(s->init);
-}
+/* A candidate (cand) and the search's state (search): search.h. */
 
 /* ------------------------------------------------------------ candidates */
 
@@ -401,7 +236,8 @@ static int agree(tg_dtype dt, int half, const void *got, const void *want,
 	double tol = half || tg_scalar_is_half(dt) ? 2e-2 : 1e-3;
 
 	for (size_t i = 0; i < n; i++) {
-		double g = elem(dt, got, i), w = elem(dt, want, i);
+		double g = tg_beam_elem(dt, got, i),
+		       w = tg_beam_elem(dt, want, i);
 		if (g == w || (isnan(g) && isnan(w)))
 			continue;
 		if (isf && fabs(g - w) <= tol * (1.0 + fabs(w)))
@@ -441,7 +277,8 @@ static int check(search *s, const cand *c)
 			             "NOOPT in buffer %zu at %zu: got %.9g, want "
 			             "%.9g (a codegen bug: please report it; the "
 			             "candidate is dropped)", c->ks.name, o, b, at,
-			             elem(dt, h, at), elem(dt, s->ref[b], at));
+			             tg_beam_elem(dt, h, at),
+			             tg_beam_elem(dt, s->ref[b], at));
 			s->mismatched++;
 		}
 		free(h);
@@ -514,8 +351,9 @@ static void evaluate(search *s, double best)
 		} else if (!seen_before(s, c) && tg_now_s() < s->deadline) {
 			double t, ran;
 			s->tried++;
-			if (trial_ok(s, c, best, &ran) && !reset_outputs(s) &&
-			    !launch(s, c, &t) && check(s, c)) {
+			if (trial_ok(s, c, best, &ran) &&
+			    !tg_beam_reset_outputs(s) && !launch(s, c, &t) &&
+			    check(s, c)) {
 				c->t = time_cand(s, c, t, best);
 				s->best_trial = fmin(s->best_trial, ran);
 				log_cand(c, ran);
@@ -550,7 +388,7 @@ static int reference(search *s, double *t)
 	if (rc)
 		rc = tg_error_prefix("the unoptimized kernel %s failed its "
 		                     "trial run", c.ks.name);
-	else if (!(rc = reset_outputs(s)))
+	else if (!(rc = tg_beam_reset_outputs(s)))
 		rc = launch(s, &c, t);
 	for (size_t b = 0; b < s->nbufs && !rc; b++) {
 		size_t nb = tg_buffer_nbytes(s->bufs[b]);
@@ -819,11 +657,11 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 	s.set.debug = 0;
 	s.nbufs = nbufs;
 	s.nouts = ast->nsrc;  /* the SINK's stores: buffers 0.. in order */
-	s.reads_out = loads_output(ast, s.nouts);
+	s.reads_out = tg_beam_loads_output(ast, s.nouts);
 	s.deadline = INFINITY;
 	s.best_trial = INFINITY;
 	memset(&best, 0, sizeof best);
-	if (!(rc = make_scratch(&s, bufs)) &&
+	if (!(rc = tg_beam_make_scratch(&s, bufs)) &&
 	    !(rc = beam(&s, set->beam, &best, set->beam_timeout))) {
 		memcpy(opts, best.opts, best.nopts * sizeof *opts);
 		*nopts = best.nopts;
@@ -839,7 +677,7 @@ int tg_beam_opts(tg_dev *dev, const tg_uop *ast, tg_buffer *const *bufs,
 		cand_free(&s.cands[i]);
 	free(s.cands);
 	free(s.seen);
-	free_scratch(&s);
+	tg_beam_free_scratch(&s);
 	free(key);
 	return rc;
 }

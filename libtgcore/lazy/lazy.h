@@ -116,7 +116,7 @@ tg_lazy *tg_lazy_cast(tg_lazy *a, tg_dtype dt, int bitcast);
 tg_lazy *tg_lazy_reduce(unsigned op, tg_lazy *a, uint32_t axes);
 /* tg_lazy_reduce, split in two when each output reduces at least
  * `threshold` elements (0: never), and for a multi-device tensor
- * all-reduced as `ring` says (the RING setting, multi.c).  The tensor
+ * all-reduced as `ring` says (the RING setting, multi_ops.c).  The tensor
  * layer passes the SPLIT_REDUCEOP, REDUCEOP_SPLIT_THRESHOLD and RING
  * settings; tg_lazy_reduce uses tinygrad's defaults. */
 #define TG_REDUCE_SPLIT_DEFAULT 32768
@@ -238,6 +238,18 @@ int tg_multi_flatten(tg_lazy *const *lbs, size_t n, tg_lazy ***out,
 void tg_multi_free(tg_multi *m);
 
 /* -- shared by the files of lazy/ only -- */
+/* multi.c's helpers, which multi_ops.c shares: a tg_multi of n
+ * shards (lbs unset, all real), NULL on OOM; the first real shard; the
+ * MULTI lazy over m (taken; its lbs all set), its sharded axis summed
+ * over the real shards; each shard's rows of the sharded axis, into
+ * b[2i], b[2i+1]; lb shrunk to rows [lo, hi) of axis; a zero of lb's
+ * shape on its device (a shard that is not real). */
+tg_multi *tg_multi_alloc_(size_t n, int axis);
+size_t tg_multi_first_real_(const tg_multi *m);
+tg_lazy *tg_multi_wrap_(tg_dev *group, tg_multi *m);
+void tg_multi_bounds_(const tg_multi *m, int64_t *b);
+tg_lazy *tg_multi_rows_(tg_lazy *lb, int axis, int64_t lo, int64_t hi);
+tg_lazy *tg_multi_zeros_like_(const tg_lazy *lb, tg_dtype dt);
 /* A MULTI lazy over m (taken) of the group, shape and dtype given. */
 tg_lazy *tg_lazy_new_multi_(tg_dev *group, tg_dtype dt, size_t ndim,
                             const int64_t *shape, tg_multi *m);

@@ -1,6 +1,7 @@
 /*
  * nn/safetensors.c - safetensors files (tinygrad's safe_save and
- * safe_load).
+ * safe_load): the format's names and errors and the header's reader;
+ * loading is in safetensors_load.c, saving in safetensors_save.c.
  *
  * A safetensors file is an 8-byte little-endian length N, N bytes of
  * JSON header, then the data section:
@@ -17,48 +18,35 @@
  * tensors' ranges sorted by offset must tile the data section exactly:
  * no gaps, no overlaps, no trailing bytes.  Only then are tensors made,
  * each copied straight from the memory-mapped file to its device.
+ * The reader here sees only the header's bytes, never the file.
  */
 #include "config.h"
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core.h"
 #include "nn/state.h"
+#include "nn/safetensors.h"
 #include "shape/shape.h" /* TG_MAX_DIMS */
 
-#define LOAD "safetensors_load"
-#define SAVE "safetensors_save"
-/* The reference implementation refuses larger headers (a DoS guard). */
-#define MAX_HEADER 100000000u
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define BIG_ENDIAN_HOST 1 /* the data would need byte swaps: refused */
-#else
-#define BIG_ENDIAN_HOST 0
-#endif
-
 /* safetensors' dtype names, by tg_dtype. */
-static const char *const st_dtype[] = {
+const char *const tg_sft_dtype[] = {
 	[TG_BOOL] = "BOOL",    [TG_INT8] = "I8",       [TG_UINT8] = "U8",
 	[TG_INT16] = "I16",    [TG_UINT16] = "U16",    [TG_INT32] = "I32",
 	[TG_UINT32] = "U32",   [TG_INT64] = "I64",     [TG_UINT64] = "U64",
 	[TG_FLOAT16] = "F16",  [TG_BFLOAT16] = "BF16", [TG_FLOAT32] = "F32",
 	[TG_FLOAT64] = "F64",
 };
-static_assert(TG_ARRAY_LEN(st_dtype) == TG_NDTYPES,
+static_assert(TG_ARRAY_LEN(tg_sft_dtype) == TG_NDTYPES,
               "a safetensors name for every dtype");
 
 /* Sets "safetensors_load: PATH: MSG" (a malformed file); TG_EINVAL. */
 TG_PRINTF(2, 3)
-static int bad(const char *path, const char *fmt, ...)
+int tg_sft_bad(const char *path, const char *fmt, ...)
 {
 	char msg[TG_ERROR_MAX];
 	va_list ap;
@@ -71,7 +59,7 @@ static int bad(const char *path, const char *fmt, ...)
 
 /* Sets "OP: PATH: MSG: strerror(errno)"; TG_EIO. */
 TG_PRINTF(3, 4)
-static int io_fail(const char *op, const char *path, const char *fmt, ...)
+int tg_sft_io_fail(const char *op, const char *path, const char *fmt, ...)
 {
 	int err = errno; /* before anything can change it */
 	char msg[TG_ERROR_MAX];
@@ -86,12 +74,6 @@ static int io_fail(const char *op, const char *path, const char *fmt, ...)
 
 /* ------------------------------------------------ the JSON header reader */
 
-typedef struct reader {
-	const char *path;               /* for messages */
-	const unsigned char *p, *start, *end; /* the header, p the cursor */
-	const char *tensor;             /* the entry being read, or NULL */
-} reader;
-
 /* Sets "safetensors_load: PATH: [tensor 'w', ]header byte N: MSG". */
 TG_PRINTF(2, 3)
 static int syntax(reader *r, const char *fmt, ...)
@@ -102,9 +84,10 @@ static int syntax(reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return bad(r->path, "%s%s%sheader byte %zu: %s",
-	           r->tensor ? "tensor '" : "", r->tensor ? r->tensor : "",
-	           r->tensor ? "', " : "", (size_t)(r->p - r->start), msg);
+	return tg_sft_bad(r->path, "%s%s%sheader byte %zu: %s",
+	                  r->tensor ? "tensor '" : "",
+	                  r->tensor ? r->tensor : "", r->tensor ? "', " : "",
+	                  (size_t)(r->p - r->start), msg);
 }
 
 static void ws(reader *r)
@@ -323,16 +306,6 @@ static int uints(reader *r, const char *what, uint64_t *v, size_t max,
 
 /* ----------------------------------------------------------- one entry */
 
-/* What the header says of one tensor. */
-typedef struct tinfo {
-	tg_dtype dt;
-	size_t ndim;
-	int64_t shape[TG_MAX_DIMS];
-	uint64_t begin, end;
-} tinfo;
-
-typedef TG_VEC(tinfo) tinfo_vec;
-
 static int read_dtype(reader *r, tinfo *ti)
 {
 	size_t len;
@@ -342,11 +315,11 @@ static int read_dtype(reader *r, tinfo *ti)
 	if (str(r, &name, &len))
 		return TG_EINVAL;
 	for (dt = 0; dt < TG_NDTYPES; dt++)
-		if (!strcmp(name, st_dtype[dt]) && strlen(name) == len)
+		if (!strcmp(name, tg_sft_dtype[dt]) && strlen(name) == len)
 			break;
 	if (dt == TG_NDTYPES) {
-		bad(r->path, "tensor '%s': unknown dtype '%s'", r->tensor,
-		    name);
+		tg_sft_bad(r->path, "tensor '%s': unknown dtype '%s'",
+		           r->tensor, name);
 		free(name);
 		return TG_EINVAL;
 	}
@@ -452,7 +425,7 @@ static int read_tensor(reader *r, char *name, size_t len, tg_state *s,
 		return 0;
 	info->n--;
 	if (rc == 1)
-		rc = bad(r->path, "duplicate tensor name '%s'", name);
+		rc = tg_sft_bad(r->path, "duplicate tensor name '%s'", name);
 out_free_name:
 	free(name);
 	return rc;
@@ -502,7 +475,7 @@ static int read_metadata(reader *r, tg_state *s)
 }
 
 /* The whole header: one object, then only whitespace (the padding). */
-static int read_header(reader *r, tg_state *s, tinfo_vec *info)
+int tg_sft_read_header(reader *r, tg_state *s, tinfo_vec *info)
 {
 	int rc = 0, nmeta = 0;
 	size_t len;
@@ -538,458 +511,3 @@ static int read_header(reader *r, tg_state *s, tinfo_vec *info)
 	ws(r);
 	return r->p == r->end ? 0 : syntax(r, "garbage after the JSON");
 }
-
-/* ------------------------------------------------------ layout checks */
-
-/* "(4,6)" for messages, as tg_tensor_shape_str writes it. */
-static const char *shape_str(const tinfo *ti, char *buf, size_t n)
-{
-	size_t i, len = (size_t)snprintf(buf, n, "(");
-
-	for (i = 0; i < ti->ndim && len < n; i++)
-		len += (size_t)snprintf(buf + len, n - len, "%s%lld",
-		                        i ? "," : "", (long long)ti->shape[i]);
-	if (len < n)
-		snprintf(buf + len, n - len, ti->ndim == 1 ? ",)" : ")");
-	return buf;
-}
-
-/* The tensor's byte count, checked: the product of its nonzero dims
- * must fit an int64 (views compute strides from it) and the bytes a
- * uint64. */
-static int tensor_bytes(const char *path, const char *name,
-                        const tinfo *ti, uint64_t *out)
-{
-	uint64_t n = 1, z = 1;
-	size_t i;
-	char b[400];
-
-	for (i = 0; i < ti->ndim; i++) {
-		uint64_t d = (uint64_t)ti->shape[i];
-
-		if (__builtin_mul_overflow(n, d ? d : 1, &n) || n > INT64_MAX)
-			return bad(path, "tensor '%s': shape %s has too "
-			           "many elements", name,
-			           shape_str(ti, b, sizeof b));
-		z &= d != 0;
-	}
-	if (__builtin_mul_overflow(n * z, tg_dtype_size(ti->dt), out))
-		return bad(path, "tensor '%s': %s %s is larger than 2^64 "
-		           "bytes", name, shape_str(ti, b, sizeof b),
-		           tg_dtype_name(ti->dt));
-	return 0;
-}
-
-/* Each range against its tensor's size and the data section. */
-static int check_range(const char *path, const char *name, const tinfo *ti,
-                       uint64_t size)
-{
-	unsigned long long b = ti->begin, e = ti->end;
-	uint64_t need = 0;
-	char sb[400];
-
-	if (tensor_bytes(path, name, ti, &need))
-		return TG_EINVAL;
-	if (b > e)
-		return bad(path, "tensor '%s' data_offsets [%llu, %llu) end "
-		           "before they begin", name, b, e);
-	if (e > size)
-		return bad(path, "tensor '%s' data_offsets [%llu, %llu) end "
-		           "beyond the data section (%llu bytes)", name, b, e,
-		           (unsigned long long)size);
-	if (e - b != need)
-		return bad(path, "tensor '%s' data_offsets [%llu, %llu) need "
-		           "%llu bytes for %s %s", name, b, e,
-		           (unsigned long long)need,
-		           shape_str(ti, sb, sizeof sb), tg_dtype_name(ti->dt));
-	return 0;
-}
-
-typedef struct span {
-	uint64_t begin, end;
-	size_t i;
-} span;
-
-static int span_cmp(const void *a, const void *b)
-{
-	const span *x = a, *y = b;
-
-	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* Sorted by offset, the ranges must tile [0, size) exactly. */
-static int check_tiling(const char *path, const tg_state *s,
-                        const tinfo *info, uint64_t size)
-{
-	size_t n = s->e.n, k;
-	uint64_t pos = 0;
-	span *sp;
-	int rc = 0;
-
-	if (!(sp = malloc((n ? n : 1) * sizeof *sp)))
-		return tg_error_oom(LOAD);
-	for (k = 0; k < n; k++)
-		sp[k] = (span){ info[k].begin, info[k].end, k };
-	qsort(sp, n, sizeof *sp, span_cmp);
-	for (k = 0; k < n && !rc; pos = sp[k++].end) {
-		if (sp[k].begin > pos)
-			rc = bad(path, "data bytes [%llu, %llu) belong to no "
-			         "tensor", (unsigned long long)pos,
-			         (unsigned long long)sp[k].begin);
-		else if (sp[k].begin < pos)
-			rc = bad(path, "tensors '%s' and '%s' overlap",
-			         s->e.v[sp[k - 1].i].name,
-			         s->e.v[sp[k].i].name);
-	}
-	if (!rc && pos != size)
-		rc = bad(path, "data bytes [%llu, %llu) at the end belong to "
-		         "no tensor", (unsigned long long)pos,
-		         (unsigned long long)size);
-	free(sp);
-	return rc;
-}
-
-/* -------------------------------------------------------------- loading */
-
-/* The file, mapped read-only. */
-typedef struct mapping {
-	const unsigned char *p;
-	size_t size;
-} mapping;
-
-static int map_file(const char *path, mapping *m)
-{
-	struct stat st = { 0 };
-	const char *why;
-	void *p;
-	int fd;
-
-	/* a FIFO would block the open, a device read forever */
-	if ((fd = tg_open_regular(path, O_RDONLY, 0, &why)) < 0)
-		return tg_error(TG_EIO, "%s: %s: cannot open: %s", LOAD, path,
-		                why);
-	if (fstat(fd, &st)) {
-		close(fd);
-		return io_fail(LOAD, path, "cannot stat");
-	}
-	if (st.st_size < 8) {
-		close(fd);
-		return bad(path, "truncated: %lld bytes, need at least 8",
-		           (long long)st.st_size);
-	}
-	if ((off_t)(size_t)st.st_size != st.st_size) {
-		close(fd);
-		return tg_error(TG_EIO, "%s: %s: too large to map", LOAD,
-		                path);
-	}
-	m->size = (size_t)st.st_size;
-	p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return io_fail(LOAD, path, "cannot map %zu bytes", m->size);
-	m->p = p;
-	return 0;
-}
-
-/* Header length, header, layout: everything but the tensors.  On
- * success the header ends at *data. */
-static int read_file(const char *path, const mapping *m, tg_state *s,
-                     tinfo_vec *info, const unsigned char **data)
-{
-	uint64_t n = 0, size;
-	reader r;
-	size_t i;
-	int k;
-
-	for (k = 7; k >= 0; k--)
-		n = n << 8 | m->p[k];
-	if (n > m->size - 8)
-		return bad(path, "header length %llu larger than the file "
-		           "(%zu bytes)", (unsigned long long)n, m->size);
-	if (n > MAX_HEADER)
-		return bad(path, "header length %llu over the limit of %u "
-		           "bytes", (unsigned long long)n, MAX_HEADER);
-	r = (reader){ path, m->p + 8, m->p + 8, m->p + 8 + n, NULL };
-	if (read_header(&r, s, info))
-		return TG_EINVAL;
-	size = m->size - 8 - n;
-	for (i = 0; i < s->e.n; i++)
-		if (check_range(path, s->e.v[i].name, &info->v[i], size))
-			return TG_EINVAL;
-	*data = r.end;
-	return check_tiling(path, s, info->v, size);
-}
-
-/* The DISK device of path (DISK:path). */
-static tg_dev *disk_of(const char *path)
-{
-	tg_strbuf sb;
-	char *name;
-	tg_dev *d;
-
-	tg_strbuf_init(&sb);
-	tg_strbuf_addf(&sb, "DISK:%s", path);
-	if (!(name = tg_strbuf_finish(&sb)))
-		return tg_error_oom(LOAD), NULL;
-	d = tg_dev_get(name);
-	free(name);
-	return d;
-}
-
-/* Maps the file now, so that the tensors read the file that was
- * loaded even when another replaces it by rename before they are used
- * (tg_safetensors_save does that). */
-static int map_now(tg_tensor *file)
-{
-	tg_buffer *b = tg_tensor_buffer(file);
-	int rc = b ? tg_buffer_allocate(b) : tg_last_status();
-
-	tg_buffer_unref(b);
-	return rc;
-}
-
-/* Tensor i on dev, to be read from the file (all of it, as uint8 on
- * DISK) when it is realized: its byte range, bitcast and shaped. */
-static tg_tensor *lazy_tensor(tg_tensor *file, const tinfo *ti,
-                              size_t data_off, tg_dev *dev)
-{
-	int64_t range[2] = { (int64_t)(data_off + ti->begin),
-	                     (int64_t)(data_off + ti->end) };
-	tg_tensor *t;
-
-	if (ti->begin == ti->end)  /* nothing to read */
-		return tg_empty(dev, ti->dt, ti->ndim, ti->shape);
-	t = tg_bitcast(tg_shrink(file, 1, range), ti->dt);
-	return tg_to(tg_reshape(t, ti->ndim, ti->shape), dev);
-}
-
-/* A tensor per entry, read lazily through the file's DISK device. */
-static int make_tensors(const char *path, tg_state *s, const tinfo *info,
-                        size_t data_off, size_t size, tg_dev *dev)
-{
-	int64_t n = (int64_t)size;
-	tg_dev *d;
-	tg_tensor *file;
-	size_t i;
-	int rc = 0;
-
-	if (!dev && !(dev = tg_dev_get(NULL)))
-		return tg_error_prefix("%s: %s", LOAD, path);
-	if (!(d = disk_of(path)))
-		return tg_error_prefix("%s: %s", LOAD, path);
-	tg_scope_begin(); /* drops our references; the state keeps its own */
-	if (!(file = tg_empty(d, TG_UINT8, 1, &n)) || map_now(file))
-		rc = tg_error_prefix("%s: %s", LOAD, path);
-	for (i = 0; i < s->e.n && !rc; i++) {
-		tg_tensor *t = lazy_tensor(file, &info[i], data_off, dev);
-
-		if (t)
-			s->e.v[i].t = tg_tensor_ref(t);
-		else
-			rc = tg_error_prefix("%s: %s: tensor '%s'", LOAD, path,
-			                     s->e.v[i].name);
-	}
-	tg_scope_end();
-	return rc;
-}
-
-tg_state *tg_safetensors_load(const char *path, tg_dev *dev)
-{
-	const unsigned char *data = NULL;
-	tinfo_vec info = { 0 };
-	tg_state *s;
-	mapping m = { 0 };
-	int rc;
-
-	if (!path)
-		return tg_error(TG_EINVAL, "%s: NULL path", LOAD), NULL;
-	if (BIG_ENDIAN_HOST)
-		return tg_error(TG_EUNSUPPORTED, "%s: %s: safetensors data is "
-		                "little-endian and this host is not", LOAD,
-		                path), NULL;
-	if (!(s = tg_state_new()))
-		return NULL;
-	if ((rc = map_file(path, &m)))
-		goto out_free_state;
-	rc = read_file(path, &m, s, &info, &data);
-	munmap((void *)m.p, m.size);
-	if (!rc)
-		rc = make_tensors(path, s, info.v, (size_t)(data - m.p), m.size,
-		                  dev);
-out_free_state:
-	TG_VEC_FREE(&info);
-	if (rc) {
-		tg_state_free(s);
-		s = NULL;
-	}
-	return s;
-}
-
-/* -------------------------------------------------------------- saving */
-
-/* A name or metadata string as JSON, escaped as serde_json does: quote, backslash
- * and control characters; other bytes (UTF-8) as they are. */
-static void json_str(tg_strbuf *sb, const char *name)
-{
-	static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt";
-	const unsigned char *p = (const unsigned char *)name;
-	const char *k;
-
-	tg_strbuf_add(sb, "\"");
-	for (; *p; p++) {
-		if ((k = strchr(from, *p)) != NULL)
-			tg_strbuf_addf(sb, "\\%c", to[k - from]);
-		else if (*p < 0x20)
-			tg_strbuf_addf(sb, "\\u%04x", *p);
-		else
-			tg_strbuf_addn(sb, (const char *)p, 1);
-	}
-	tg_strbuf_add(sb, "\"");
-}
-
-static uint64_t nbytes_of(tg_tensor *t)
-{
-	return (uint64_t)tg_tensor_numel(t) *
-	       tg_dtype_size(tg_tensor_dtype(t));
-}
-
-/* The header, padded with spaces to a multiple of 8 bytes (as the
- * reference writes it, so the data starts aligned).  NULL on OOM. */
-static char *make_header(const tg_state *s, size_t *len)
-{
-	uint64_t off = 0, nb;
-	tg_strbuf sb;
-	size_t i, j;
-
-	tg_strbuf_init(&sb);
-	tg_strbuf_add(&sb, "{");
-	if (s->m.n) {
-		tg_strbuf_add(&sb, "\"__metadata__\":{");
-		for (i = 0; i < s->m.n; i++) {
-			tg_strbuf_add(&sb, i ? "," : "");
-			json_str(&sb, s->m.v[i].key);
-			tg_strbuf_add(&sb, ":");
-			json_str(&sb, s->m.v[i].value);
-		}
-		tg_strbuf_add(&sb, s->e.n ? "}," : "}");
-	}
-	for (i = 0; i < s->e.n; i++) {
-		tg_tensor *t = s->e.v[i].t;
-
-		tg_strbuf_add(&sb, i ? "," : "");
-		json_str(&sb, s->e.v[i].name);
-		tg_strbuf_addf(&sb, ":{\"dtype\":\"%s\",\"shape\":[",
-		               st_dtype[tg_tensor_dtype(t)]);
-		for (j = 0; j < tg_tensor_ndim(t); j++)
-			tg_strbuf_addf(&sb, "%s%lld", j ? "," : "",
-			               (long long)tg_tensor_shape(t)[j]);
-		nb = nbytes_of(t);
-		tg_strbuf_addf(&sb, "],\"data_offsets\":[%llu,%llu]}",
-		               (unsigned long long)off,
-		               (unsigned long long)(off + nb));
-		off += nb;
-	}
-	tg_strbuf_add(&sb, "}");
-	while (sb.len % 8 && !sb.failed)
-		tg_strbuf_add(&sb, " ");
-	*len = sb.len;
-	return tg_strbuf_finish(&sb);
-}
-
-static int write_bytes(FILE *f, const void *p, size_t n, const char *tmp)
-{
-	if (n && fwrite(p, 1, n, f) != n)
-		return io_fail(SAVE, tmp, "write failed");
-	return 0;
-}
-
-/* Length, header, then each tensor's bytes through one host buffer. */
-static int write_file(FILE *f, const tg_state *s, const char *hdr,
-                      size_t len, const char *tmp)
-{
-	unsigned char n8[8];
-	size_t i, max = 0;
-	void *buf;
-	int rc, k;
-
-	for (k = 0; k < 8; k++)
-		n8[k] = (unsigned char)((uint64_t)len >> (8 * k));
-	if ((rc = write_bytes(f, n8, 8, tmp)) ||
-	    (rc = write_bytes(f, hdr, len, tmp)))
-		return rc;
-	for (i = 0; i < s->e.n; i++)
-		if (nbytes_of(s->e.v[i].t) > max)
-			max = (size_t)nbytes_of(s->e.v[i].t);
-	if (!(buf = malloc(max ? max : 1)))
-		return tg_error_oom(SAVE);
-	for (i = 0; i < s->e.n && !rc; i++) {
-		tg_tensor *t = s->e.v[i].t;
-		size_t nb = (size_t)nbytes_of(t);
-
-		if ((rc = tg_tensor_data(t, buf, nb)))
-			tg_error_prefix("%s: tensor '%s'", SAVE,
-			                s->e.v[i].name);
-		else
-			rc = write_bytes(f, buf, nb, tmp);
-	}
-	free(buf);
-	return rc;
-}
-
-/* Realizes every tensor with one schedule; refuses the reserved name. */
-static int prepare(const tg_state *s, const char *path)
-{
-	tg_tensor **ts;
-	size_t i;
-	int rc;
-
-	if (tg_state_lookup_(s, "__metadata__"))
-		return tg_error(TG_EINVAL, "%s: %s: the name '__metadata__' is "
-		                "reserved by the format", SAVE, path);
-	if (!s->e.n)
-		return 0;
-	if (!(ts = malloc(s->e.n * sizeof *ts)))
-		return tg_error_oom(SAVE);
-	for (i = 0; i < s->e.n; i++)
-		ts[i] = s->e.v[i].t;
-	if ((rc = tg_realize_many(ts, s->e.n)))
-		tg_error_prefix("%s: %s", SAVE, path);
-	free(ts);
-	return rc;
-}
-
-int tg_safetensors_save(const tg_state *s, const char *path)
-{
-	tg_savefile *sf;
-	size_t len;
-	char *hdr;
-	int rc;
-
-	if (!s || !path)
-		return tg_error(TG_EINVAL, "%s: NULL %s", SAVE,
-		                s ? "path" : "state");
-	if (BIG_ENDIAN_HOST)
-		return tg_error(TG_EUNSUPPORTED, "%s: %s: safetensors data is "
-		                "little-endian and this host is not", SAVE,
-		                path);
-	if ((rc = prepare(s, path)))
-		return rc;
-	if (!(hdr = make_header(s, &len)))
-		return tg_error_oom(SAVE);
-	if (!(sf = tg_savefile_open(path))) {
-		free(hdr);
-		return tg_error_prefix("%s", SAVE);
-	}
-	rc = write_file(tg_savefile_stream(sf), s, hdr, len, path);
-	free(hdr);
-	if (rc) {
-		tg_savefile_discard(sf);
-		return rc;
-	}
-	return tg_savefile_commit(sf) ? tg_error_prefix("%s", SAVE) : 0;
-}
-

@@ -99,7 +99,7 @@ int tg_kview_info(const struct tg_kview *v, struct tg_kernel_info *out);
 int tg_kview_op(const struct tg_kview *v, size_t i,
                 struct tg_kernel_op *out);
 
-/* ---------------------------------------------------- render/render_c.c */
+/* ----------------------------------------------- render/render_kernel.c */
 
 /* Source of the linear program as kernel `name` in caps' dialect (C,
  * OpenCL C or GLSL; see render_c.c and dialect.c).  `global` is the
@@ -224,6 +224,14 @@ void tg_rstate_open_cast(rc_state *st, tg_strbuf *sb, const char *t);
 void tg_rstate_close_cast(rc_state *st, tg_strbuf *sb);
 /* A constant of kind s. */
 void tg_rstate_const(rc_state *st, tg_strbuf *sb, tg_scalar v, unsigned s);
+/* The first error of a render sticks in st->err: TG_EUNSUPPORTED with
+ * fmt's one %s as `what`, unless one is set already.  st->err. */
+int tg_rc_fail(rc_state *st, const char *fmt, const char *what);
+/* u's value is called `name` from here on (copied). */
+void tg_rc_set_name(rc_state *st, const tg_uop *u, const char *name);
+/* Renders one linearized node into st->body (render_kernel.c walks the
+ * kernel). */
+void tg_rc_node(rc_state *st, const tg_uop *u);
 
 /* ---------------------------------------- expressions (render_alu.c) */
 

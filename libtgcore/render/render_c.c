@@ -2,7 +2,9 @@
  * render/render_c.c - the C-family renderer (tinygrad's
  * renderer/cstyle.py): one walker over a linearized kernel for every
  * C-like language; what differs between C, OpenCL C and GLSL is the
- * dialect (render/dialect.c).
+ * dialect (render/dialect.c).  This file renders one node at a time
+ * (tg_rc_node); render_kernel.c renders a kernel: its parameters, the
+ * walk, the dialect's wrapper.
  *
  * Values: every LOAD, ALU, CAST, BITCAST, VECTORIZE and GEP result gets
  * its own variable vN (const where the language allows), so float16
@@ -47,7 +49,7 @@ static const char *vname(unsigned s)
 	}
 }
 
-static int fail(rc_state *st, const char *fmt, const char *what)
+int tg_rc_fail(rc_state *st, const char *fmt, const char *what)
 {
 	if (!st->err)
 		st->err = tg_error(TG_EUNSUPPORTED, fmt, what);
@@ -84,8 +86,8 @@ static const char *tyname(rc_state *st, tg_type t, char *buf, size_t n)
 		return base;
 	if (st->d->vec == TG_CVEC_NONE || !vname(s) || (c & (c - 1)) ||
 	    c > (st->d->vec == TG_CVEC_GCC ? 64u : 16u)) {
-		fail(st, "render: cannot render vector type %s",
-		     tg_type_format(t, buf, n));
+		tg_rc_fail(st, "render: cannot render vector type %s",
+		           tg_type_format(t, buf, n));
 		return NULL;
 	}
 	if (st->d->vec == TG_CVEC_OPENCL) {
@@ -173,8 +175,8 @@ static char *expr_of(rc_state *st, const tg_uop *u, char *buf, size_t n)
 		return buf;
 	}
 	if (u->id > st->maxid || !st->names[u->id]) {
-		fail(st, "render: %s used before it is defined",
-		     tg_op_name(u->op));
+		tg_rc_fail(st, "render: %s used before it is defined",
+		           tg_op_name(u->op));
 		snprintf(buf, n, "?");
 		return buf;
 	}
@@ -200,7 +202,7 @@ static char *lane_of(rc_state *st, const tg_uop *u, unsigned i, char *buf,
 	return buf;
 }
 
-static void set_name(rc_state *st, const tg_uop *u, const char *name)
+void tg_rc_set_name(rc_state *st, const tg_uop *u, const char *name)
 {
 	if (u->id > st->maxid)
 		return;
@@ -279,7 +281,7 @@ static void emit_value(rc_state *st, const tg_uop *u, lane_fn fn)
 		close_vec(st, &st->body);
 	}
 	tg_strbuf_add(&st->body, ";\n");
-	set_name(st, u, name);
+	tg_rc_set_name(st, u, name);
 }
 
 /* A vector op the language computes whole (GCC's vector extensions,
@@ -321,7 +323,7 @@ static int native_vector(rc_state *st, const tg_uop *u)
 		tg_strbuf_addf(&st->body, "tg_fma_%s(%s,%s,%s);\n", t, e[0],
 		               e[1], e[2]);
 	}
-	set_name(st, u, name);
+	tg_rc_set_name(st, u, name);
 	return 1;
 }
 
@@ -374,7 +376,7 @@ static void render_bitcast(rc_state *st, const tg_uop *u)
 		}
 		break;
 	}
-	set_name(st, u, name);
+	tg_rc_set_name(st, u, name);
 	return;
 bad:
 	if (!st->err)
@@ -420,7 +422,7 @@ static void c_vector_load(rc_state *st, const tg_uop *u, const char *t,
 	}
 	tg_strbuf_addf(&st->body, "__builtin_memcpy(&%s, %s+%s, sizeof %s);\n",
 	               name, buf, idx, name);
-	set_name(st, u, name);
+	tg_rc_set_name(st, u, name);
 }
 
 static void render_load(rc_state *st, const tg_uop *u)
@@ -463,7 +465,7 @@ static void render_load(rc_state *st, const tg_uop *u)
 		tg_strbuf_addf(&st->body, " : %s)", e2);
 	}
 	tg_strbuf_add(&st->body, ";\n");
-	set_name(st, u, name);
+	tg_rc_set_name(st, u, name);
 }
 
 static void render_store(rc_state *st, const tg_uop *u)
@@ -534,19 +536,19 @@ static void render_acc(rc_state *st, const tg_uop *u)
 		tg_strbuf_add(&st->body, e0);
 	}
 	tg_strbuf_add(&st->body, ";\n");
-	set_name(st, u, name);
+	tg_rc_set_name(st, u, name);
 }
 
 /* The reduce pass index: the C wrapper loops over it. */
 static void render_pass_idx(rc_state *st, const tg_uop *u)
 {
 	if (st->d->id != TG_DIALECT_C || u->arg.a < 1) {
-		fail(st, "render: reduce passes (%s) outside a C kernel",
-		     u->arg.name);
+		tg_rc_fail(st, "render: reduce passes (%s) outside a C kernel",
+		           u->arg.name);
 		return;
 	}
 	st->k.npass = u->arg.a;
-	set_name(st, u, u->arg.name);
+	tg_rc_set_name(st, u, u->arg.name);
 }
 
 /* Launch indices name themselves; the wrapper defines them. */
@@ -557,19 +559,19 @@ static void render_special(rc_state *st, const tg_uop *u)
 
 	if ((strncmp(nm, "gidx", 4) && !local) || nm[4] < '0' ||
 	    nm[4] > '2' || nm[5]) {
-		fail(st, "render: unknown launch index %s", nm);
+		tg_rc_fail(st, "render: unknown launch index %s", nm);
 		return;
 	}
 	if (local && st->d->id == TG_DIALECT_C) {
-		fail(st, "render: launch index %s in a C kernel (no work "
-		     "groups)", nm);
+		tg_rc_fail(st, "render: launch index %s in a C kernel (no work "
+		           "groups)", nm);
 		return;
 	}
 	if (local)
 		st->k.lidx_used[nm[4] - '0'] = st->k.has_local = 1;
 	else
 		st->k.gidx_used[nm[4] - '0'] = 1;
-	set_name(st, u, nm);
+	tg_rc_set_name(st, u, nm);
 }
 
 /* A matrix instruction: its helper (codegen/wmma.c) of the fragments
@@ -583,8 +585,8 @@ static void render_wmma(rc_state *st, const tg_uop *u)
 	if (!t)
 		return;
 	if (!w || w->dialect != st->d->id || u->nsrc != 3) {
-		fail(st, "render: WMMA %s is not an instruction of this "
-		     "dialect", u->arg.name ? u->arg.name : "?");
+		tg_rc_fail(st, "render: WMMA %s is not an instruction of this "
+		           "dialect", u->arg.name ? u->arg.name : "?");
 		return;
 	}
 	for (int i = 0; i < 3; i++)
@@ -593,7 +595,7 @@ static void render_wmma(rc_state *st, const tg_uop *u)
 	begin_value(st, t, name, sizeof name);
 	tg_strbuf_addf(&st->body, "%s(%s, %s, %s);\n", w->fn, e[0], e[1],
 	               e[2]);
-	set_name(st, u, name);
+	tg_rc_set_name(st, u, name);
 }
 
 /* Shared memory: declared by the wrapper, referred to by name. */
@@ -602,8 +604,8 @@ static void render_local(rc_state *st, const tg_uop *u)
 	tg_cparam p;
 
 	if (st->d->id == TG_DIALECT_C || !u->arg.name) {
-		fail(st, "render: shared memory %s in a C kernel",
-		     u->arg.name ? u->arg.name : "");
+		tg_rc_fail(st, "render: shared memory %s in a C kernel",
+		           u->arg.name ? u->arg.name : "");
 		return;
 	}
 	memset(&p, 0, sizeof p);
@@ -616,10 +618,10 @@ static void render_local(rc_state *st, const tg_uop *u)
 		st->err = tg_error_oom("render");
 		return;
 	}
-	set_name(st, u, u->arg.name);
+	tg_rc_set_name(st, u, u->arg.name);
 }
 
-static void render_node(rc_state *st, const tg_uop *u)
+void tg_rc_node(rc_state *st, const tg_uop *u)
 {
 	char e0[TG_EXPR_MAX], e1[TG_EXPR_MAX], tb[64], name[48];
 	unsigned c = tg_type_count(u->dtype);
@@ -638,7 +640,7 @@ static void render_node(rc_state *st, const tg_uop *u)
 		return;
 	case TG_BARRIER:
 		if (st->d->id == TG_DIALECT_C) {
-			fail(st, "render: %s in a C kernel", "BARRIER");
+			tg_rc_fail(st, "render: %s in a C kernel", "BARRIER");
 			return;
 		}
 		ind(st);
@@ -667,7 +669,7 @@ static void render_node(rc_state *st, const tg_uop *u)
 		tg_strbuf_addf(&st->body, "for (%s %s = %s; %s < %s; %s++) {\n",
 		               it ? it : "?", name, e0, name, e1, name);
 		st->depth++;
-		set_name(st, u, name);
+		tg_rc_set_name(st, u, name);
 		return;
 	}
 	case TG_DEFINE_ACC:
@@ -678,7 +680,7 @@ static void render_node(rc_state *st, const tg_uop *u)
 		expr_of(st, u->src[1], e1, sizeof e1);
 		ind(st);
 		tg_strbuf_addf(&st->body, "%s = %s;\n", e0, e1);
-		set_name(st, u, e0);
+		tg_rc_set_name(st, u, e0);
 		return;
 	case TG_LOAD:
 		render_load(st, u);
@@ -691,8 +693,8 @@ static void render_node(rc_state *st, const tg_uop *u)
 		return;
 	case TG_VECTORIZE:
 		if (u->nsrc != c) {
-			fail(st, "render: %s with a wrong source count",
-			     "VECTORIZE");
+			tg_rc_fail(st, "render: %s with a wrong source count",
+			           "VECTORIZE");
 			return;
 		}
 		emit_value(st, u, lane_vec);
@@ -704,7 +706,7 @@ static void render_node(rc_state *st, const tg_uop *u)
 		lane_of(st, u->src[0], (unsigned)u->arg.v.i, e0, sizeof e0);
 		begin_value(st, t, name, sizeof name);
 		tg_strbuf_addf(&st->body, "%s;\n", e0);
-		set_name(st, u, name);
+		tg_rc_set_name(st, u, name);
 		return;
 	}
 	case TG_BITCAST:
@@ -719,131 +721,7 @@ static void render_node(rc_state *st, const tg_uop *u)
 				emit_value(st, u, lane_alu);
 			return;
 		}
-		fail(st, "render: cannot render op %s", tg_op_name(u->op));
+		tg_rc_fail(st, "render: cannot render op %s",
+		           tg_op_name(u->op));
 	}
-}
-
-static int cmp_param(const void *a, const void *b)
-{
-	const tg_cparam *x = a, *y = b;
-
-	return strcmp(x->name, y->name);
-}
-
-/* Buffers by number ("data0", ...) and variables sorted by name, for
- * the signature. */
-static int collect_params(rc_state *st, tg_uop *const *lin, size_t n,
-                          tg_cparam *bufs, char (*bnames)[16],
-                          tg_cparam *vars)
-{
-	for (size_t i = 0; i < n; i++) {
-		tg_uop *u = lin[i];
-		if (u->op == TG_DEFINE_GLOBAL) {
-			int64_t b = u->arg.v.i;
-			if (b < 0 || (size_t)b >= n || b >= 64)
-				return fail(st, "render: buffer number out of %s",
-				            "range");
-			if ((size_t)b + 1 > st->k.nbufs)
-				st->k.nbufs = (size_t)b + 1;
-			snprintf(bnames[b], 16, "data%" PRId64, b);
-			bufs[b].name = bnames[b];
-			bufs[b].kind = tg_type_scalar(tg_type_deref(u->dtype));
-			bufs[b].written = u->arg.a != 0;
-			if (!tg_rstate_type(st, bufs[b].kind))
-				return st->err;
-			st->k.stored_used |= 1u << bufs[b].kind;
-			set_name(st, u, bnames[b]);
-		} else if (u->op == TG_DEFINE_VAR) {
-			vars[st->k.nvars].name = u->arg.name ? u->arg.name : "";
-			vars[st->k.nvars].kind = TG_INDEX;
-			st->k.nvars++;
-			set_name(st, u, u->arg.name ? u->arg.name : "");
-		}
-	}
-	for (size_t b = 0; b < st->k.nbufs; b++)
-		if (!bufs[b].name)
-			return fail(st, "render: buffer numbers have a %s", "gap");
-	qsort(vars, st->k.nvars, sizeof *vars, cmp_param);
-	st->k.bufs = bufs;
-	st->k.vars = vars;
-	return st->err;
-}
-
-char *tg_render(const struct tg_renderer_caps *caps, const char *name,
-                const size_t global[3], tg_uop *const *lin, size_t n)
-{
-	return tg_render_blocked(caps, name, global, 0, lin, n);
-}
-
-char *tg_render_blocked(const struct tg_renderer_caps *caps,
-                        const char *name, const size_t global[3],
-                        size_t block, tg_uop *const *lin, size_t n)
-{
-	rc_state st;
-	tg_cparam *bufs = NULL, *vars = NULL;
-	char (*bnames)[16] = NULL;
-	char *body = NULL, *res = NULL;
-
-	memset(&st, 0, sizeof st);
-	if (!(st.d = tg_cdialect_get(caps->dialect))) {
-		tg_error(TG_EUNSUPPORTED, "render: kernel %s: no renderer for "
-		         "dialect %d", name, caps->dialect);
-		return NULL;
-	}
-	tg_strbuf_init(&st.body);
-	for (size_t i = 0; i < n; i++)
-		if (lin[i]->id > st.maxid)
-			st.maxid = lin[i]->id;
-	st.names = calloc((size_t)st.maxid + 1, sizeof *st.names);
-	st.x = malloc(sizeof *st.x);
-	bufs = calloc(n + 1, sizeof *bufs);
-	vars = calloc(n + 1, sizeof *vars);
-	bnames = calloc(n + 1, sizeof *bnames);
-	if (!st.names || !st.x || !bufs || !vars || !bnames) {
-		tg_error_oom("render");
-		goto done;
-	}
-	st.k.name = name;
-	memcpy(st.k.global, global, sizeof st.k.global);
-	st.k.lblock = caps->dialect == TG_DIALECT_C && block > 1 &&
-	              block < global[0] && global[0] % block == 0 ? block : 0;
-	if (collect_params(&st, lin, n, bufs, bnames, vars))
-		goto done;
-	st.depth = st.d->body_depth;
-	for (size_t i = 0; i < n && !st.err; i++)
-		render_node(&st, lin[i]);
-	if (!st.err && st.depth != st.d->body_depth)
-		fail(&st, "render: %s", "unbalanced RANGE/ENDRANGE");
-	if (st.err)
-		goto done;
-	if (!(body = tg_strbuf_finish(&st.body))) {
-		tg_error_oom("render");
-		goto done;
-	}
-	st.k.locals = st.locals.v;
-	st.k.nlocals = st.locals.n;
-	res = tg_cdialect_wrap(st.d, &st.k, body);
-done:
-	tg_strbuf_release(&st.body);
-	free(body);
-	if (st.names)
-		for (uint32_t i = 0; i <= st.maxid; i++)
-			free(st.names[i]);
-	free(st.names);
-	free(st.x);
-	free(bufs);
-	free(vars);
-	free(bnames);
-	TG_VEC_FREE(&st.locals);
-	return res;
-}
-
-char *tg_render_c(const char *name, tg_uop *const *lin, size_t n)
-{
-	static const struct tg_renderer_caps c = {
-		.struct_size = sizeof c, .dialect = TG_DIALECT_C,
-	};
-	static const size_t g[3] = { 1, 1, 1 };
-
-	return tg_render(&c, name, g, lin, n);
 }

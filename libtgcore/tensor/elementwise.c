@@ -1,7 +1,8 @@
 /*
  * tensor/elementwise.c - elementwise tensor ops (tinygrad's tensor.py
- * unary and binary math): broadcasting, promotion and the composite
- * activations, all built from tg_t_alu.
+ * binary math): broadcasting, promotion, the binary ops and their
+ * scalar variants, where and lerp, all built from tg_t_alu.  The unary
+ * ops and the activations are in unary.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,10 +11,6 @@
 
 #include "tensor/tensor.h"
 #include "ir/ir.h"
-
-#define LN2 0.69314718055994530942
-#define LOG2E 1.44269504088896340736
-#define PI_2 1.57079632679489661923
 
 /* ------------------------------------------------------- broadcasting */
 
@@ -65,7 +62,7 @@ static int bshape(const char *op, size_t na, const int64_t *sa, size_t nb,
 }
 
 /* A new (scope-held) reference to the same values. */
-static tg_tensor *view(const tg_tensor *t)
+tg_tensor *tg_t_view(const tg_tensor *t)
 {
 	return t ? tg_reshape(t, t->ndim, t->shape) : NULL;
 }
@@ -78,7 +75,7 @@ static tg_tensor *expand_to(const tg_tensor *t, size_t n, const int64_t *s)
 	tg_tensor *r;
 
 	if (t->ndim == n && !memcmp(t->shape, s, n * sizeof *s))
-		return view(t);
+		return tg_t_view(t);
 	for (i = 0; i < n; i++)
 		rs[i] = i < pad ? 1 : t->shape[i - pad];
 	tg_scope_begin();
@@ -92,7 +89,7 @@ static tg_tensor *cast_to(const tg_tensor *t, tg_dtype dt)
 	if (!t)
 		return NULL;
 	if (tg_tensor_dtype(t) == dt)
-		return view(t);
+		return tg_t_view(t);
 	return tg_cast(t, dt);
 }
 
@@ -134,7 +131,10 @@ int tg_t_broadcast2(const char *op, const tg_tensor *a, const tg_tensor *b,
 
 /* ------------------------------------------------------------ helpers */
 
-static int isf(const tg_tensor *t) { return tg_dtype_is_float(tg_tensor_dtype(t)); }
+int tg_t_is_float(const tg_tensor *t)
+{
+	return tg_dtype_is_float(tg_tensor_dtype(t));
+}
 
 /* A scalar constant shaped like t (the scalar's dtype rule applied). */
 static tg_tensor *scal(const tg_tensor *t, double v)
@@ -144,17 +144,18 @@ static tg_tensor *scal(const tg_tensor *t, double v)
 }
 
 /* Same dtype and shape as t. */
-static tg_tensor *cl(const tg_tensor *t, double v)
+tg_tensor *tg_t_like(const tg_tensor *t, double v)
 {
 	return t ? tg_t_const_like(t, v) : NULL;
 }
 
 /* t cast to the default float unless already float. */
-static tg_tensor *floatify(const tg_tensor *t)
+tg_tensor *tg_t_floatify(const tg_tensor *t)
 {
 	if (!t)
 		return NULL;
-	return cast_to(t, isf(t) ? tg_tensor_dtype(t) : tg_dtype_default_float());
+	return cast_to(t, tg_t_is_float(t) ? tg_tensor_dtype(t)
+	                                   : tg_dtype_default_float());
 }
 
 /* Broadcast and apply one ALU op; checks. */
@@ -171,7 +172,7 @@ static tg_tensor *binop(const char *name, unsigned op, const tg_tensor *a,
 		tg_scope_end();
 		return NULL;
 	}
-	if ((flags & NEED_INT) && isf(x))
+	if ((flags & NEED_INT) && tg_t_is_float(x))
 		r = tg_t_fail(TG_EINVAL, name, "not defined on %s",
 		              tg_dtype_name(tg_tensor_dtype(x)));
 	else
@@ -240,8 +241,9 @@ tg_tensor *tg_div(const tg_tensor *a, const tg_tensor *b)
 		tg_scope_end();
 		return NULL;
 	}
-	r = tg_keep(tg_t_alu(TG_MUL, floatify(x),
-	                     tg_t_alu(TG_RECIP, floatify(y), NULL, NULL), NULL));
+	r = tg_keep(tg_t_alu(TG_MUL, tg_t_floatify(x),
+	                     tg_t_alu(TG_RECIP, tg_t_floatify(y), NULL, NULL),
+	                     NULL));
 	tg_scope_end();
 	return r;
 }
@@ -279,7 +281,7 @@ tg_tensor *tg_logical_not(const tg_tensor *t)
 		return NULL;
 	tg_scope_begin();
 	x = cast_to(t, TG_BOOL);
-	r = tg_keep(tg_t_alu(TG_XOR, x, cl(x, 1), NULL));
+	r = tg_keep(tg_t_alu(TG_XOR, x, tg_t_like(x, 1), NULL));
 	tg_scope_end();
 	return r;
 }
@@ -310,7 +312,7 @@ tg_tensor *tg_minimum(const tg_tensor *a, const tg_tensor *b)
 		tg_scope_end();
 		return NULL;
 	}
-	if (isf(x))
+	if (tg_t_is_float(x))
 		r = tg_t_alu(TG_NEG, tg_t_alu(TG_MAX, tg_t_alu(TG_NEG, x, NULL, NULL),
 		                              tg_t_alu(TG_NEG, y, NULL, NULL), NULL),
 		             NULL, NULL);
@@ -358,7 +360,7 @@ tg_tensor *tg_mod(const tg_tensor *a, const tg_tensor *b)
 		tg_scope_end();
 		return NULL;
 	}
-	if (isf(x)) {
+	if (tg_t_is_float(x)) {
 		r = tg_sub(x, tg_mul(y, tg_floor(tg_div(x, y))));
 	} else if (tg_tensor_dtype(x) == TG_BOOL) {
 		r = tg_t_fail(TG_EINVAL, "mod", "not defined on bool");
@@ -367,7 +369,7 @@ tg_tensor *tg_mod(const tg_tensor *a, const tg_tensor *b)
 		if (tg_dtype_is_unsigned(tg_tensor_dtype(x))) {
 			r = m;
 		} else {
-			tg_tensor *z = cl(m, 0);
+			tg_tensor *z = tg_t_like(m, 0);
 			/* m != 0 and (m < 0) != (y < 0) */
 			tg_tensor *fix = tg_t_alu(
 				TG_AND, tg_t_alu(TG_CMPNE, m, z, NULL),
@@ -396,15 +398,16 @@ tg_tensor *tg_pow(const tg_tensor *a, const tg_tensor *b)
 		return NULL;
 	}
 	{
-		tg_tensor *fx = floatify(x), *fy = floatify(y);
+		tg_tensor *fx = tg_t_floatify(x), *fy = tg_t_floatify(y);
 		tg_tensor *mag = tg_exp2(tg_mul(tg_log2(tg_abs(fx)), fy));
 		tg_tensor *isint = tg_eq(tg_trunc(fy), fy);
 		tg_tensor *odd = tg_ne(tg_mul_s(tg_trunc(tg_mul_s(fy, 0.5)), 2), fy);
 		tg_tensor *neg = tg_lt_s(fx, 0);
 		tg_tensor *nb = tg_where(isint, tg_where(odd, tg_neg(mag), mag),
-		                         cl(mag, NAN));
-		r = tg_where(tg_eq_s(fy, 0), cl(mag, 1), tg_where(neg, nb, mag));
-		if (r && !isf(x))
+		                         tg_t_like(mag, NAN));
+		r = tg_where(tg_eq_s(fy, 0), tg_t_like(mag, 1),
+		             tg_where(neg, nb, mag));
+		if (r && !tg_t_is_float(x))
 			r = tg_cast(tg_round(r), tg_tensor_dtype(x));
 	}
 	r = tg_keep(r);
@@ -420,7 +423,7 @@ static tg_tensor *pow_int(const tg_tensor *t, long e)
 		return tg_full_like(t, 1);
 	while (e) {
 		if (e & 1)
-			acc = acc ? tg_mul(acc, p) : view(p);
+			acc = acc ? tg_mul(acc, p) : tg_t_view(p);
 		e >>= 1;
 		if (e)
 			p = tg_mul(p, p);
@@ -441,7 +444,8 @@ tg_tensor *tg_pow_s(const tg_tensor *a, double b)
 		else
 			r = pow_int(a, (long)b);
 	} else if (b == floor(b) + 0.5 && fabs(b) <= 64 && b > 0) {
-		r = tg_mul(pow_int(floatify(a), (long)floor(b)), tg_sqrt(a));
+		r = tg_mul(pow_int(tg_t_floatify(a), (long)floor(b)),
+		           tg_sqrt(a));
 	} else {
 		r = tg_pow(a, scal(a, b));
 	}
@@ -574,257 +578,4 @@ tg_tensor *tg_lerp(const tg_tensor *a, const tg_tensor *b, const tg_tensor *w)
 	r = tg_keep(tg_add(a, tg_mul(tg_sub(b, a), w)));
 	tg_scope_end();
 	return r;
-}
-
-/* -------------------------------------------------------------- unary */
-
-/* Defines tg_NAME(t) as EXPR over `x` (t, or t as a float when FL). */
-#define UNARY(name, fl, expr)                                    \
-	tg_tensor *tg_##name(const tg_tensor *t)                 \
-	{                                                        \
-		tg_tensor *r, *x;                                \
-		if (!t)                                          \
-			return NULL;                             \
-		tg_scope_begin();                                \
-		x = (fl) ? floatify(t) : (tg_tensor *)t;         \
-		r = tg_keep(expr);                               \
-		tg_scope_end();                                  \
-		return r;                                        \
-	}
-
-UNARY(log2, 1, tg_t_alu(TG_LOG2, x, NULL, NULL))
-UNARY(exp2, 1, tg_t_alu(TG_EXP2, x, NULL, NULL))
-UNARY(sqrt, 1, tg_t_alu(TG_SQRT, x, NULL, NULL))
-UNARY(sin, 1, tg_t_alu(TG_SIN, x, NULL, NULL))
-UNARY(reciprocal, 1, tg_t_alu(TG_RECIP, x, NULL, NULL))
-UNARY(log, 1, tg_mul_s(tg_log2(x), LN2))
-UNARY(exp, 1, tg_exp2(tg_mul_s(x, LOG2E)))
-UNARY(rsqrt, 1, tg_reciprocal(tg_sqrt(x)))
-UNARY(cos, 1, tg_sin(tg_rsub_s(x, PI_2)))
-UNARY(tan, 1, tg_div(tg_sin(x), tg_cos(x)))
-UNARY(square, 0, tg_mul(x, x))
-/* max(x, 0) with tinygrad's Relu gradient: 0 at 0 (maximum's would
- * split it). */
-tg_tensor *tg_relu(const tg_tensor *t)
-{
-	tg_tensor *r;
-	int was;
-
-	if (!t)
-		return NULL;
-	was = tg_set_grad_enabled(0);
-	r = tg_maximum_s(t, 0);
-	tg_set_grad_enabled(was);
-	return tg_t_record(r, TG_FN_RELU, 0, &t, 1, NULL, 0);
-}
-UNARY(sigmoid, 1,
-      tg_reciprocal(tg_add_s(tg_exp2(tg_mul_s(x, -1 / LN2)), 1)))
-UNARY(tanh, 1, tg_sub_s(tg_mul_s(tg_sigmoid(tg_mul_s(x, 2)), 2), 1))
-UNARY(silu, 1, tg_mul(x, tg_sigmoid(x)))
-UNARY(swish, 1, tg_silu(x))
-UNARY(relu6, 0, tg_sub(tg_relu(x), tg_relu(tg_sub_s(x, 6))))
-UNARY(hardswish, 1, tg_mul_s(tg_mul(x, tg_relu6(tg_add_s(x, 3))), 1.0 / 6))
-UNARY(hardsigmoid, 1,
-      tg_sub(tg_relu(tg_add_s(tg_mul_s(x, 1.0 / 6), 0.5)),
-             tg_relu(tg_sub_s(tg_add_s(tg_mul_s(x, 1.0 / 6), 0.5), 1))))
-UNARY(gelu, 1,
-      tg_mul(tg_mul_s(x, 0.5),
-             tg_add_s(tg_tanh(tg_mul(tg_mul_s(x, 0.7978845608028654),
-                                     tg_add_s(tg_mul_s(tg_square(x), 0.044715),
-                                              1))),
-                      1)))
-UNARY(quick_gelu, 1, tg_mul(x, tg_sigmoid(tg_mul_s(x, 1.702))))
-UNARY(mish, 1, tg_mul(x, tg_tanh(tg_softplus(x, 1))))
-UNARY(softsign, 1, tg_div(x, tg_add_s(tg_abs(x), 1)))
-UNARY(sinh, 1, tg_mul_s(tg_sub(tg_exp(x), tg_exp(tg_neg(x))), 0.5))
-UNARY(cosh, 1, tg_mul_s(tg_add(tg_exp(x), tg_exp(tg_neg(x))), 0.5))
-UNARY(atanh, 1,
-      tg_mul_s(tg_log(tg_div(tg_add_s(x, 1), tg_rsub_s(x, 1))), 0.5))
-UNARY(asinh, 1, tg_log(tg_add(x, tg_sqrt(tg_add_s(tg_square(x), 1)))))
-UNARY(acosh, 1, tg_log(tg_add(x, tg_sqrt(tg_sub_s(tg_square(x), 1)))))
-
-tg_tensor *tg_trunc(const tg_tensor *t)
-{
-	tg_tensor *r;
-
-	if (!t)
-		return NULL;
-	if (!isf(t))
-		return view(t);
-	tg_scope_begin();
-	r = tg_keep(tg_cast(tg_cast(t, TG_INT32), tg_tensor_dtype(t)));
-	tg_scope_end();
-	return r;
-}
-
-/* trunc(t) moved one step toward -inf (dir -1, floor) or +inf (dir 1,
- * ceil) where it lies on the wrong side of t. */
-static tg_tensor *trunc_toward(const tg_tensor *t, int dir)
-{
-	tg_tensor *r, *b;
-
-	if (!t)
-		return NULL;
-	if (!isf(t))
-		return view(t);
-	tg_scope_begin();
-	b = tg_trunc(t);
-	r = tg_keep(tg_where(dir < 0 ? tg_gt(b, t) : tg_lt(b, t),
-	                     tg_add_s(b, dir), b));
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_floor(const tg_tensor *t) { return trunc_toward(t, -1); }
-tg_tensor *tg_ceil(const tg_tensor *t) { return trunc_toward(t, 1); }
-
-/* Half to even. */
-tg_tensor *tg_round(const tg_tensor *t)
-{
-	tg_tensor *r, *f, *d, *odd;
-
-	if (!t)
-		return NULL;
-	if (!isf(t))
-		return view(t);
-	tg_scope_begin();
-	f = tg_floor(t);
-	d = tg_sub(t, f);
-	/* f odd: f - 2*floor(f/2) */
-	odd = tg_sub(f, tg_mul_s(tg_floor(tg_mul_s(f, 0.5)), 2));
-	r = tg_where(tg_gt_s(d, 0.5), tg_add_s(f, 1),
-	             tg_where(tg_lt_s(d, 0.5), f, tg_add(f, odd)));
-	r = tg_keep(r);
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_sign(const tg_tensor *t)
-{
-	tg_tensor *r;
-	tg_dtype dt;
-
-	if (!t)
-		return NULL;
-	dt = tg_tensor_dtype(t);
-	tg_scope_begin();
-	if (dt == TG_BOOL)
-		r = view(t);
-	else
-		r = tg_sub(tg_cast(tg_gt_s(t, 0), dt), tg_cast(tg_lt_s(t, 0), dt));
-	/* NaN stays NaN (numpy, PyTorch; tinygrad mid-2024 gave 1) */
-	if (isf(t))
-		r = tg_where(tg_ne(t, t), t, r);
-	r = tg_keep(r);
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_abs(const tg_tensor *t)
-{
-	tg_tensor *r;
-	tg_dtype dt;
-
-	if (!t)
-		return NULL;
-	dt = tg_tensor_dtype(t);
-	if (dt == TG_BOOL || tg_dtype_is_unsigned(dt))
-		return view(t);
-	tg_scope_begin();
-	r = tg_keep(tg_where(tg_lt_s(t, 0), tg_neg(t), t));
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_bitwise_not(const tg_tensor *t)
-{
-	tg_tensor *r;
-
-	if (!t)
-		return NULL;
-	if (tg_tensor_dtype(t) == TG_BOOL)
-		return tg_logical_not(t);
-	if (isf(t))
-		return tg_t_fail(TG_EINVAL, "bitwise_not", "not defined on %s",
-		                 tg_dtype_name(tg_tensor_dtype(t)));
-	tg_scope_begin();
-	r = tg_keep(tg_t_alu(TG_XOR, t,
-	                     cl(t, tg_dtype_is_unsigned(tg_tensor_dtype(t))
-	                                   ? ldexp(1.0, 8 * (int)tg_dtype_size(
-	                                                        tg_tensor_dtype(t))) - 1
-	                                   : -1),
-	                     NULL));
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_elu(const tg_tensor *t, double alpha)
-{
-	tg_tensor *r;
-
-	if (!t)
-		return NULL;
-	tg_scope_begin();
-	r = tg_keep(tg_sub(tg_relu(t),
-	                   tg_mul_s(tg_relu(tg_rsub_s(tg_exp(t), 1)), alpha)));
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_celu(const tg_tensor *t, double alpha)
-{
-	tg_tensor *r;
-
-	if (!t)
-		return NULL;
-	tg_scope_begin();
-	r = tg_keep(tg_add(tg_maximum_s(t, 0),
-	                   tg_minimum_s(tg_mul_s(tg_sub_s(tg_exp(tg_div_s(t, alpha)),
-	                                                  1),
-	                                         alpha),
-	                                0)));
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_leakyrelu(const tg_tensor *t, double slope)
-{
-	tg_tensor *r;
-
-	if (!t)
-		return NULL;
-	tg_scope_begin();
-	r = tg_keep(tg_sub(tg_relu(t), tg_relu(tg_mul_s(t, -slope))));
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_softplus(const tg_tensor *t, double beta)
-{
-	tg_tensor *r;
-
-	if (!t)
-		return NULL;
-	tg_scope_begin();
-	r = tg_keep(tg_mul_s(tg_log(tg_add_s(tg_exp(tg_mul_s(t, beta)), 1)),
-	                     1 / beta));
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_clip(const tg_tensor *t, double lo, double hi)
-{
-	tg_tensor *r;
-
-	if (!t)
-		return NULL;
-	tg_scope_begin();
-	r = tg_keep(tg_minimum_s(tg_maximum_s(t, lo), hi));
-	tg_scope_end();
-	return r;
-}
-
-tg_tensor *tg_hardtanh(const tg_tensor *t, double lo, double hi)
-{
-	return tg_clip(t, lo, hi);
 }

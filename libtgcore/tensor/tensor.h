@@ -173,6 +173,14 @@ tg_tensor *tg_t_pool(const tg_tensor *t, size_t nk, const int64_t *k,
 /* The dtype a Python scalar v takes next to a tensor of dtype dt (see
  * "Python scalar" in tg/tg.h). */
 tg_dtype tg_t_scalar_dtype(tg_dtype dt, double v);
+/* The helpers elementwise.c and unary.c share: a new (scope-held)
+ * reference to t's values (NULL in, NULL out); whether t is of a float
+ * dtype; a constant of t's dtype and shape (NULL in, NULL out); t cast
+ * to the default float unless it is a float already. */
+tg_tensor *tg_t_view(const tg_tensor *t);
+int tg_t_is_float(const tg_tensor *t);
+tg_tensor *tg_t_like(const tg_tensor *t, double v);
+tg_tensor *tg_t_floatify(const tg_tensor *t);
 /* Broadcasts a and b to one shape (numpy rules) and casts them to
  * their least upper dtype; *ra and *rb get new references.  `op` names the
  * caller in the message "add: shapes (2,3) and (4,) don't broadcast". */

@@ -1,6 +1,7 @@
 /*
  * conformance.h - what tg-conformance's runner (tg-conformance.c) and its
- * cases (conformance_cases.c) share.
+ * cases (conformance_cases.c, conformance_ops.c, conformance_fuzz.c)
+ * share.
  */
 #ifndef TG_CONFORMANCE_H
 #define TG_CONFORMANCE_H
@@ -63,5 +64,36 @@ tg_tensor *cf_keep(struct cf_ctx *c, tg_tensor *t);
 void cf_release(struct cf_ctx *c);
 /* Whether the device computes dt; if not, records why it is skipped. */
 int cf_has_dtype(struct cf_ctx *c, tg_dtype dt);
+/* n deterministic values in [lo, hi) into v, from seed. */
+void cf_fill(float *v, size_t n, unsigned seed, double lo, double hi);
+/* A float32 tensor of v on the device, kept (cf_keep). */
+tg_tensor *cf_from(struct cf_ctx *c, const float *v, size_t ndim,
+                   const int64_t *shape);
+/* Realizes t (float32, n elements) and compares it with ref within
+ * atol + rtol * |ref| (NaNs must match); CF_FAIL saying `what`. */
+enum cf_verdict cf_check(struct cf_ctx *c, const char *what,
+                         tg_tensor *t, const double *ref, size_t n,
+                         double atol, double rtol);
+
+/* The cases of cf_cases[] defined outside conformance_cases.c: the ops
+ * (conformance_ops.c), the kernel counts and the fuzzed opts
+ * (conformance_fuzz.c). */
+enum cf_verdict cf_ops_elementwise(struct cf_ctx *c);
+enum cf_verdict cf_ops_reduce(struct cf_ctx *c);
+enum cf_verdict cf_ops_matmul(struct cf_ctx *c);
+enum cf_verdict cf_ops_movement(struct cf_ctx *c);
+enum cf_verdict cf_ops_int32(struct cf_ctx *c);
+enum cf_verdict cf_ops_int_division(struct cf_ctx *c);
+enum cf_verdict cf_ops_other_floats(struct cf_ctx *c);
+enum cf_verdict cf_ops_cast(struct cf_ctx *c);
+enum cf_verdict cf_ops_random(struct cf_ctx *c);
+enum cf_verdict cf_kernels_fusion(struct cf_ctx *c);
+enum cf_verdict cf_fuzz_matmul(struct cf_ctx *c);
+enum cf_verdict cf_fuzz_colsum(struct cf_ctx *c);
+enum cf_verdict cf_fuzz_rowsum(struct cf_ctx *c);
+enum cf_verdict cf_fuzz_softmax(struct cf_ctx *c);
+enum cf_verdict cf_fuzz_conv(struct cf_ctx *c);
+enum cf_verdict cf_fuzz_int_max(struct cf_ctx *c);
+enum cf_verdict cf_fuzz_padded(struct cf_ctx *c);
 
 #endif

@@ -14,7 +14,10 @@
  *  - fuzz: programs whose kernels take random legal opts (RANDOM_OPTS,
  *    one seed per run) give what they give under NOOPT.
  * Each runs in a child process (tg-conformance.c) on the public API
- * only, as an application would use the device.
+ * only, as an application would use the device.  This file holds the
+ * helpers, the contract and memory cases and the table of every case;
+ * the ops are in conformance_ops.c, the kernels and fuzz cases in
+ * conformance_fuzz.c.
  */
 #include "config.h"
 
@@ -179,7 +182,7 @@ enum cf_verdict cf_describe(struct cf_ctx *c)
 }
 
 /* Deterministic values in [lo, hi). */
-static void fill(float *v, size_t n, unsigned seed, double lo, double hi)
+void cf_fill(float *v, size_t n, unsigned seed, double lo, double hi)
 {
 	unsigned long long s = 0x9e3779b97f4a7c15ull * (seed + 1);
 
@@ -190,8 +193,8 @@ static void fill(float *v, size_t n, unsigned seed, double lo, double hi)
 	}
 }
 
-static tg_tensor *from(struct cf_ctx *c, const float *v, size_t ndim,
-                       const int64_t *shape)
+tg_tensor *cf_from(struct cf_ctx *c, const float *v, size_t ndim,
+                   const int64_t *shape)
 {
 	return cf_keep(c, tg_tensor_new(c->dev, TG_FLOAT32, ndim, shape, v));
 }
@@ -228,9 +231,9 @@ static enum cf_verdict compare(struct cf_ctx *c, const char *what,
 }
 
 /* Realizes t and compares it with ref. */
-static enum cf_verdict check(struct cf_ctx *c, const char *what,
-                             tg_tensor *t, const double *ref, size_t n,
-                             double atol, double rtol)
+enum cf_verdict cf_check(struct cf_ctx *c, const char *what,
+                         tg_tensor *t, const double *ref, size_t n,
+                         double atol, double rtol)
 {
 	float *got = malloc((n ? n : 1) * sizeof *got);
 	enum cf_verdict v = got ? read_f32(c, what, t, got, n)
@@ -354,9 +357,10 @@ static enum cf_verdict memory_sizes(struct cf_ctx *c)
 		}
 		snprintf(what, sizeof what, "x + x of %zu float32", n);
 		if (!v)
-			v = check(c, what, cf_keep(c, tg_add(from(c, x, 1,
-			          &sizes[k]), from(c, x, 1, &sizes[k]))), ref,
-			          n, 0, 0);
+			v = cf_check(c, what, cf_keep(c, tg_add(
+			             cf_from(c, x, 1, &sizes[k]),
+			             cf_from(c, x, 1, &sizes[k]))), ref, n,
+			             0, 0);
 		free(x);
 		free(ref);
 	}
@@ -378,7 +382,7 @@ static enum cf_verdict memory_many_buffers(struct cf_ctx *c)
 		len[i] = 1 + (int64_t)(i * 7 % 301);
 		for (j = 0; j < (size_t)len[i]; j++)
 			x[j] = (float)(i * 1000 + j);
-		ys[i] = cf_keep(c, tg_add_s(from(c, x, 1, &len[i]), 1.0));
+		ys[i] = cf_keep(c, tg_add_s(cf_from(c, x, 1, &len[i]), 1.0));
 		if (!ys[i])
 			return cf_fail(c, "buffer %zu: %s", i, tg_last_error());
 	}
@@ -408,8 +412,8 @@ static enum cf_verdict memory_views(struct cf_ctx *c)
 	tg_tensor *b, *s;
 	enum cf_verdict v;
 
-	fill(x, (size_t)n, 1, -10, 10);
-	b = cf_keep(c, tg_mul_s(from(c, x, 1, &n), 3.0));
+	cf_fill(x, (size_t)n, 1, -10, 10);
+	b = cf_keep(c, tg_mul_s(cf_from(c, x, 1, &n), 3.0));
 	cf_stage(c, "realize the base buffer");
 	if (!b || tg_realize(b))
 		return cf_fail(c, "3 * x on %s: %s", c->dev_name,
@@ -417,14 +421,14 @@ static enum cf_verdict memory_views(struct cf_ctx *c)
 	s = cf_keep(c, tg_shrink(b, 1, win));
 	for (int64_t i = win[0]; i < win[1]; i++)
 		ref[i - win[0]] = 3.0 * x[i];
-	v = check(c, "a shrink [137, 911) of a realized buffer", s, ref,
-	          (size_t)(win[1] - win[0]), 1e-6, 1e-6);
+	v = cf_check(c, "a shrink [137, 911) of a realized buffer", s, ref,
+	             (size_t)(win[1] - win[0]), 1e-6, 1e-6);
 	if (v)
 		return v;
 	for (int64_t i = win[0]; i < win[1]; i++)
 		ref[win[1] - 1 - i] = 3.0 * x[i];
-	return check(c, "a flipped shrink", cf_keep(c, tg_flip(s, &axis, 1)),
-	             ref, (size_t)(win[1] - win[0]), 1e-6, 1e-6);
+	return cf_check(c, "a flipped shrink", cf_keep(c, tg_flip(s, &axis, 1)),
+	                ref, (size_t)(win[1] - win[0]), 1e-6, 1e-6);
 }
 
 /* Every dtype the device computes goes in and comes back bit for bit
@@ -476,800 +480,10 @@ static enum cf_verdict memory_out_of_memory(struct cf_ctx *c)
 	if (!*tg_last_error())
 		return cf_fail(c, "%s: the 16 TiB realize failed without a "
 		               "message", c->dev_name);
-	return check(c, "x + x after an allocation failed",
-	             cf_keep(c, tg_add(from(c, &x, 1, &one), from(c, &x, 1,
-	             &one))), &ref, 1, 0, 0);
+	return cf_check(c, "x + x after an allocation failed",
+	                cf_keep(c, tg_add(cf_from(c, &x, 1, &one),
+	                cf_from(c, &x, 1, &one))), &ref, 1, 0, 0);
 }
-
-/* ----------------------------------------------------------------- ops */
-
-typedef tg_tensor *(*binary_fn)(const tg_tensor *, const tg_tensor *);
-typedef tg_tensor *(*unary_fn)(const tg_tensor *);
-
-static double relu(double x) { return x > 0 ? x : 0; }
-static double sigmoid(double x) { return 1 / (1 + exp(-x)); }
-static double neg(double x) { return -x; }
-
-static enum cf_verdict ops_elementwise(struct cf_ctx *c)
-{
-	enum { N = 257 };
-	static const int64_t n = N;
-	static const struct {
-		const char *name;
-		binary_fn fn;
-		int op;
-	} bins[] = {
-		{ "add", tg_add, '+' }, { "sub", tg_sub, '-' },
-		{ "mul", tg_mul, '*' }, { "div", tg_div, '/' },
-		{ "maximum", tg_maximum, 'M' },
-	};
-	static const struct {
-		const char *name;
-		unary_fn fn;
-		double (*ref)(double);
-		int positive; /* takes b, which is > 0 */
-		double rtol;
-	} uns[] = {
-		{ "neg", tg_neg, neg, 0, 0 },
-		{ "exp", tg_exp, exp, 0, 1e-5 },
-		{ "log", tg_log, log, 1, 1e-5 },
-		{ "sqrt", tg_sqrt, sqrt, 1, 1e-6 },
-		{ "sin", tg_sin, sin, 0, 1e-5 },
-		{ "relu", tg_relu, relu, 0, 0 },
-		{ "sigmoid", tg_sigmoid, sigmoid, 0, 1e-5 },
-	};
-	float a[N], b[N];
-	double ref[N];
-	enum cf_verdict v = CF_PASS;
-	tg_tensor *ta, *tb;
-	size_t k, i;
-
-	fill(a, N, 2, -2, 2);
-	fill(b, N, 3, 0.5, 3);
-	ta = from(c, a, 1, &n);
-	tb = from(c, b, 1, &n);
-	for (k = 0; k < sizeof bins / sizeof *bins && !v; k++) {
-		for (i = 0; i < N; i++) {
-			double x = a[i], y = b[i];
-
-			ref[i] = bins[k].op == '+' ? x + y : bins[k].op == '-'
-				? x - y : bins[k].op == '*' ? x * y
-				: bins[k].op == '/' ? x / y : fmax(x, y);
-		}
-		v = check(c, bins[k].name, cf_keep(c, bins[k].fn(ta, tb)), ref,
-		          N, 1e-6, 1e-6);
-	}
-	for (k = 0; k < sizeof uns / sizeof *uns && !v; k++) {
-		const float *x = uns[k].positive ? b : a;
-
-		for (i = 0; i < N; i++)
-			ref[i] = uns[k].ref(x[i]);
-		v = check(c, uns[k].name, cf_keep(c, uns[k].fn(uns[k].positive
-		          ? tb : ta)), ref, N, 1e-6, uns[k].rtol + 1e-6);
-	}
-	if (!v) {  /* a comparison and a select, cast to float32 */
-		for (i = 0; i < N; i++)
-			ref[i] = a[i] < b[i] - 1.5 ? 1.0 : 0.0;
-		v = check(c, "where(a < b - 1.5, 1, 0)", cf_keep(c, tg_cast(
-		          cf_keep(c, tg_where_s(cf_keep(c, tg_lt(ta, cf_keep(c,
-		          tg_sub_s(tb, 1.5)))), 1.0, 0.0)), TG_FLOAT32)), ref,
-		          N, 0, 0);
-	}
-	return v;
-}
-
-static enum cf_verdict ops_reduce(struct cf_ctx *c)
-{
-	enum { R = 33, C = 65 };
-	static const int64_t shape[2] = { R, C };
-	float x[R * C];
-	double ref[R * C > 0 ? C : 1], s;
-	int ax0 = 0, ax1 = 1;
-	tg_tensor *t;
-	enum cf_verdict v;
-	int i, j;
-
-	fill(x, R * C, 4, -1, 1);
-	t = from(c, x, 2, shape);
-	for (i = 0; i < R; i++) {
-		for (s = 0, j = 0; j < C; j++)
-			s += x[i * C + j];
-		ref[i] = s;
-	}
-	if ((v = check(c, "sum over axis 1", cf_keep(c, tg_sum(t, &ax1, 1, 0)),
-	               ref, R, 1e-5, 1e-5)))
-		return v;
-	for (j = 0; j < C; j++) {
-		ref[j] = -INFINITY;
-		for (i = 0; i < R; i++)
-			ref[j] = fmax(ref[j], x[i * C + j]);
-	}
-	if ((v = check(c, "max over axis 0", cf_keep(c, tg_max(t, &ax0, 1, 0)),
-	               ref, C, 0, 0)))
-		return v;
-	for (s = 0, i = 0; i < R * C; i++)
-		s += x[i];
-	ref[0] = s / (R * C);
-	return check(c, "mean of all", cf_keep(c, tg_mean(t, NULL, 0, 0)), ref,
-	             1, 1e-6, 1e-5);
-}
-
-/* (m, k) @ (k, n) against a double loop. */
-static enum cf_verdict matmul_case(struct cf_ctx *c, int m, int k, int n)
-{
-	int64_t sa[2] = { m, k }, sb[2] = { k, n };
-	float *a = malloc(sizeof *a * (size_t)(m * k));
-	float *b = malloc(sizeof *b * (size_t)(k * n));
-	double *ref = malloc(sizeof *ref * (size_t)(m * n));
-	char what[64];
-	enum cf_verdict v;
-
-	if (!a || !b || !ref) {
-		v = cf_fail(c, "out of host memory");
-		goto out;
-	}
-	fill(a, (size_t)(m * k), 5, -1, 1);
-	fill(b, (size_t)(k * n), 6, -1, 1);
-	for (int i = 0; i < m; i++)
-		for (int j = 0; j < n; j++) {
-			double s = 0;
-
-			for (int l = 0; l < k; l++)
-				s += (double)a[i * k + l] * b[l * n + j];
-			ref[i * n + j] = s;
-		}
-	snprintf(what, sizeof what, "matmul (%d, %d) @ (%d, %d)", m, k, k, n);
-	v = check(c, what, cf_keep(c, tg_matmul(from(c, a, 2, sa),
-	          from(c, b, 2, sb))), ref, (size_t)(m * n), 1e-5, 1e-4);
-out:
-	free(a);
-	free(b);
-	free(ref);
-	return v;
-}
-
-static enum cf_verdict ops_matmul(struct cf_ctx *c)
-{
-	enum cf_verdict v = matmul_case(c, 17, 33, 29);
-
-	return v ? v : matmul_case(c, 64, 64, 64);
-}
-
-/* permute, pad and expand, then + 1: the index arithmetic of views. */
-static enum cf_verdict ops_movement(struct cf_ctx *c)
-{
-	static const int64_t shape[3] = { 4, 5, 6 }, pads[6] = { 1, 0, 0, 2,
-	                                                         0, 0 };
-	static const int order[3] = { 2, 0, 1 };
-	float x[120];
-	double ref[3 * 7 * 4 * 7];
-	tg_tensor *p;
-
-	fill(x, 120, 7, -5, 5);
-	/* (4, 5, 6) permuted to (6, 4, 5), padded by (1, 0) on axis 0 and
-	 * (0, 2) on axis 1: (7, 6, 5).  Element [i][j][k] is x[j][k][i-1]
-	 * inside the pads, 0 outside. */
-	p = cf_keep(c, tg_pad(cf_keep(c, tg_permute(from(c, x, 3, shape), 3,
-	            order)), 3, pads, 0.0));
-	for (int i = 0; i < 7; i++)
-		for (int j = 0; j < 6; j++)
-			for (int k = 0; k < 5; k++) {
-				int d2 = i - 1, d0 = j, d1 = k;
-				double val = 0;
-
-				if (d2 >= 0 && d0 < 4)
-					val = x[(d0 * 5 + d1) * 6 + d2];
-				ref[(i * 6 + j) * 5 + k] = val + 1.0;
-			}
-	return check(c, "pad(permute(x)) + 1", cf_keep(c, tg_add_s(p, 1.0)),
-	             ref, 7 * 6 * 5, 1e-6, 1e-6);
-}
-
-/* int32 arithmetic, exact. */
-static enum cf_verdict ops_int32(struct cf_ctx *c)
-{
-	enum { N = 101 };
-	static const int64_t n = N;
-	int32_t a[N], b[N];
-	double ref[N];
-	tg_tensor *ta, *tb, *r;
-	enum cf_verdict v;
-	int i;
-
-	if (!cf_has_dtype(c, TG_INT32))
-		return cf_fail(c, "int32 is not computed"), CF_SKIP;
-	for (i = 0; i < N; i++) {
-		a[i] = i * 37 - 1800;
-		b[i] = i % 13 + 1;
-	}
-	ta = cf_keep(c, tg_tensor_new(c->dev, TG_INT32, 1, &n, a));
-	tb = cf_keep(c, tg_tensor_new(c->dev, TG_INT32, 1, &n, b));
-	for (i = 0; i < N; i++)
-		ref[i] = (double)a[i] * b[i] + a[i];
-	r = cf_keep(c, tg_cast(cf_keep(c, tg_add(cf_keep(c, tg_mul(ta, tb)),
-	            ta)), TG_FLOAT32));
-	if ((v = check(c, "int32 a * b + a", r, ref, N, 0, 0)))
-		return v;
-	for (i = 0; i < N; i++)  /* tinygrad's idiv truncates toward 0 */
-		ref[i] = (double)(a[i] / b[i]);
-	return check(c, "int32 a // b", cf_keep(c, tg_cast(cf_keep(c,
-	             tg_idiv(ta, tb)), TG_FLOAT32)), ref, N, 0, 0);
-}
-
-/* tg.h's integer division of a by b in a kind of `bits` bits: a / 0 =
- * 0, a % 0 = a, min / -1 = min, min % -1 = 0; mod takes the divisor's
- * sign.  Operands are sign- or zero-extended to 64 bits. */
-static void idiv_ref(int64_t a, int64_t b, int sgn, unsigned bits,
-                     int64_t *q, int64_t *r)
-{
-	int64_t min = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-
-	if (b == 0) {
-		*q = 0;
-		*r = a;
-	} else if (sgn && a == min && b == -1) {
-		*q = min;
-		*r = 0;
-	} else if (!sgn) {
-		*q = (int64_t)((uint64_t)a / (uint64_t)b);
-		*r = (int64_t)((uint64_t)a % (uint64_t)b);
-	} else {
-		*q = a / b;
-		*r = a % b;
-		if (*r && (*r < 0) != (b < 0))
-			*r += b;
-	}
-}
-
-/* Element i of an integer buffer of dtype dt, extended to 64 bits. */
-static int64_t int_at(const void *p, tg_dtype dt, size_t i)
-{
-	switch (dt) {
-	case TG_INT8: return ((const int8_t *)p)[i];
-	case TG_INT16: return ((const int16_t *)p)[i];
-	case TG_INT32: return ((const int32_t *)p)[i];
-	case TG_UINT8: return ((const uint8_t *)p)[i];
-	case TG_UINT16: return ((const uint16_t *)p)[i];
-	case TG_UINT32: return ((const uint32_t *)p)[i];
-	default: return ((const int64_t *)p)[i];
-	}
-}
-
-/* The operands of the division case in dtype dt, wrapped to it: zero
- * and -1 divisors against the least and greatest values. */
-static void idiv_operands(tg_dtype dt, void *a, void *b, size_t n)
-{
-	static const int64_t va[] = { 7, -7, INT64_MIN, INT64_MIN, 5, 0,
-	                              INT64_MAX, -1, 100, -100, 3, -3 };
-	static const int64_t vb[] = { 0, 0, -1, 0, 2, 0, -1, -1, 7, 7, -2, -2 };
-	unsigned bits = 8 * (unsigned)tg_dtype_size(dt);
-
-	for (size_t i = 0; i < n; i++) {
-		/* the least and greatest of this kind, not int64's */
-		int64_t x = va[i] == INT64_MIN && bits < 64
-		            ? -((int64_t)1 << (bits - 1))
-		            : va[i] == INT64_MAX && bits < 64
-		            ? ((int64_t)1 << (bits - 1)) - 1 : va[i];
-
-		memcpy((char *)a + i * (bits / 8), &x, bits / 8);
-		memcpy((char *)b + i * (bits / 8), &vb[i], bits / 8);
-	}
-}
-
-/* The device's values of tg_idiv and tg_mod of the buffers, against
- * the reference, element by element; "" when all agree. */
-static enum cf_verdict idiv_check(struct cf_ctx *c, tg_dtype dt,
-                                  const char *what, tg_tensor *t,
-                                  const void *a, const void *b, size_t n,
-                                  int mod)
-{
-	int sgn = dt == TG_INT8 || dt == TG_INT16 || dt == TG_INT32 ||
-	          dt == TG_INT64;
-	unsigned bits = 8 * (unsigned)tg_dtype_size(dt);
-	unsigned char out[12 * 8];
-	int64_t q, r, want, got;
-
-	if (!t || tg_tensor_data(t, out, n * (bits / 8)))
-		return cf_fail(c, "%s %s: %s", tg_dtype_name(dt), what,
-		               tg_last_error());
-	for (size_t i = 0; i < n; i++) {
-		int64_t x = int_at(a, dt, i), y = b ? int_at(b, dt, i) : 0;
-
-		idiv_ref(x, y, sgn, bits, &q, &r);
-		want = mod ? r : q;
-		got = int_at(out, dt, i);
-		if (got != want)
-			return cf_fail(c, "%s %s: element %zu: %lld %s %lld gave "
-			               "%lld, want %lld", tg_dtype_name(dt), what,
-			               i, (long long)x, mod ? "mod" : "idiv",
-			               (long long)y, (long long)got,
-			               (long long)want);
-	}
-	return CF_PASS;
-}
-
-/* Integer division and modulo by zero and the overflowing min / -1, in
- * every integer dtype the device computes: tg.h's values, no trap,
- * with the divisor in memory and a constant zero. */
-static enum cf_verdict ops_int_division(struct cf_ctx *c)
-{
-	static const tg_dtype dts[] = { TG_INT8, TG_INT16, TG_INT32, TG_INT64,
-	                                TG_UINT8, TG_UINT16, TG_UINT32,
-	                                TG_UINT64 };
-	static const int64_t n = 12;
-	unsigned char a[12 * 8], b[12 * 8];
-	enum cf_verdict v = CF_PASS;
-	int any = 0;
-
-	for (size_t k = 0; k < sizeof dts / sizeof *dts && !v; k++) {
-		tg_dtype dt = dts[k];
-		tg_tensor *ta, *tb, *z;
-
-		if (!cf_has_dtype(c, dt))
-			continue;
-		any = 1;
-		idiv_operands(dt, a, b, (size_t)n);
-		ta = cf_keep(c, tg_tensor_new(c->dev, dt, 1, &n, a));
-		tb = cf_keep(c, tg_tensor_new(c->dev, dt, 1, &n, b));
-		z = cf_keep(c, tg_zeros(c->dev, dt, 1, &n));
-		if (!(v = idiv_check(c, dt, "a // b", cf_keep(c, tg_idiv(ta, tb)),
-		                     a, b, (size_t)n, 0)) &&
-		    !(v = idiv_check(c, dt, "a % b", cf_keep(c, tg_mod(ta, tb)),
-		                     a, b, (size_t)n, 1)) &&
-		    !(v = idiv_check(c, dt, "a // 0", cf_keep(c, tg_idiv(ta, z)),
-		                     a, NULL, (size_t)n, 0)))
-			v = idiv_check(c, dt, "a % 0", cf_keep(c, tg_mod(ta, z)),
-			               a, NULL, (size_t)n, 1);
-	}
-	if (!any)
-		return cf_fail(c, "no integer dtype is computed"), CF_SKIP;
-	return v;
-}
-
-/* float16, bfloat16 and float64: x * y + x and a sum, computed in the
- * dtype (cast on the device), read back as float32. */
-static enum cf_verdict ops_other_floats(struct cf_ctx *c)
-{
-	enum { N = 129 };
-	static const int64_t n = N;
-	static const tg_dtype dts[] = { TG_FLOAT16, TG_BFLOAT16, TG_FLOAT64 };
-	static const double tol[] = { 4e-3, 3e-2, 1e-6 };
-	float a[N], b[N];
-	double ref[N], s;
-	int any = 0;
-
-	fill(a, N, 8, -2, 2);
-	fill(b, N, 9, -2, 2);
-	for (size_t k = 0; k < 3; k++) {
-		tg_dtype dt = dts[k];
-		tg_tensor *x, *y, *r;
-		enum cf_verdict v;
-		char what[64];
-
-		if (!cf_has_dtype(c, dt))
-			continue;
-		any = 1;
-		x = cf_keep(c, tg_cast(from(c, a, 1, &n), dt));
-		y = cf_keep(c, tg_cast(from(c, b, 1, &n), dt));
-		r = cf_keep(c, tg_add(cf_keep(c, tg_mul(x, y)), x));
-		for (int i = 0; i < N; i++)
-			ref[i] = (double)a[i] * b[i] + a[i];
-		snprintf(what, sizeof what, "%s x * y + x", tg_dtype_name(dt));
-		if ((v = check(c, what, cf_keep(c, tg_cast(r, TG_FLOAT32)), ref,
-		               N, tol[k], tol[k])))
-			return v;
-		s = 0;
-		for (int i = 0; i < N; i++)
-			s += a[i];
-		snprintf(what, sizeof what, "%s sum", tg_dtype_name(dt));
-		if ((v = check(c, what, cf_keep(c, tg_cast(cf_keep(c, tg_sum(x,
-		               NULL, 0, 0)), TG_FLOAT32)), &s, 1, tol[k] * 8,
-		               tol[k])))
-			return v;
-	}
-	if (!any)
-		return cf_fail(c, "none of float16, bfloat16, float64 is "
-		               "computed"), CF_SKIP;
-	return CF_PASS;
-}
-
-/* float32 -> int32 truncates toward zero; int32 -> float32 is exact. */
-static enum cf_verdict ops_cast(struct cf_ctx *c)
-{
-	enum { N = 64 };
-	static const int64_t n = N;
-	float a[N];
-	double ref[N];
-
-	if (!cf_has_dtype(c, TG_INT32))
-		return cf_fail(c, "int32 is not computed"), CF_SKIP;
-	fill(a, N, 10, -1000, 1000);
-	for (int i = 0; i < N; i++)
-		ref[i] = trunc(a[i]);
-	return check(c, "float32 -> int32 -> float32", cf_keep(c, tg_cast(
-	             cf_keep(c, tg_cast(from(c, a, 1, &n), TG_INT32)),
-	             TG_FLOAT32)), ref, N, 0, 0);
-}
-
-/* Threefry2x32 with 20 rounds (Salmon et al.; JAX's threefry_2x32) of
- * the counter words (lo, hi) = x under the key (k0, k1) = (low, high
- * word of key): the host's reference for tg_rand's bits. */
-static uint64_t threefry_ref(uint64_t x, uint64_t key)
-{
-	static const unsigned rot[8] = { 13, 15, 26, 6, 17, 29, 16, 24 };
-	uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
-	uint32_t ks[3] = { k1, k0 ^ k1 ^ 0x1BD11BDAu, k0 };
-	uint32_t a = (uint32_t)x + ks[2], b = (uint32_t)(x >> 32) + ks[0];
-
-	for (unsigned i = 0; i < 5; i++) {
-		for (unsigned j = 0; j < 4; j++) {
-			unsigned r = rot[i % 2 * 4 + j];
-
-			a += b;
-			b = ((b << r) | (b >> (32 - r))) ^ a;
-		}
-		a += ks[i % 3];
-		b += ks[(i + 1) % 3] + i + 1;
-	}
-	return (uint64_t)b << 32 | a;
-}
-
-/* tg_rand of n values, drawn when the device's counter is at ctr:
- * counters ctr..ctr+h-1 (h = ceil(n/2)) paired with ctr+h..ctr+2h-1
- * form Threefry blocks under the seed; the low words then the high
- * words, first n of them, give the top 23 bits of a mantissa in [1, 2)
- * less one (tensor/random.c, tinygrad's Tensor.rand). */
-static void rand_ref(uint64_t seed, uint32_t ctr, size_t n, double *out)
-{
-	size_t h = (n + 1) / 2;
-
-	for (size_t i = 0; i < n; i++) {
-		uint32_t c = ctr + (uint32_t)(i % h);
-		uint64_t w = threefry_ref((uint64_t)(c + h) << 32 | c, seed);
-		uint32_t bits = i < h ? (uint32_t)w : (uint32_t)(w >> 32);
-		union { uint32_t u; float f; } m = {
-			.u = bits >> 9 | 0x3f800000u };
-
-		out[i] = (double)m.f - 1.0;
-	}
-}
-
-/* tg_rand of 1 to 9 values in turn, then a (1,5) uniform (a Linear(5,
- * 1)'s weight as initialized): every
- * size must give the host reference's numbers bit for bit, the one
- * value of a (1,) draw too (PoCL once refused that kernel: the program
- * had fewer parameters than the launch gave buffers). */
-static enum cf_verdict ops_random(struct cf_ctx *c)
-{
-	/* the reference against JAX: threefry_2x32((0, 1337), (3, 13)) */
-	static const uint64_t seed = 20250101;
-	double ref[9];
-	uint32_t ctr = 0;
-	enum cf_verdict v = CF_PASS;
-	char what[64];
-
-	if (threefry_ref((uint64_t)13 << 32 | 3, (uint64_t)1337 << 32) !=
-	    ((uint64_t)2570072943u << 32 | 1967534793u))
-		return cf_fail(c, "the host's Threefry reference is wrong");
-	if (!cf_has_dtype(c, TG_UINT64))
-		return cf_fail(c, "uint64 is not computed"), CF_SKIP;
-	tg_manual_seed(seed);
-	for (int64_t n = 1; n <= 9 && v == CF_PASS; n++) {
-		snprintf(what, sizeof what, "rand of %lld", (long long)n);
-		rand_ref(seed, ctr, (size_t)n, ref);
-		v = check(c, what, cf_keep(c, tg_rand(c->dev, TG_FLOAT32, 1,
-		                                      &n)), ref, (size_t)n,
-		          0, 0);
-		ctr += (uint32_t)n;
-	}
-	if (v == CF_PASS) {
-		static const int64_t shape[2] = { 1, 5 };
-
-		rand_ref(seed, ctr, 5, ref);
-		for (int i = 0; i < 5; i++)  /* tinygrad's kaiming bound */
-			ref[i] = ref[i] * 2 - 1;
-		v = check(c, "uniform (1,5) in [-1, 1)", cf_keep(c,
-		          tg_uniform(c->dev, TG_FLOAT32, 2, shape, -1, 1)),
-		          ref, 5, 1e-7, 0);
-	}
-	return v;
-}
-
-/* ------------------------------------------------------------- kernels */
-
-/* A realized float32 input of `n` values in (-1, 1). */
-static tg_tensor *input(struct cf_ctx *c, size_t ndim, const int64_t *shape,
-                        unsigned seed)
-{
-	size_t n = 1;
-	float *v;
-	tg_tensor *t;
-
-	for (size_t i = 0; i < ndim; i++)
-		n *= (size_t)shape[i];
-	if (!(v = malloc(n * sizeof *v)))
-		return NULL;
-	fill(v, n, seed, -1, 1);
-	t = from(c, v, ndim, shape);
-	free(v);
-	return t && tg_realize(t) == 0 ? t : NULL;
-}
-
-/* Realizes outs together and checks how many kernels ran: the fusion
- * tinygrad (mid-2024) does for the same program, which the core's
- * scheduler matches on every device (tests/test_kernels.c). */
-static enum cf_verdict count(struct cf_ctx *c, const char *what,
-                             tg_tensor **outs, size_t n, uint64_t want)
-{
-	tg_counters k;
-
-	for (size_t i = 0; i < n; i++)
-		if (!outs[i])
-			return cf_fail(c, "%s: building the tensors failed: %s",
-			               what, tg_last_error());
-	tg_counters_reset();
-	cf_stage(c, "realize %s", what);
-	if (tg_realize_many(outs, n))
-		return cf_fail(c, "%s on %s: %s", what, c->dev_name,
-		               tg_last_error());
-	tg_counters_get(&k);
-	if (k.kernels != want)
-		return cf_fail(c, "%s on %s: %llu kernels ran, want %llu", what,
-		               c->dev_name, (unsigned long long)k.kernels,
-		               (unsigned long long)want);
-	return CF_PASS;
-}
-
-static enum cf_verdict kernels_fusion(struct cf_ctx *c)
-{
-	static const int64_t s44[2] = { 4, 4 }, s816[2] = { 8, 16 },
-	                     s88[2] = { 8, 8 }, s165[2] = { 16, 5 },
-	                     s5[1] = { 5 };
-	static const int ax0 = 0, ax1 = 1;
-	tg_tensor *a = input(c, 2, s44, 1), *b = input(c, 2, s44, 2);
-	tg_tensor *x = input(c, 2, s816, 3), *img = input(c, 2, s88, 4);
-	tg_tensor *w = input(c, 2, s165, 5), *bias = input(c, 1, s5, 6);
-	tg_tensor *o[2];
-	enum cf_verdict v;
-
-	if (!a || !b || !x || !img || !w || !bias)
-		return cf_fail(c, "inputs on %s: %s", c->dev_name,
-		               tg_last_error());
-	o[0] = cf_keep(c, tg_sqrt(cf_keep(c, tg_exp(cf_keep(c, tg_mul(
-	       cf_keep(c, tg_add(a, b)), b))))));
-	if ((v = count(c, "sqrt(exp((a + b) * b))", o, 1, 1)))
-		return v;
-	o[0] = cf_keep(c, tg_sum(cf_keep(c, tg_mul(a, b)), NULL, 0, 0));
-	if ((v = count(c, "sum(a * b)", o, 1, 1)))
-		return v;
-	o[0] = cf_keep(c, tg_sum(x, &ax1, 1, 0));
-	o[1] = cf_keep(c, tg_max(x, &ax1, 1, 0));
-	if ((v = count(c, "sum and max of one input", o, 2, 2)))
-		return v;
-	o[0] = cf_keep(c, tg_relu(cf_keep(c, tg_add(cf_keep(c, tg_sum(img,
-	       &ax0, 1, 0)), cf_keep(c, tg_sum(img, &ax1, 1, 0))))));
-	if ((v = count(c, "relu(sum over 0 + sum over 1)", o, 1, 2)))
-		return v;
-	o[0] = cf_keep(c, tg_softmax(x, -1));
-	if ((v = count(c, "softmax", o, 1, 3)))
-		return v;
-	o[0] = cf_keep(c, tg_relu(cf_keep(c, tg_add(cf_keep(c, tg_matmul(x,
-	       w)), bias))));
-	if ((v = count(c, "relu(x @ w + bias)", o, 1, 1)))
-		return v;
-	o[0] = cf_keep(c, tg_argmax(x, -1, 0));
-	return count(c, "argmax over the last axis", o, 1, 3);
-}
-
-/* ---------------------------------------------------------------- fuzz */
-
-/* A program of the fuzz: its inputs' shapes, and how its output is made
- * from them. */
-struct fz_prog {
-	const char *what;
-	tg_dtype dt;          /* of the inputs and the output */
-	size_t nin, ndim[2];
-	int64_t shape[2][4];
-	tg_tensor *(*build)(struct cf_ctx *c, tg_tensor *const *in);
-};
-
-static tg_tensor *fz_matmul(struct cf_ctx *c, tg_tensor *const *in)
-{
-	return cf_keep(c, tg_relu(cf_keep(c, tg_matmul(in[0], in[1]))));
-}
-
-static tg_tensor *fz_colsum(struct cf_ctx *c, tg_tensor *const *in)
-{
-	static const int ax0 = 0;
-
-	return cf_keep(c, tg_sum(in[0], &ax0, 1, 0));
-}
-
-static tg_tensor *fz_rowsum(struct cf_ctx *c, tg_tensor *const *in)
-{
-	static const int ax1 = 1;
-
-	return cf_keep(c, tg_sum(cf_keep(c, tg_mul(in[0], in[0])), &ax1, 1,
-	                         0));
-}
-
-static tg_tensor *fz_softmax(struct cf_ctx *c, tg_tensor *const *in)
-{
-	return cf_keep(c, tg_softmax(in[0], -1));
-}
-
-static tg_tensor *fz_conv(struct cf_ctx *c, tg_tensor *const *in)
-{
-	tg_conv_opts o = { .padding = { 1, 1, 1, 1 } };
-
-	return cf_keep(c, tg_conv2d(in[0], in[1], NULL, &o));
-}
-
-static tg_tensor *fz_int_max(struct cf_ctx *c, tg_tensor *const *in)
-{
-	static const int ax1 = 1;
-
-	return cf_keep(c, tg_max(in[0], &ax1, 1, 0));
-}
-
-static tg_tensor *fz_padded(struct cf_ctx *c, tg_tensor *const *in)
-{
-	static const int64_t pairs[4] = { 1, 2, 3, 0 };
-
-	return cf_keep(c, tg_pad(cf_keep(c, tg_mul(cf_keep(c, tg_exp(in[0])),
-	                                           in[1])), 2, pairs, 0.5));
-}
-
-static const struct fz_prog fz_progs[] = {
-	{ "relu(a @ b), 33x65 @ 65x17", TG_FLOAT32, 2, { 2, 2 },
-	  { { 33, 65 }, { 65, 17 } }, fz_matmul },
-	{ "column sums of 37x129", TG_FLOAT32, 1, { 2 }, { { 37, 129 } },
-	  fz_colsum },
-	{ "row sums of squares of 37x129", TG_FLOAT32, 1, { 2 },
-	  { { 37, 129 } }, fz_rowsum },
-	{ "softmax of 19x75", TG_FLOAT32, 1, { 2 }, { { 19, 75 } },
-	  fz_softmax },
-	{ "conv2d 2x3x11x13 with 4x3x3x3, padding 1", TG_FLOAT32, 2, { 4, 4 },
-	  { { 2, 3, 11, 13 }, { 4, 3, 3, 3 } }, fz_conv },
-	{ "int32 row maxima of 23x45", TG_INT32, 1, { 2 }, { { 23, 45 } },
-	  fz_int_max },
-	{ "pad(exp(a) * b) of 17x31", TG_FLOAT32, 2, { 2, 2 },
-	  { { 17, 31 }, { 17, 31 } }, fz_padded },
-};
-
-/* The program's output under the configuration as it is now, as
- * doubles (n of them). */
-static enum cf_verdict fz_run(struct cf_ctx *c, const struct fz_prog *p,
-                              tg_tensor *const *in, const char *when,
-                              double **out, size_t *n)
-{
-	tg_tensor *t = p->build(c, in);
-	char what[160];
-	void *raw;
-
-	snprintf(what, sizeof what, "%s %s", p->what, when);
-	if (!t)
-		return cf_fail(c, "%s: building the tensor failed: %s", what,
-		               tg_last_error());
-	*n = (size_t)tg_tensor_numel(t);
-	raw = malloc(*n * 4 + 4);
-	*out = malloc(*n * sizeof **out + 1);
-	if (!raw || !*out) {
-		free(raw);
-		free(*out);
-		*out = NULL;
-		return cf_fail(c, "%s: out of host memory", what);
-	}
-	cf_stage(c, "realize %s", what);
-	if (tg_tensor_data(t, raw, *n * 4)) {
-		free(raw);
-		free(*out);
-		*out = NULL;
-		return cf_fail(c, "%s on %s: %s", what, c->dev_name,
-		               tg_last_error());
-	}
-	for (size_t i = 0; i < *n; i++)
-		(*out)[i] = p->dt == TG_INT32 ? ((int32_t *)raw)[i]
-		                              : ((float *)raw)[i];
-	free(raw);
-	return CF_PASS;
-}
-
-/* Inputs: floats in (-1, 1), or integers from -50 to 49. */
-static tg_tensor *fz_input(struct cf_ctx *c, const struct fz_prog *p,
-                           size_t i)
-{
-	size_t n = 1;
-	float *v;
-	int32_t *iv;
-	tg_tensor *t;
-
-	for (size_t d = 0; d < p->ndim[i]; d++)
-		n *= (size_t)p->shape[i][d];
-	if (!(v = malloc(n * sizeof *v)))
-		return NULL;
-	fill(v, n, 11 + (unsigned)i, -1, 1);
-	iv = (int32_t *)v;  /* in place: the same size */
-	if (p->dt == TG_INT32)
-		for (size_t k = 0; k < n; k++)
-			iv[k] = (int32_t)floor(v[k] * 50);
-	t = cf_keep(c, tg_tensor_new(c->dev, p->dt, p->ndim[i], p->shape[i],
-	                             v));
-	free(v);
-	return t && tg_realize(t) == 0 ? t : NULL;
-}
-
-/* One program: NOOPT's output, then c->fuzz runs with random opts, each
- * compared with it.  Floats within a rounding tolerance (opts that
- * group a reduce add in another order), integers exactly. */
-static enum cf_verdict fz_program(struct cf_ctx *c, const struct fz_prog *p)
-{
-	tg_tensor *in[2] = { NULL, NULL };
-	double *ref = NULL, *got = NULL;
-	size_t n = 0, m = 0;
-	char when[64], seed[24];
-	enum cf_verdict v;
-
-	for (size_t i = 0; i < p->nin; i++)
-		if (!(in[i] = fz_input(c, p, i)))
-			return cf_fail(c, "%s: inputs on %s: %s", p->what,
-			               c->dev_name, tg_last_error());
-	tg_config_set("RANDOM_OPTS", NULL);
-	tg_config_set("NOOPT", "1");
-	if ((v = fz_run(c, p, in, "under NOOPT", &ref, &n)))
-		return v;
-	tg_config_set("NOOPT", "0");
-	for (long s = c->seed; !v && s < c->seed + c->fuzz; s++) {
-		snprintf(seed, sizeof seed, "%ld", s);
-		snprintf(when, sizeof when, "with RANDOM_OPTS=%ld", s);
-		tg_config_set("RANDOM_OPTS", seed);
-		if ((v = fz_run(c, p, in, when, &got, &m)))
-			break;
-		if (m != n)
-			v = cf_fail(c, "%s on %s %s: %zu elements, NOOPT gives "
-			            "%zu", p->what, c->dev_name, when, m, n);
-		for (size_t i = 0; !v && i < n; i++) {
-			double tol = p->dt == TG_INT32 ? 0
-			             : 1e-5 + 1e-4 * fabs(ref[i]);
-			if (fabs(got[i] - ref[i]) <= tol ||
-			    (isnan(got[i]) && isnan(ref[i])))
-				continue;
-			v = cf_fail(c, "%s on %s %s: element %zu of %zu is "
-			            "%.9g, NOOPT gives %.9g (TG_RANDOM_OPTS=%ld "
-			            "DEBUG=2 prints the opts of each kernel)",
-			            p->what, c->dev_name, when, i, n, got[i],
-			            ref[i], s);
-		}
-		free(got);
-		got = NULL;
-	}
-	free(ref);
-	return v;
-}
-
-/* One case per program, so that each reports alone and has the whole
- * --timeout (a device that compiles slowly compiles c->fuzz + 1
- * versions of each). */
-static enum cf_verdict fuzz_case(struct cf_ctx *c, size_t i)
-{
-	const struct fz_prog *p = &fz_progs[i];
-
-	if (p->dt != TG_FLOAT32 && !cf_has_dtype(c, p->dt))
-		return cf_fail(c, "%s is not computed",
-		               tg_dtype_name(p->dt)), CF_SKIP;
-	return fz_program(c, p);
-}
-
-#define FUZZ_CASE(fn, i) \
-	static enum cf_verdict fn(struct cf_ctx *c) { return fuzz_case(c, i); }
-FUZZ_CASE(fuzz_matmul, 0)
-FUZZ_CASE(fuzz_colsum, 1)
-FUZZ_CASE(fuzz_rowsum, 2)
-FUZZ_CASE(fuzz_softmax, 3)
-FUZZ_CASE(fuzz_conv, 4)
-FUZZ_CASE(fuzz_int_max, 5)
-FUZZ_CASE(fuzz_padded, 6)
-#undef FUZZ_CASE
 
 const struct cf_case cf_cases[] = {
 	{ "contract", "loads", contract_loads, 0 },
@@ -1282,22 +496,22 @@ const struct cf_case cf_cases[] = {
 	{ "memory", "views", memory_views, 1 },
 	{ "memory", "dtypes", memory_dtypes, 1 },
 	{ "memory", "out-of-memory", memory_out_of_memory, 1 },
-	{ "ops", "elementwise", ops_elementwise, 1 },
-	{ "ops", "reduce", ops_reduce, 1 },
-	{ "ops", "matmul", ops_matmul, 1 },
-	{ "ops", "movement", ops_movement, 1 },
-	{ "ops", "int32", ops_int32, 1 },
-	{ "ops", "int-division", ops_int_division, 1 },
-	{ "ops", "other-floats", ops_other_floats, 1 },
-	{ "ops", "cast", ops_cast, 1 },
-	{ "ops", "random", ops_random, 1 },
-	{ "kernels", "fusion", kernels_fusion, 1 },
-	{ "fuzz", "matmul", fuzz_matmul, 1 },
-	{ "fuzz", "column-sums", fuzz_colsum, 1 },
-	{ "fuzz", "row-sums", fuzz_rowsum, 1 },
-	{ "fuzz", "softmax", fuzz_softmax, 1 },
-	{ "fuzz", "conv2d", fuzz_conv, 1 },
-	{ "fuzz", "int32-max", fuzz_int_max, 1 },
-	{ "fuzz", "padded", fuzz_padded, 1 },
+	{ "ops", "elementwise", cf_ops_elementwise, 1 },
+	{ "ops", "reduce", cf_ops_reduce, 1 },
+	{ "ops", "matmul", cf_ops_matmul, 1 },
+	{ "ops", "movement", cf_ops_movement, 1 },
+	{ "ops", "int32", cf_ops_int32, 1 },
+	{ "ops", "int-division", cf_ops_int_division, 1 },
+	{ "ops", "other-floats", cf_ops_other_floats, 1 },
+	{ "ops", "cast", cf_ops_cast, 1 },
+	{ "ops", "random", cf_ops_random, 1 },
+	{ "kernels", "fusion", cf_kernels_fusion, 1 },
+	{ "fuzz", "matmul", cf_fuzz_matmul, 1 },
+	{ "fuzz", "column-sums", cf_fuzz_colsum, 1 },
+	{ "fuzz", "row-sums", cf_fuzz_rowsum, 1 },
+	{ "fuzz", "softmax", cf_fuzz_softmax, 1 },
+	{ "fuzz", "conv2d", cf_fuzz_conv, 1 },
+	{ "fuzz", "int32-max", cf_fuzz_int_max, 1 },
+	{ "fuzz", "padded", cf_fuzz_padded, 1 },
 };
 const size_t cf_ncases = sizeof cf_cases / sizeof *cf_cases;

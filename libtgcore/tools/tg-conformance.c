@@ -1,7 +1,7 @@
 /*
  * tg-conformance - does a backend plugin work?  Runs the plugin-contract
  * checks, an allocator and copy stress, the op checks, the kernel
- * counts and a random-opts fuzz (conformance_cases.c) against one
+ * counts and a random-opts fuzz (conformance_*.c) against one
  * device of one plugin, each case in a child process of its own
  * (util/child.c): a case that crashes or hangs is that case's failure,
  * with the signal and the step, and the run goes on.  The parent never loads the plugin.  Prints a report

@@ -1,6 +1,6 @@
 /*
  * fuzz_safetensors.c - libFuzzer target: the input as a safetensors
- * file for tg_safetensors_load (nn/safetensors.c).
+ * file for tg_safetensors_load (nn/safetensors_load.c).
  *
  * Loading parses the header length and the JSON header, checks every
  * dtype, shape and range, then copies each tensor to the device.  The
