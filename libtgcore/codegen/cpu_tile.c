@@ -20,11 +20,6 @@
 #include "codegen/kplan.h"
 #include "ir/ir.h"
 
-static int64_t left(const tg_kplan *p, size_t ax)
-{
-	return tg_kplan_outer(p, ax);
-}
-
 /* The strides of st on every axis as the kernel reads memory: through
  * every view of the tracker (tinygrad's real_strides, masks ignored),
  * -1 where an axis's is not one number (a div or mod of the axis). */
@@ -120,7 +115,7 @@ static int row_axis(const tg_kplan *p, const tg_kernel *k,
 
 	for (size_t g = p->nglobal; g-- > 0;) {
 		uint32_t ax = p->gaxes[g];
-		int64_t m = fitting(p, left(p, ax), tile_rows,
+		int64_t m = fitting(p, tg_kplan_outer(p, ax), tile_rows,
 		                    TG_ARRAY_LEN(tile_rows), INT64_MAX);
 
 		if ((int)ax == jax || p->upcast[ax] > 1 || !m)
@@ -186,7 +181,7 @@ static int stream_stores(tg_kplan *p, const tg_kernel *k,
 		uint32_t ax = p->gaxes[g];
 		int store = 1;
 
-		if ((int)ax == jax || left(p, ax) < 2)
+		if ((int)ax == jax || tg_kplan_outer(p, ax) < 2)
 			continue;
 		for (size_t i = 0; i < k->n; i++)
 			if (k->order[i]->op == TG_STORE)
@@ -213,24 +208,24 @@ static int tile(tg_kplan *p, const tg_kernel *k, const kstrides *rs,
 	int64_t w, m;
 	int iax, rc;
 
-	for (w = lanes; w >= 2 && left(p, (size_t)jax) % w; w /= 2)
+	for (w = lanes; w >= 2 && tg_kplan_outer(p, (size_t)jax) % w; w /= 2)
 		;
 	if (w < 2 || (rc = tg_kp_upcast(p, (uint32_t)jax, w)))
 		return w < 2 ? 0 : rc;
 	if (!p->has_reduce) {
-		m = fitting(p, left(p, (size_t)jax), (const int64_t[]){ 4, 2 },
-		            2, TG_MAX_EXPAND);
+		m = fitting(p, tg_kplan_outer(p, (size_t)jax),
+		            (const int64_t[]){ 4, 2 }, 2, TG_MAX_EXPAND);
 		return (rc = tg_kp_upcast(p, (uint32_t)jax, m)) ? rc : 1;
 	}
 	iax = row_axis(p, k, rs, jax);
-	m = fitting(p, left(p, (size_t)jax), (const int64_t[]){ 2 }, 1,
-	            TG_MAX_EXPAND / (iax >= 0 ? 8 : 1));
+	m = fitting(p, tg_kplan_outer(p, (size_t)jax), (const int64_t[]){ 2 },
+	            1, TG_MAX_EXPAND / (iax >= 0 ? 8 : 1));
 	if ((rc = tg_kp_upcast(p, (uint32_t)jax, m)))
 		return rc;
 	if (iax >= 0 &&
 	    (rc = tg_kp_upcast(p, (uint32_t)iax,
-	                       fitting(p, left(p, (size_t)iax), tile_rows,
-	                               TG_ARRAY_LEN(tile_rows),
+	                       fitting(p, tg_kplan_outer(p, (size_t)iax),
+	                               tile_rows, TG_ARRAY_LEN(tile_rows),
 	                               TG_MAX_EXPAND))))
 		return rc;
 	rc = vector_friendly(k, rs, (size_t)jax) ? stream_tile_rows(p, k, iax)
@@ -265,7 +260,7 @@ static int64_t vector_width(const tg_kplan *p, uint32_t ax, int64_t lanes)
 {
 	int64_t w = lanes;
 
-	while (w >= 2 && left(p, ax) % w)
+	while (w >= 2 && tg_kplan_outer(p, ax) % w)
 		w /= 2;
 	return w < 2 ? 1 : w;
 }
@@ -352,7 +347,7 @@ static int stream_reads(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
 		uint32_t ax = p->gaxes[g];
 		int64_t moved = 0;
 
-		if (left(p, ax) < 2)
+		if (tg_kplan_outer(p, ax) < 2)
 			continue;
 		for (size_t i = 0; i < k->n && moved >= 0; i++) {
 			int64_t s = rs[i][ax];

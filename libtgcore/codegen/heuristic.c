@@ -35,11 +35,6 @@
 #define MAX_BLOCK 16     /* copies from upcasts of global axes */
 #define MAX_COPIES 64    /* copies in all */
 
-static int64_t left(const tg_kplan *p, size_t ax)
-{
-	return tg_kplan_outer(p, ax);
-}
-
 /* The stride of st's last view on axis ax, or -1 when symbolic. */
 int64_t tg_kp_stride(const tg_st *st, size_t ax)
 {
@@ -70,7 +65,7 @@ static int block_axis(const tg_kplan *p, const tg_kernel *k)
 		uint32_t ax = p->gaxes[g];
 		int64_t key[2] = { 0, 0 };
 		int bcast = 0;
-		if (p->upcast[ax] > 1 || left(p, ax) % SPLIT)
+		if (p->upcast[ax] > 1 || tg_kplan_outer(p, ax) % SPLIT)
 			continue;
 		for (size_t i = 0; i < k->n; i++) {
 			const tg_uop *a = k->order[i];
@@ -119,7 +114,7 @@ int tg_kp_opt_unroll(tg_kplan *p)
 	if (!p->caps || p->nred == 0)
 		return TG_OK;
 	ax = p->raxes[p->nred - 1];
-	s = left(p, ax);
+	s = tg_kplan_outer(p, ax);
 	if (p->sym[ax] || (p->lanes >> ax & 1))
 		return TG_OK;
 	if (s <= SPLIT && tg_kp_copies(p, -1) * s <= MAX_COPIES)
@@ -141,7 +136,7 @@ static int opt_upcast_last(tg_kplan *p)
 	if (p->nopts || p->nglobal == 0)
 		return TG_OK;
 	ax = p->gaxes[p->nglobal - 1];
-	if (left(p, ax) % SPLIT)
+	if (tg_kplan_outer(p, ax) % SPLIT)
 		return TG_OK;
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UPCAST, (int)ax, SPLIT });
 }
@@ -163,7 +158,7 @@ static int opt_group(tg_kplan *p)
 	if (!has_groups(p) || p->nred == 0 || p->nglobal > 2)
 		return TG_OK;
 	for (size_t g = 0; g < p->nglobal; g++)
-		out *= left(p, p->gaxes[g]);
+		out *= tg_kplan_outer(p, p->gaxes[g]);
 	if (out > 2048)
 		return TG_OK;
 	ax = p->raxes[0];
@@ -171,7 +166,7 @@ static int opt_group(tg_kplan *p)
 		return TG_OK;
 	const int64_t *sz = out <= 32 ? big : small;
 	for (size_t i = 0; i < (out <= 32 ? 2u : 1u); i++)
-		if (left(p, ax) % sz[i] == 0 &&
+		if (tg_kplan_outer(p, ax) % sz[i] == 0 &&
 		    (size_t)sz[i] <= p->caps->local_max_total &&
 		    tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUPTOP, (int)ax,
 		                                    sz[i] }) == TG_OK)
@@ -211,7 +206,7 @@ static int opt_locals(tg_kplan *p, const tg_kernel *k)
 	for (size_t r = 0; r < nrank && nto < 3; r++) {
 		static const int64_t cand[] = { 32, 16, 8, 4, 3, 2 };
 		for (size_t c = rank[r] == p->gaxes[0] ? 0 : 1; c < 6; c++)
-			if (left(p, rank[r]) % cand[c] == 0 &&
+			if (tg_kplan_outer(p, rank[r]) % cand[c] == 0 &&
 			    size * cand[c] <= 128 &&
 			    (size_t)(size * cand[c]) <= p->caps->local_max_total) {
 				ax_of[nto] = rank[r];
@@ -267,12 +262,12 @@ static int opt_matvec(tg_kplan *p, const tg_kernel *k)
 	tg_kp_real_strides(k, st1, rs1);
 	rax = p->raxes[0];
 	if (rs0[rax] != 1 || (has_expanded(st0, rs0) && has_expanded(st1, rs1)) ||
-	    left(p, rax) % MV_THREADS)
+	    tg_kplan_outer(p, rax) % MV_THREADS)
 		return 0;
 	for (size_t g = 0; g < p->nglobal; g++) {
 		uint32_t ax = p->gaxes[g];
 		tg_kplan c = *p;
-		if (left(p, ax) % (MV_BLOCK * MV_ROWS))
+		if (tg_kplan_outer(p, ax) % (MV_BLOCK * MV_ROWS))
 			continue;
 		/* on a copy: a device whose limits refuse one of the three
 		 * gets the generic heuristics */
@@ -310,7 +305,7 @@ static int opt_gpu_tc(tg_kplan *p)
 		for (int d = 1; d >= 0; d--)
 			for (size_t i = 0; i < TG_ARRAY_LEN(upc); i++) {
 				uint32_t ax = p->tc_axes[c][d];
-				if (left(&t, ax) % upc[i])
+				if (tg_kplan_outer(&t, ax) % upc[i])
 					continue;
 				if (tg_kplan_apply_opt(&t, (tg_opt){ TG_OPT_UPCAST,
 				                       (int)ax, upc[i] }) == TG_OK)

@@ -36,11 +36,6 @@ static const char *const opt_names[] = {
 static_assert(sizeof opt_names / sizeof *opt_names == TG_OPT_LAST + 1,
               "one name per opt");
 
-static int64_t left(const tg_kplan *p, size_t ax)
-{
-	return tg_kplan_outer(p, ax);
-}
-
 /* Work-items of one group and shared bytes after splitting `amt` more
  * off axis ax into a local index: within the device's limits? */
 static int locals_fit(const tg_kplan *p, const tg_opt *o, int64_t amt)
@@ -166,7 +161,7 @@ static int apply_padto(tg_kplan *p, tg_opt o)
 		return tg_error(TG_EINVAL, "opt: PADTO(%d,%lld) needs an "
 		                "amount of at least 2 within %d opts", o.axis,
 		                (long long)o.amt, TG_MAX_OPTS);
-	if (left(p, (size_t)o.axis) != s || (p->padded & bit))
+	if (tg_kplan_outer(p, (size_t)o.axis) != s || (p->padded & bit))
 		return tg_error(TG_EINVAL, "opt: PADTO(%d,%lld): axis %d is "
 		                "split or padded already", o.axis,
 		                (long long)o.amt, o.axis);
@@ -413,7 +408,7 @@ static int check_split(const tg_kplan *p, tg_opt o, int lanes,
 		return tg_error(TG_EINVAL, "opt: %s on %s axis %d",
 		                opt_names[o.op], red ? "reduce" : "global",
 		                o.axis);
-	s = left(p, (size_t)o.axis);
+	s = tg_kplan_outer(p, (size_t)o.axis);
 	*amt = o.amt ? o.amt : s;
 	if (*amt < 2 || s % *amt)
 		return tg_error(TG_EINVAL,

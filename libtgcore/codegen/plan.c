@@ -21,11 +21,6 @@
 #include "codegen/kplan.h"
 #include "ir/ir.h"
 
-static int64_t left(const tg_kplan *p, size_t ax)
-{
-	return tg_kplan_outer(p, ax);
-}
-
 /* The LOAD under u, through one CAST when `cast`; NULL if none. */
 static const tg_uop *product_load(const tg_uop *u, int cast)
 {
@@ -198,7 +193,7 @@ static size_t name_extent(const tg_kplan *p, size_t ax, char *buf,
 
 	if (!p->sym[ax])
 		return (size_t)snprintf(buf, len, "_%lld",
-		                        (long long)left(p, ax));
+		                        (long long)tg_kplan_outer(p, ax));
 	if (!(r = tg_sym_render(p->sym[ax])))
 		return (size_t)snprintf(buf, len, "_s");
 	for (const char *c = r; *c && n + 2 < len; c++) {
@@ -256,7 +251,7 @@ void tg_kplan_update(tg_kplan *p)
 		/* size 1 indexes 0 and tg_lower refuses 0; a symbolic axis
 		 * stays a loop (its value may be 0 or 1) */
 		if (p->full[i] == 0 ||
-		    (left(p, i) == 1 && !p->sym[i]))
+		    (tg_kplan_outer(p, i) == 1 && !p->sym[i]))
 			continue;
 		if (p->reduce_axes & (1u << i))
 			p->raxes[p->nred++] = (uint32_t)i;
@@ -271,7 +266,7 @@ void tg_kplan_update(tg_kplan *p)
 	for (i = 0; i < p->nglobal; i++) {
 		size_t from_end = p->nglobal - 1 - i;
 		size_t g = from_end < 2 ? from_end : 2;
-		p->global[g] *= (size_t)left(p, p->gaxes[i]);
+		p->global[g] *= (size_t)tg_kplan_outer(p, p->gaxes[i]);
 	}
 	/* work-group axes: locals of global axes, then groups of reduce
 	 * axes (apply_opt keeps them to three) */

@@ -58,11 +58,6 @@ tg_multi *tg_multi_alloc_(size_t n, int axis)
 	return m;
 }
 
-static void dims(const tg_lazy *lb, int64_t *out)
-{
-	tg_lazy_dims(lb, out);
-}
-
 size_t tg_multi_first_real_(const tg_multi *m)
 {
 	size_t i = 0;
@@ -91,12 +86,12 @@ tg_lazy *tg_multi_wrap_(tg_dev *group, tg_multi *m)
 			                "%s: symbolic sizes are not supported",
 			                tg_dev_name(group)), NULL;
 		}
-	dims(m->lbs[r], shape);
+	tg_lazy_dims(m->lbs[r], shape);
 	if (m->axis >= 0) {
 		shape[m->axis] = 0;
 		for (size_t i = 0; i < m->n; i++)
 			if (m->real[i]) {
-				dims(m->lbs[i], d);
+				tg_lazy_dims(m->lbs[i], d);
 				shape[m->axis] += d[m->axis];
 			}
 	}
@@ -109,7 +104,7 @@ void tg_multi_bounds_(const tg_multi *m, int64_t *b)
 	int64_t d[TG_MAX_DIMS], at = 0;
 
 	for (size_t i = 0; i < m->n; i++) {
-		dims(m->lbs[i], d);
+		tg_lazy_dims(m->lbs[i], d);
 		b[2 * i] = at;
 		at += d[m->axis];
 		b[2 * i + 1] = at;
@@ -122,7 +117,7 @@ tg_lazy *tg_multi_rows_(tg_lazy *lb, int axis, int64_t lo, int64_t hi)
 	int64_t d[TG_MAX_DIMS], pairs[2 * TG_MAX_DIMS];
 	size_t nd = tg_lazy_ndim(lb);
 
-	dims(lb, d);
+	tg_lazy_dims(lb, d);
 	for (size_t k = 0; k < nd; k++) {
 		pairs[2 * k] = (int)k == axis ? lo : 0;
 		pairs[2 * k + 1] = (int)k == axis ? hi : d[k];
@@ -137,7 +132,7 @@ tg_lazy *tg_multi_zeros_like_(const tg_lazy *lb, tg_dtype dt)
 	int64_t d[TG_MAX_DIMS];
 	tg_scalar z = { 0 };
 
-	dims(lb, d);
+	tg_lazy_dims(lb, d);
 	return tg_lazy_const(lb->dev, dt, z, tg_lazy_ndim(lb), d);
 }
 
@@ -149,7 +144,7 @@ static int even_bounds(const tg_lazy *a, int axis, size_t n, int64_t *b)
 	int64_t d[TG_MAX_DIMS], sz;
 	char sh[96];
 
-	dims(a, d);
+	tg_lazy_dims(a, d);
 	sz = (d[axis] + (int64_t)n - 1) / (int64_t)n;
 	for (size_t i = 0; i < n; i++) {
 		b[2 * i] = sz * (int64_t)i < d[axis] ? sz * (int64_t)i : d[axis];
@@ -260,14 +255,14 @@ tg_lazy *tg_multi_copy(tg_lazy *a, tg_dev *dev)
 		return tg_lazy_copy(m->lbs[tg_multi_first_real_(m)], dev);
 	}
 	/* the real shards, in order, make up the whole axis */
-	dims(a, d);
+	tg_lazy_dims(a, d);
 	memset(pairs, 0, sizeof pairs);
 	for (size_t i = 0; i < m->n; i++) {
 		tg_lazy *c, *p, *s;
 
 		if (!m->real[i])
 			continue;
-		dims(m->lbs[i], sd);
+		tg_lazy_dims(m->lbs[i], sd);
 		pairs[2 * m->axis] = at;
 		at += sd[m->axis];
 		pairs[2 * m->axis + 1] = d[m->axis] - at;

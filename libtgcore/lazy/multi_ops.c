@@ -26,11 +26,6 @@
 #include "device/device.h"
 #include "ir/ir.h"
 
-static void dims(const tg_lazy *lb, int64_t *out)
-{
-	tg_lazy_dims(lb, out);
-}
-
 /* ----------------------------------------------------------- elementwise */
 
 /* The shards of mlb lined up with (axis, bounds) of the result: its own
@@ -261,7 +256,7 @@ static tg_multi *ring_reduce(unsigned op, tg_lazy *const *parts, size_t n,
 	tg_multi *m = acc ? tg_multi_alloc_(n, -1) : NULL;
 	int rc = m ? 0 : TG_ENOMEM;
 
-	dims(parts[0], shape);
+	tg_lazy_dims(parts[0], shape);
 	for (k = 0; k <= n; k++)
 		b[k] = total * (int64_t)k / (int64_t)n;
 	for (i = 0; i < n && !rc; i++) {
@@ -315,7 +310,7 @@ static tg_multi *all_reduce_any(unsigned op, tg_lazy *const *parts,
 	int64_t d[TG_MAX_DIMS];
 	int64_t total = 1;
 
-	dims(parts[0], d);
+	tg_lazy_dims(parts[0], d);
 	for (size_t k = 0; k < tg_lazy_ndim(parts[0]); k++)
 		total *= d[k];
 	if (total >= (int64_t)n &&
@@ -390,14 +385,14 @@ static int reshape_axis(const tg_lazy *a, size_t nd, const int64_t *shape,
 	int64_t old[TG_MAX_DIMS], d[TG_MAX_DIMS], pre, tail;
 	int k, at = -1;
 
-	dims(a, old);
+	tg_lazy_dims(a, old);
 	pre = prod(old, 0, (size_t)m->axis);
 	for (k = 0; k < (int)nd; k++)
 		if (prod(shape, 0, (size_t)k) == pre)
 			at = k;
 	tail = at >= 0 ? prod(shape, (size_t)at + 1, nd) : 0;
 	for (size_t i = 0; at >= 0 && i < m->n; i++) {
-		dims(m->lbs[i], d);
+		tg_lazy_dims(m->lbs[i], d);
 		int64_t rowsz = prod(d, (size_t)m->axis, tg_lazy_ndim(a));
 
 		if (!tail || rowsz % tail)
@@ -466,7 +461,7 @@ static tg_lazy *shrink_to_shard(tg_lazy *a, size_t n, const int64_t *pairs)
 	tg_multi *m;
 
 	tg_multi_bounds_(src, b);
-	dims(a, d);
+	tg_lazy_dims(a, d);
 	for (size_t i = 0; i < src->n; i++)
 		if (pairs[2 * src->axis] == b[2 * i] &&
 		    pairs[2 * src->axis + 1] == b[2 * i + 1])
@@ -512,7 +507,7 @@ static tg_lazy *move_each(int kind, tg_lazy *a, size_t n, const void *arg)
 	for (size_t i = 0; i < src->n; i++) {
 		tg_lazy *lb = src->lbs[i];
 
-		dims(lb, d);
+		tg_lazy_dims(lb, d);
 		if (kind == TG_MM_EXPAND && src->axis >= 0)
 			v[src->axis] = d[src->axis];
 		if (kind == TG_MM_SHRINK && src->axis >= 0)
@@ -537,7 +532,7 @@ tg_lazy *tg_multi_move(int kind, tg_lazy *a, size_t n, const void *arg)
 	    kind != TG_MM_EXPAND)
 		return tg_error(TG_EINVAL, "movement op: %zu axes for a "
 		                "%zu-dim tensor", n, tg_lazy_ndim(a)), NULL;
-	dims(a, d);
+	tg_lazy_dims(a, d);
 	if (kind == TG_MM_RESHAPE)
 		return move_reshape(a, n, v);
 	if (ax < 0 || kind == TG_MM_PERMUTE)
