@@ -1,23 +1,31 @@
 /*
- * render/render_c.c - the C-family renderer (tinygrad's
- * renderer/cstyle.py): one walker over a linearized kernel for every
- * C-like language; what differs between C, OpenCL C and GLSL is the
- * dialect (render/dialect.c).  This file renders one node at a time
- * (tg_rc_node); render_kernel.c renders a kernel: its parameters, the
- * walk, the dialect's wrapper.
+ * render/render_c.c - the C-family renderer's walker (tinygrad's
+ * renderer/cstyle.py): one node of a linearized kernel at a time
+ * (tg_rc_node), for every C-like language: C, OpenCL C, CUDA C and
+ * GLSL differ only in their dialect (render/dialect.c: types, qualifiers,
+ * ids, helpers, the wrapper).  render_kernel.c renders the kernel around
+ * it (parameters, the walk, the wrapper) and render_alu.c the ALU, cast
+ * and bitcast expressions.
  *
- * Values: every LOAD, ALU, CAST, BITCAST, VECTORIZE and GEP result gets
- * its own variable vN (const where the language allows), so float16
- * results round at every step and expressions never repeat; CONSTs are
- * inlined; DEFINE_ACC and its PHIs share the variable accN.  Signed
- * integer ADD/MUL/NEG/SHL go through the unsigned type of the same width
- * (wrap, no undefined behavior) except in GLSL, whose ints wrap.  MAX on
- * floats gives NaN when either operand is NaN, as tg_exec_alu.  bfloat16
- * values are their bits in a 16-bit unsigned int; arithmetic converts to
- * float and rounds back to nearest even.  Vectors (C: GCC vector
- * extensions; OpenCL: its built-in types) are computed lane by lane.
- * No dialect contracts a*b+c into an fma, so results match the IR's
- * rounding.
+ * Values: every LOAD, ALU, CAST, BITCAST, VECTORIZE, GEP and WMMA result
+ * gets its own variable vN (const where the language allows), so
+ * float16 results round at every step and expressions never repeat;
+ * CONSTs are inlined; DEFINE_ACC and its PHIs share the variable accN.
+ * Signed integer ADD/MUL/NEG/SHL go through the unsigned type of the
+ * same width (wrap, no undefined behavior) except in GLSL, whose ints
+ * wrap.  MAX on floats gives NaN when either operand is NaN, as
+ * tg_exec_alu.  bfloat16 values are their bits in a 16-bit unsigned
+ * int; arithmetic converts to float and rounds back to nearest even.
+ * MULACC is one fused multiply-add (one rounding, as the IR's), and no
+ * other a*b+c is contracted.
+ *
+ * Vectors (C: GCC vector extensions; OpenCL: its built-in types; CUDA:
+ * structs of an array): in C and OpenCL, +, *, unary - and fma on float
+ * vectors are written whole (native_vector; C's fma through tg_fma_*
+ * helpers that compile to one vector FMA), every other op lane by lane;
+ * a C vector load or store is one memcpy of its lanes.  Loops are RANGE/ENDRANGE, gates IF/ENDIF,
+ * locals and barriers the dialect's; a WMMA is a call of its matrix
+ * instruction's helper (render/wmma.c).
  */
 #include "config.h"
 
@@ -574,7 +582,7 @@ static void render_special(rc_state *st, const tg_uop *u)
 	tg_rc_set_name(st, u, nm);
 }
 
-/* A matrix instruction: its helper (codegen/wmma.c) of the fragments
+/* A matrix instruction: its helper (render/wmma.c) of the fragments
  * and the sum, `const tg_float4 v3 = tg_mma_..(a, b, c);`. */
 static void render_wmma(rc_state *st, const tg_uop *u)
 {
