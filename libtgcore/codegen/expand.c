@@ -193,16 +193,6 @@ static tg_uop *at_lane(ex_ctx *c, tg_uop *u)
 	return u && digits(c, u) ? tg_rewrite(c->ir, u, &lane_rules, c) : u;
 }
 
-/* 1 when u is the constant true, 0 when constant false, -1 otherwise. */
-static int const_bool(const tg_uop *u)
-{
-	tg_scalar v;
-
-	if (!u || !tg_uop_is_const(u, &v))
-		return -1;
-	return v.i != 0;
-}
-
 /* ------------------------------------------------------ lane by lane */
 
 /* Builds the lane of u for the digits set. */
@@ -237,7 +227,7 @@ static tg_uop *load_lane(ex_ctx *c, tg_uop *u)
 	if (u->nsrc != 4)
 		return tg_uop_new(c->ir, TG_LOAD, u->dtype, src, u->nsrc, NULL);
 	src[2] = at_lane(c, src[2]);
-	if ((cb = const_bool(src[2])) == 0)
+	if ((cb = tg_uop_const_bool(src[2])) == 0)
 		return src[3];
 	return tg_uop_new(c->ir, TG_LOAD, u->dtype, src, cb == 1 ? 2 : 4,
 	                  NULL);
@@ -285,7 +275,7 @@ static tg_uop *where_lane(ex_ctx *c, tg_uop *u)
 {
 	tg_uop *cond = at_lane(c, u->src[0]);
 	tg_uop *x = lane(c, u->src[1]), *y = lane(c, u->src[2]);
-	int cb = const_bool(cond);
+	int cb = tg_uop_const_bool(cond);
 
 	if (cb >= 0)
 		return cb ? x : y;

@@ -107,16 +107,6 @@ static int st_index(lower_state *ls, const tg_st *st, uint32_t pad,
 	return TG_OK;
 }
 
-/* 1 when u is the constant true, 0 when constant false, -1 otherwise. */
-static int const_bool(const tg_uop *u)
-{
-	tg_scalar v;
-
-	if (!tg_uop_is_const(u, &v))
-		return -1;
-	return v.i != 0;
-}
-
 static tg_uop *buf_of(lower_state *ls, int buf, tg_dtype dt, int out)
 {
 	tg_arg a;
@@ -242,7 +232,7 @@ static int lower_leaf(lower_state *ls, const tg_uop *a, tg_uop **res)
 	                   (a->op == TG_LOAD ? ~ls->p->reduce_axes : 0u),
 	                   &idx, &valid)))
 		return rc;
-	cb = const_bool(valid);
+	cb = tg_uop_const_bool(valid);
 	if (cb == 0)
 		*res = zero_of(ir, dt);
 	else if (a->op == TG_CONST) {
@@ -274,7 +264,7 @@ static int lower_store(lower_state *ls, const tg_uop *a, tg_uop **res)
 		            tg_uop_alu(ls->ir, TG_CMPLT, ls->pass,
 		                       tg_sym_int(ls->ir, ls->pass->arg.a - 1),
 		                       NULL), ls->partial, v);
-	tg_uop *gate = const_bool(valid) == 1 ? ls->store_gate
+	tg_uop *gate = tg_uop_const_bool(valid) == 1 ? ls->store_gate
 	        : !ls->store_gate ? valid
 	        : tg_uop_alu(ls->ir, TG_AND, ls->store_gate, valid, NULL);
 	tg_uop *src[4] = { b, idx, v, gate };

@@ -43,21 +43,17 @@ typedef struct ikind {
 
 typedef int ifn(const uint64_t *x, ikind k, uint64_t *r);
 
-static int64_t sval(uint64_t x)
-{
-	return x <= INT64_MAX ? (int64_t)x : -(int64_t)~x - 1;
-}
-
 /* The kind's least value is -1 * 2^(bits-1) for signed kinds. */
 static int is_min(uint64_t x, ikind k)
 {
-	return k.sgn && sval(x) == -(int64_t)(UINT64_MAX >> (65 - k.bits)) - 1;
+	return k.sgn &&
+	       tg_sval(x) == -(int64_t)(UINT64_MAX >> (65 - k.bits)) - 1;
 }
 
 /* Shifting by a negative amount or by the width or more. */
 static int bad_shift(uint64_t n, ikind k)
 {
-	return k.sgn ? sval(n) < 0 || sval(n) >= k.bits : n >= k.bits;
+	return k.sgn ? tg_sval(n) < 0 || tg_sval(n) >= k.bits : n >= k.bits;
 }
 
 /* On bool, NEG is logical not (tinygrad's), not C's -x != 0. */
@@ -89,10 +85,11 @@ static int idiv(const uint64_t *x, ikind k, uint64_t *r)
 {
 	if (x[1] == 0)
 		*r = 0;
-	else if (is_min(x[0], k) && sval(x[1]) == -1)
+	else if (is_min(x[0], k) && tg_sval(x[1]) == -1)
 		*r = x[0];
 	else
-		*r = k.sgn ? (uint64_t)(sval(x[0]) / sval(x[1])) : x[0] / x[1];
+		*r = k.sgn ? (uint64_t)(tg_sval(x[0]) / tg_sval(x[1]))
+		           : x[0] / x[1];
 	return 0;
 }
 
@@ -102,17 +99,17 @@ static int imod(const uint64_t *x, ikind k, uint64_t *r)
 {
 	if (x[1] == 0)
 		*r = x[0];
-	else if (is_min(x[0], k) && sval(x[1]) == -1)
+	else if (is_min(x[0], k) && tg_sval(x[1]) == -1)
 		*r = 0;
 	else
-		*r = k.sgn ? (uint64_t)(sval(x[0]) % sval(x[1]))
+		*r = k.sgn ? (uint64_t)(tg_sval(x[0]) % tg_sval(x[1]))
 		           : x[0] % x[1];
 	return 0;
 }
 
 static int imax(const uint64_t *x, ikind k, uint64_t *r)
 {
-	int lt = k.sgn ? sval(x[0]) < sval(x[1]) : x[0] < x[1];
+	int lt = k.sgn ? tg_sval(x[0]) < tg_sval(x[1]) : x[0] < x[1];
 
 	*r = lt ? x[1] : x[0];
 	return 0;
@@ -231,7 +228,7 @@ static int int_alu(unsigned op, unsigned s, const tg_scalar *src,
 	/* index arithmetic (shapes, symbolic sizes) that divides by zero
 	 * or overflows is a bug to report, not a value */
 	if ((op == TG_IDIV || op == TG_MOD) && s == TG_INDEX &&
-	    (x[1] == 0 || (is_min(x[0], k) && sval(x[1]) == -1)))
+	    (x[1] == 0 || (is_min(x[0], k) && tg_sval(x[1]) == -1)))
 		return TG_EINVAL;
 	if ((rc = iops[op](x, k, &r)))
 		return rc;

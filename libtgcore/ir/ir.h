@@ -105,6 +105,12 @@ typedef union tg_scalar {
 	double f;
 } tg_scalar;
 
+/* The signed value of a 64-bit two's complement pattern, without the
+ * implementation-defined conversion. */
+static inline int64_t tg_sval(uint64_t x)
+{
+	return x <= INT64_MAX ? (int64_t)x : -(int64_t)~x - 1;
+}
 /* Rounds a double to float16/bfloat16/float32 (round to nearest even,
  * overflow to inf, subnormals kept); float64 and other kinds unchanged. */
 double tg_float_round(double x, unsigned s);
@@ -293,6 +299,9 @@ tg_uop *tg_uop_replace_src(tg_ir *ir, tg_uop *u, tg_uop *const *src,
 int tg_uop_is_const(const tg_uop *u, tg_scalar *v);
 /* Whether u is a CONST whose value equals the integer c (floats too). */
 int tg_uop_is_const_int(const tg_uop *u, int64_t c);
+/* 1 when u is a constant true (nonzero), 0 when a constant false, -1
+ * when u is NULL or not a CONST. */
+int tg_uop_const_bool(const tg_uop *u);
 
 /* Bounds of u's value, inclusive, computed when the node is made:
  * exact ranges for bool and int kinds (the kind's whole range when the

@@ -162,11 +162,6 @@ double tg_bf16_value(uint16_t bits)
 
 /* The signed value of a 64-bit two's complement pattern, without the
  * implementation-defined conversion. */
-static int64_t sval(uint64_t x)
-{
-	return x <= INT64_MAX ? (int64_t)x : -(int64_t)~x - 1;
-}
-
 /* The integer (neg ? -mag : mag) rounded to the float kind s in one
  * step: round to the format's precision on the integer itself, then
  * convert exactly. */
@@ -249,7 +244,7 @@ tg_scalar tg_scalar_from_bits(uint64_t bits, unsigned s)
 	else if (s == TG_UINT64)
 		r.u = bits;
 	else if (!tg_scalar_is_unsigned(s) && n > 1 && bits >> (n - 1))
-		r.i = sval(bits | ~mask(n));
+		r.i = tg_sval(bits | ~mask(n));
 	else
 		r.i = (int64_t)bits;
 	return r;

@@ -358,3 +358,12 @@ int tg_uop_is_const_int(const tg_uop *u, int64_t c)
 		return c >= 0 && u->arg.v.u == (uint64_t)c;
 	return u->arg.v.i == c;
 }
+
+int tg_uop_const_bool(const tg_uop *u)
+{
+	tg_scalar v;
+
+	if (!u || !tg_uop_is_const(u, &v))
+		return -1;
+	return v.i != 0;
+}
