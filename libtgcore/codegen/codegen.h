@@ -131,7 +131,8 @@ static inline const tg_st *tg_kernel_st(const tg_kernel *k,
 	return u->id < k->nid ? k->st[u->id] : NULL;
 }
 
-/* ------------------------------------------------------- codegen/opt.c */
+/* ------------- the plan and its opts: codegen/plan.c, opt.c, heuristic.c,
+ * cpu_tile.c, cpu_block.c (their shared statics: codegen/kplan.h) */
 
 /* Optimization ops (tinygrad's OptOps).  LOCAL, GROUP, GROUPTOP and
  * NOLOCALS need a device with work groups (and shared memory for the
@@ -176,7 +177,7 @@ typedef struct tg_opt {
 #define TG_MAX_EXPAND 256
 
 struct tg_kplan;
-/* Classifies k's axes into *p (no opts, caps NULL: set it before
+/* plan.c: classifies k's axes into *p (no opts, caps NULL: set it before
  * applying LOCAL or GROUP).  Errors: a malformed AST, OOM. */
 int tg_lower_plan(const tg_kernel *k, struct tg_kplan *p);
 /* The extent of axis ax left to a launch index or loop once its
@@ -186,11 +187,11 @@ int64_t tg_kplan_outer(const struct tg_kplan *p, size_t ax);
  * full, upcast, local and group (an axis whose extent left is 1 is in
  * neither gaxes nor raxes). */
 void tg_kplan_update(struct tg_kplan *p);
-/* Applies one opt to the plan (tinygrad's Kernel.apply_opt): splits the
- * axis's remaining extent s into s/amt (still a launch index or loop)
- * and amt expanded copies of the body.  Errors (plan unchanged): an
- * unknown or unsupported op, an axis of the wrong kind, amt not
- * dividing s, a symbolic axis, more than TG_MAX_OPTS opts or
+/* opt.c: applies one opt to the plan (tinygrad's Kernel.apply_opt):
+ * splits the axis's remaining extent s into s/amt (still a launch index
+ * or loop) and amt expanded copies of the body.  Errors (plan
+ * unchanged): an unknown or unsupported op, an axis of the wrong kind,
+ * amt not dividing s, a symbolic axis, more than TG_MAX_OPTS opts or
  * TG_MAX_EXPAND copies. */
 int tg_kplan_apply_opt(struct tg_kplan *p, tg_opt opt);
 /* tinygrad's hand_coded_optimizations (see heuristic.c) on a plan without
@@ -204,13 +205,13 @@ int tg_kplan_hand_opt(struct tg_kplan *p, const tg_kernel *k);
  * takes, in a fixed order, at most max into out.  The count. */
 #define TG_MAX_ACTIONS 512 /* room for every move of one plan */
 size_t tg_kplan_actions(const struct tg_kplan *p, tg_opt *out, size_t max);
-/* The launch block of a C kernel with opts (p->lblock): when the
- * inputs of a reduce kernel are too large to stay in the last-level
- * cache together, gidx0 is cut into blocks whose share of the input
- * that does not move with gidx1 (a matmul's rows of A) fits in the
- * L2, and each block runs through every gidx1 (the columns of B)
- * before the next: that input is read from memory once, not once per
- * gidx1.  Only sets p->lblock. */
+/* cpu_block.c: the launch block of a C kernel with opts (p->lblock):
+ * when the inputs of a reduce kernel are too large to stay in the
+ * last-level cache together, gidx0 is cut into blocks whose share of
+ * the input that does not move with gidx1 (a matmul's rows of A) fits
+ * in the L2, and each block runs through every gidx1 (the columns of
+ * B) before the next: that input is read from memory once, not once
+ * per gidx1.  Only sets p->lblock. */
 void tg_kplan_launch_block(struct tg_kplan *p, const tg_kernel *k);
 /* The reduce passes of a C kernel (p->rblock), chosen after its launch
  * block: where an item reads, over its outer reduce loop, more of the
