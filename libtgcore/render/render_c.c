@@ -629,11 +629,92 @@ static void render_local(rc_state *st, const tg_uop *u)
 	tg_rc_set_name(st, u, u->arg.name);
 }
 
+/* A work-group barrier in the dialect's words; C kernels have none. */
+static void render_barrier(rc_state *st)
+{
+	if (st->d->id == TG_DIALECT_C) {
+		tg_rc_fail(st, "render: %s in a C kernel", "BARRIER");
+		return;
+	}
+	ind(st);
+	tg_strbuf_add(&st->body, st->d->id == TG_DIALECT_OPENCL
+	              ? "barrier(CLK_LOCAL_MEM_FENCE);\n"
+	              : st->d->id == TG_DIALECT_CUDA ? "__syncthreads();\n"
+	              : "memoryBarrierShared(); barrier();\n");
+}
+
+/* IF opens a block, RANGE a loop over ridxN; ENDIF and ENDRANGE close
+ * them. */
+static void render_if(rc_state *st, const tg_uop *u)
+{
+	char e0[TG_EXPR_MAX];
+
+	expr_of(st, u->src[0], e0, sizeof e0);
+	ind(st);
+	tg_strbuf_addf(&st->body, "if (%s) {\n", e0);
+	st->depth++;
+}
+
+static void render_range(rc_state *st, const tg_uop *u)
+{
+	char e0[TG_EXPR_MAX], e1[TG_EXPR_MAX], name[48];
+	const char *it = tg_rstate_type(st, TG_INDEX);
+
+	snprintf(name, sizeof name, "ridx%" PRId64, u->arg.v.i);
+	expr_of(st, u->src[0], e0, sizeof e0);
+	expr_of(st, u->src[1], e1, sizeof e1);
+	ind(st);
+	tg_strbuf_addf(&st->body, "for (%s %s = %s; %s < %s; %s++) {\n",
+	               it ? it : "?", name, e0, name, e1, name);
+	st->depth++;
+	tg_rc_set_name(st, u, name);
+}
+
+static void render_end(rc_state *st)
+{
+	st->depth--;
+	ind(st);
+	tg_strbuf_add(&st->body, "}\n");
+}
+
+/* A PHI assigns the accumulator its next value. */
+static void render_phi(rc_state *st, const tg_uop *u)
+{
+	char e0[TG_EXPR_MAX], e1[TG_EXPR_MAX];
+
+	expr_of(st, u->src[0], e0, sizeof e0);
+	expr_of(st, u->src[1], e1, sizeof e1);
+	ind(st);
+	tg_strbuf_addf(&st->body, "%s = %s;\n", e0, e1);
+	tg_rc_set_name(st, u, e0);
+}
+
+/* A GEP is one lane of a vector, as a value of its own. */
+static void render_gep(rc_state *st, const tg_uop *u)
+{
+	char e0[TG_EXPR_MAX], tb[64], name[48];
+	const char *t = tyname(st, u->dtype, tb, sizeof tb);
+
+	if (!t)
+		return;
+	lane_of(st, u->src[0], (unsigned)u->arg.v.i, e0, sizeof e0);
+	begin_value(st, t, name, sizeof name);
+	tg_strbuf_addf(&st->body, "%s;\n", e0);
+	tg_rc_set_name(st, u, name);
+}
+
+static void render_vectorize(rc_state *st, const tg_uop *u)
+{
+	if (u->nsrc != tg_type_count(u->dtype)) {
+		tg_rc_fail(st, "render: %s with a wrong source count",
+		           "VECTORIZE");
+		return;
+	}
+	emit_value(st, u, lane_vec);
+}
+
 void tg_rc_node(rc_state *st, const tg_uop *u)
 {
-	char e0[TG_EXPR_MAX], e1[TG_EXPR_MAX], tb[64], name[48];
-	unsigned c = tg_type_count(u->dtype);
-
 	switch (u->op) {
 	case TG_DEFINE_GLOBAL: case TG_DEFINE_VAR: case TG_CONST:
 		return; /* prologue / inline */
@@ -643,86 +724,20 @@ void tg_rc_node(rc_state *st, const tg_uop *u)
 		else
 			render_special(st, u);
 		return;
-	case TG_DEFINE_LOCAL:
-		render_local(st, u);
-		return;
-	case TG_BARRIER:
-		if (st->d->id == TG_DIALECT_C) {
-			tg_rc_fail(st, "render: %s in a C kernel", "BARRIER");
-			return;
-		}
-		ind(st);
-		tg_strbuf_add(&st->body, st->d->id == TG_DIALECT_OPENCL
-		              ? "barrier(CLK_LOCAL_MEM_FENCE);\n"
-		              : st->d->id == TG_DIALECT_CUDA ? "__syncthreads();\n"
-		              : "memoryBarrierShared(); barrier();\n");
-		return;
-	case TG_IF:
-		expr_of(st, u->src[0], e0, sizeof e0);
-		ind(st);
-		tg_strbuf_addf(&st->body, "if (%s) {\n", e0);
-		st->depth++;
-		return;
-	case TG_ENDIF: case TG_ENDRANGE:
-		st->depth--;
-		ind(st);
-		tg_strbuf_add(&st->body, "}\n");
-		return;
-	case TG_RANGE: {
-		const char *it = tg_rstate_type(st, TG_INDEX);
-		snprintf(name, sizeof name, "ridx%" PRId64, u->arg.v.i);
-		expr_of(st, u->src[0], e0, sizeof e0);
-		expr_of(st, u->src[1], e1, sizeof e1);
-		ind(st);
-		tg_strbuf_addf(&st->body, "for (%s %s = %s; %s < %s; %s++) {\n",
-		               it ? it : "?", name, e0, name, e1, name);
-		st->depth++;
-		tg_rc_set_name(st, u, name);
-		return;
-	}
-	case TG_DEFINE_ACC:
-		render_acc(st, u);
-		return;
-	case TG_PHI:
-		expr_of(st, u->src[0], e0, sizeof e0);
-		expr_of(st, u->src[1], e1, sizeof e1);
-		ind(st);
-		tg_strbuf_addf(&st->body, "%s = %s;\n", e0, e1);
-		tg_rc_set_name(st, u, e0);
-		return;
-	case TG_LOAD:
-		render_load(st, u);
-		return;
-	case TG_STORE:
-		render_store(st, u);
-		return;
-	case TG_CAST:
-		emit_value(st, u, lane_cast);
-		return;
-	case TG_VECTORIZE:
-		if (u->nsrc != c) {
-			tg_rc_fail(st, "render: %s with a wrong source count",
-			           "VECTORIZE");
-			return;
-		}
-		emit_value(st, u, lane_vec);
-		return;
-	case TG_GEP: {
-		const char *t = tyname(st, u->dtype, tb, sizeof tb);
-		if (!t)
-			return;
-		lane_of(st, u->src[0], (unsigned)u->arg.v.i, e0, sizeof e0);
-		begin_value(st, t, name, sizeof name);
-		tg_strbuf_addf(&st->body, "%s;\n", e0);
-		tg_rc_set_name(st, u, name);
-		return;
-	}
-	case TG_BITCAST:
-		render_bitcast(st, u);
-		return;
-	case TG_WMMA:
-		render_wmma(st, u);
-		return;
+	case TG_DEFINE_LOCAL: render_local(st, u); return;
+	case TG_BARRIER: render_barrier(st); return;
+	case TG_IF: render_if(st, u); return;
+	case TG_ENDIF: case TG_ENDRANGE: render_end(st); return;
+	case TG_RANGE: render_range(st, u); return;
+	case TG_DEFINE_ACC: render_acc(st, u); return;
+	case TG_PHI: render_phi(st, u); return;
+	case TG_LOAD: render_load(st, u); return;
+	case TG_STORE: render_store(st, u); return;
+	case TG_CAST: emit_value(st, u, lane_cast); return;
+	case TG_VECTORIZE: render_vectorize(st, u); return;
+	case TG_GEP: render_gep(st, u); return;
+	case TG_BITCAST: render_bitcast(st, u); return;
+	case TG_WMMA: render_wmma(st, u); return;
 	default:
 		if (tg_op_arity(u->op)) {
 			if (!native_vector(st, u))

@@ -63,6 +63,31 @@ static int collect_params(rc_state *st, tg_uop *const *lin, size_t n,
 	return st->err;
 }
 
+/* The body: every node in order, at the dialect's depth; the loops
+ * and gates must close.  The render's status. */
+static int walk(rc_state *st, tg_uop *const *lin, size_t n)
+{
+	st->depth = st->d->body_depth;
+	for (size_t i = 0; i < n && !st->err; i++)
+		tg_rc_node(st, lin[i]);
+	if (!st->err && st->depth != st->d->body_depth)
+		tg_rc_fail(st, "render: %s", "unbalanced RANGE/ENDRANGE");
+	return st->err;
+}
+
+/* What the render's state owns: the body, the names, the scratch of
+ * expressions, the locals. */
+static void state_release(rc_state *st)
+{
+	tg_strbuf_release(&st->body);
+	if (st->names)
+		for (uint32_t i = 0; i <= st->maxid; i++)
+			free(st->names[i]);
+	free(st->names);
+	free(st->x);
+	TG_VEC_FREE(&st->locals);
+}
+
 char *tg_render(const struct tg_renderer_caps *caps, const char *name,
                 const size_t global[3], tg_uop *const *lin, size_t n)
 {
@@ -103,12 +128,7 @@ char *tg_render_blocked(const struct tg_renderer_caps *caps,
 	              block < global[0] && global[0] % block == 0 ? block : 0;
 	if (collect_params(&st, lin, n, bufs, bnames, vars))
 		goto done;
-	st.depth = st.d->body_depth;
-	for (size_t i = 0; i < n && !st.err; i++)
-		tg_rc_node(&st, lin[i]);
-	if (!st.err && st.depth != st.d->body_depth)
-		tg_rc_fail(&st, "render: %s", "unbalanced RANGE/ENDRANGE");
-	if (st.err)
+	if (walk(&st, lin, n))
 		goto done;
 	if (!(body = tg_strbuf_finish(&st.body))) {
 		tg_error_oom("render");
@@ -118,17 +138,11 @@ char *tg_render_blocked(const struct tg_renderer_caps *caps,
 	st.k.nlocals = st.locals.n;
 	res = tg_cdialect_wrap(st.d, &st.k, body);
 done:
-	tg_strbuf_release(&st.body);
 	free(body);
-	if (st.names)
-		for (uint32_t i = 0; i <= st.maxid; i++)
-			free(st.names[i]);
-	free(st.names);
-	free(st.x);
+	state_release(&st);
 	free(bufs);
 	free(vars);
 	free(bnames);
-	TG_VEC_FREE(&st.locals);
 	return res;
 }
 
