@@ -1139,6 +1139,31 @@ TG_API tg_state *tg_safetensors_load(const char *path, tg_dev *dev);
 TG_API int tg_state_load(const tg_state *dst, const tg_state *src,
                          int strict);
 
+/* The element types of GGML and GGUF files, numbered as ggml.h numbers
+ * them (a GGUF tensor's type field).  A quantized type stores blocks:
+ * tg_ggml_type_block gives the elements and bytes of one. */
+typedef enum tg_ggml_type {
+	TG_GGML_F32 = 0, TG_GGML_F16 = 1, TG_GGML_Q4_0 = 2, TG_GGML_Q4_1 = 3,
+	TG_GGML_Q5_0 = 6, TG_GGML_Q5_1 = 7, TG_GGML_Q8_0 = 8, TG_GGML_Q8_1 = 9,
+	TG_GGML_Q2_K = 10, TG_GGML_Q3_K = 11, TG_GGML_Q4_K = 12,
+	TG_GGML_Q5_K = 13, TG_GGML_Q6_K = 14, TG_GGML_Q8_K = 15,
+	TG_GGML_IQ2_XXS = 16, TG_GGML_IQ2_XS = 17, TG_GGML_IQ3_XXS = 18,
+	TG_GGML_IQ1_S = 19, TG_GGML_IQ4_NL = 20, TG_GGML_IQ3_S = 21,
+	TG_GGML_IQ2_S = 22, TG_GGML_IQ4_XS = 23, TG_GGML_I8 = 24,
+	TG_GGML_I16 = 25, TG_GGML_I32 = 26, TG_GGML_I64 = 27,
+	TG_GGML_F64 = 28, TG_GGML_IQ1_M = 29, TG_GGML_BF16 = 30,
+	TG_GGML_TQ1_0 = 34, TG_GGML_TQ2_0 = 35, TG_GGML_MXFP4 = 39,
+	TG_GGML_NTYPES = 40
+} tg_ggml_type;
+/* The type's name as ggml spells it ("Q4_K", "BF16"); NULL for a number
+ * that names no type. */
+TG_API const char *tg_ggml_type_name(int type);
+/* One block of the type: *elems values in *bytes bytes (1 value for
+ * F32, F16, BF16 and the integer types; 32 or 256 for quantized ones).
+ * TG_EINVAL with a message naming the number for one that names no
+ * type. */
+TG_API int tg_ggml_type_block(int type, size_t *elems, size_t *bytes);
+
 /* ------------------------------------------------------------------ */
 /* Losses and optimizers                                               */
 /* ------------------------------------------------------------------ */
