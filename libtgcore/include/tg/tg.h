@@ -1163,6 +1163,29 @@ TG_API const char *tg_ggml_type_name(int type);
  * TG_EINVAL with a message naming the number for one that names no
  * type. */
 TG_API int tg_ggml_type_block(int type, size_t *elems, size_t *bytes);
+/* The values of `raw`, a uint8 tensor (any shape) holding a GGML
+ * tensor's bytes: blocks of `type`, as many as a tensor of `shape`
+ * (ndim entries, row-major, each row whole blocks) takes.  Returns them
+ * as a tensor of that shape: float32 for the quantized types (Q4_0,
+ * Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) and F32; F16 as float16 and
+ * BF16 as bfloat16, their own bits (as tinygrad's ggml_data_to_tensor:
+ * a weight keeps 2 bytes where it is materialized, and widens to
+ * float32 exactly where a float32 operand meets it); F64 as float64;
+ * I8, I16, I32 and I64 as int8 ... int64.  The values are the gguf
+ * package's (gguf.quants.dequantize), bit for bit.
+ * Lazy: the result is tensor ops on views of raw (shifts, masks, casts,
+ * products in float32), decoded on raw's device when it is computed,
+ * never on the host, so they fuse into the kernel that consumes them (a
+ * matvec with the weight reads its packed bytes once); raw on DISK must
+ * be copied to a device that runs kernels first (tg_to).  Quantized
+ * types need uint8 and uint32 on that device, not float16.  A new
+ * reference; NULL for a NULL raw (the error untouched, as tensor
+ * functions do), and NULL with TG_EINVAL and a message naming the type
+ * for a number that is no GGML type, a type not listed here, raw not
+ * uint8, a negative dimension, rows that are not whole blocks, or a
+ * byte count other than the shape's. */
+TG_API tg_tensor *tg_ggml_dequantize(const tg_tensor *raw, int type,
+                                     size_t ndim, const int64_t *shape);
 
 /* ------------------------------------------------------------------ */
 /* Losses and optimizers                                               */
