@@ -814,6 +814,37 @@ START_TEST(gpu_dialects_spell_types_and_indices)
 }
 END_TEST
 
+/* bfloat16 lives as its bits (a 16-bit unsigned int) in GLSL and CUDA
+ * C, so a bitcast from or to a 16-bit int is a plain conversion of the
+ * bits (the GGUF reader's BF16 weights are such a bitcast). */
+START_TEST(gpu_dialects_bitcast_bfloat16_as_bits)
+{
+	static const int ds[] = { TG_DIALECT_GLSL, TG_DIALECT_CUDA };
+	tg_uop *g = gidx0(8), *bf0 = glob(0, TG_BFLOAT16, 1),
+	       *u1 = glob(1, TG_UINT16, 0), *i0 = glob(0, TG_INT16, 1),
+	       *bf1 = glob(1, TG_BFLOAT16, 0);
+	tg_uop *to = tg_uop1(ir, TG_BITCAST, TG_BFLOAT16, load(u1, g));
+	tg_uop *from = tg_uop1(ir, TG_BITCAST, TG_INT16, load(bf1, g));
+
+	static const char *want[2][2] = {
+		{ "precise uint16_t v1 = uint16_t(v0);",
+		  "precise int16_t v1 = int16_t(v0);" },
+		{ "const unsigned short v1 = ((unsigned short)(v0));",
+		  "const short v1 = ((short)(v0));" },
+	};
+
+	for (size_t i = 0; i < TG_ARRAY_LEN(ds); i++) {
+		char *src = render_in(sink(store(bf0, g, to), NULL), ds[i], 8);
+
+		has(src, want[i][0]);
+		free(src);
+		src = render_in(sink(store(i0, g, from), NULL), ds[i], 8);
+		has(src, want[i][1]);
+		free(src);
+	}
+}
+END_TEST
+
 /* NVRTC's entry points, for compiling CUDA C where the toolkit is
  * installed (no GPU needed); NULL fields when it is not. */
 typedef struct nvrtc_api {
@@ -1115,6 +1146,7 @@ static Suite *suite(void)
 	tcase_add_test(t, float4_vectors);
 	tcase_add_test(t, variables_and_gated_store);
 	tcase_add_test(t, gpu_dialects_spell_types_and_indices);
+	tcase_add_test(t, gpu_dialects_bitcast_bfloat16_as_bits);
 	tcase_add_test(t, gpu_dialects_refuse_what_they_lack);
 	tcase_add_test(t, cuda_dialect_spellings);
 	tcase_add_test(t, int_division_is_guarded_in_every_dialect);

@@ -407,6 +407,11 @@ const char *tg_bitcast_fn(int d, unsigned from, unsigned to)
 		  "__ushort_as_half" },
 		{ TG_BFLOAT16, TG_FLOAT16, "uint16BitsToFloat16",
 		  "__ushort_as_half" },
+		/* bfloat16 lives as its bits, a 16-bit unsigned int */
+		{ TG_BFLOAT16, TG_INT16, "", "" },
+		{ TG_BFLOAT16, TG_UINT16, "", "" },
+		{ TG_INT16, TG_BFLOAT16, "", "" },
+		{ TG_UINT16, TG_BFLOAT16, "", "" },
 	};
 
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++)
