@@ -7,9 +7,10 @@
  * each case here loads the bytes into a uint8 tensor on the device
  * under test (DEVICE; the CPU in `make check`, OpenCL and Vulkan
  * through tests/dev/<device>/test_ggml_dequant.dev), decodes them there
- * and compares every value bit for bit.  A matvec with a decoded Q4_0
- * and Q4_K weight must be one kernel (the decode fused into it) and
- * equal numpy's W @ x within float32 rounding.  Without the references
+ * and compares every value bit for bit.  A matvec with a decoded weight
+ * of each quantized type must be one kernel (the decode fused into it)
+ * and equal numpy's W @ x within float32 rounding; a batch of rows is
+ * two (the decode, then the matmul).  Without the references
  * (no TG_DEPS_DIR venv with gguf) the refusals alone run and the suite
  * then skips (77), or fails where TG_TEST_REQUIRE_DEPS is set.
  */
@@ -28,7 +29,7 @@ typedef struct ref_case {
 } ref_case;
 
 static char refdir[512];
-static ref_case cases[MAXCASES], matvecs[8];
+static ref_case cases[MAXCASES], matvecs[16];
 static int ncases, nmatvecs;
 
 static void setup(void)
@@ -182,6 +183,60 @@ START_TEST(matvec_is_one_kernel)
 }
 END_TEST
 
+/* A batch of rows times a decoded weight (a prompt's prefill) is two
+ * kernels: the decode, realized as a float32 weight, then the matmul.
+ * The scheduler realizes an op read through an expanding view (the
+ * weight broadcast along the batch), as tinygrad's mid-2024 scheduler
+ * does, so the decode runs once per batch, not once per row.  Row r
+ * of x is (r + 1) times the matvec's x, so y's row r is (r + 1) times
+ * numpy's y, within float32 rounding. */
+START_TEST(batch_matmul_is_decode_then_matmul)
+{
+	const ref_case *c = &matvecs[_i];
+	int64_t rows = c->shape[0], cols = c->shape[1];
+	tg_tensor *w, *x, *y;
+	tg_counters k;
+	size_t n;
+	float *xs, *xb, *want, *got;
+	double big = 0;
+
+	xs = load(c->name, "x", &n);
+	xb = malloc(4 * n);
+	got = malloc(4 * (size_t)rows * sizeof *got);
+	ck_assert(xb && got);
+	for (int r = 0; r < 4; r++)
+		for (int64_t j = 0; j < cols; j++)
+			xb[r * cols + j] = xs[j] * (float)(r + 1);
+	x = tg_tensor_new(ot_dev(), TG_FLOAT32, 2, (int64_t[]){ 4, cols }, xb);
+	ck_assert_msg(x && tg_realize(x) == 0, "%s", tg_last_error());
+	w = tg_ggml_dequantize(raw_tensor(c->name), c->type, 2, c->shape);
+	y = tg_matmul(x, tg_transpose(w, 0, 1));
+	ck_assert_msg(y != NULL, "%s: %s", c->name, tg_last_error());
+	tg_counters_reset();
+	ck_assert_msg(tg_realize(y) == 0, "%s", tg_last_error());
+	tg_counters_get(&k);
+	ck_assert_msg(k.kernels == 2, "%s on %s: %llu kernels, not 2",
+	              c->name, tg_dev_name(ot_dev()),
+	              (unsigned long long)k.kernels);
+	ck_assert_int_eq(tg_tensor_data(y, got, 4 * (size_t)rows *
+	                                 sizeof *got), 0);
+	want = load(c->name, "y", &n);
+	for (int64_t i = 0; i < rows; i++)
+		big = fmax(big, fabs(want[i]));
+	for (int r = 0; r < 4; r++)
+		for (int64_t i = 0; i < rows; i++)
+			ck_assert_msg(fabs(got[r * rows + i] - (r + 1) * want[i])
+			              <= 1e-5 * (r + 1) * (1 + big),
+			              "%s: y[%d][%lld] = %.9g, numpy's %.9g",
+			              c->name, r, (long long)i, got[r * rows + i],
+			              (r + 1) * want[i]);
+	free(want);
+	free(got);
+	free(xb);
+	free(xs);
+}
+END_TEST
+
 /* The call fails with `needle` in the message, naming the operation. */
 static void refused(const tg_tensor *raw, int type, size_t ndim,
                     const int64_t *shape, const char *needle)
@@ -203,6 +258,9 @@ START_TEST(refuses_bad_input)
 	tg_tensor *r144 = tg_tensor_new(ot_dev(), TG_UINT8, 1, &n144, bytes);
 	tg_tensor *i8 = tg_tensor_new(ot_dev(), TG_INT8, 1, &n18, bytes);
 	tg_tensor *f32 = tg_tensor_new(ot_dev(), TG_FLOAT32, 1, &n18, NULL);
+	char disk[600];
+
+	snprintf(disk, sizeof disk, "DISK:%s", tl_tmp_path("ggml.bin"));
 
 	refused(r18, 5, 1, &n32, "type 5 is not a GGML type");
 	refused(r18, 99, 1, &n32, "type 99 is not a GGML type");
@@ -231,6 +289,8 @@ START_TEST(refuses_bad_input)
 	refused(r18, TG_GGML_Q4_0, 1, NULL, "Q4_0: no shape (NULL) for 1");
 	refused(r18, TG_GGML_F32, 3, (int64_t[]){ 1 << 30, 1 << 30, 1 << 30 },
 	        "F32: the shape has too many values");
+	refused(tg_empty(tg_dev_get(disk), TG_UINT8, 1, &n18), TG_GGML_Q4_0,
+	        1, &n32, "Q4_0: raw is on DISK:");
 	/* NULL raw: NULL, and the earlier error stays (as tensor ops) */
 	tg_set_error(TG_ENODEV, "an earlier failure");
 	ck_assert_ptr_null(tg_ggml_dequantize(NULL, TG_GGML_Q4_0, 1, &n32));
@@ -340,7 +400,7 @@ static int read_matvecs(void)
 	snprintf(path, sizeof path, "%s/matvec.txt", refdir);
 	if (!(f = fopen(path, "r")))
 		return -1;
-	while (n < 8 && fgets(line, sizeof line, f)) {
+	while (n < 16 && fgets(line, sizeof line, f)) {
 		long long r, c;
 
 		if (sscanf(line, "%63s %d %lld %lld", matvecs[n].name,
@@ -404,6 +464,8 @@ static Suite *ggml_dequant_suite(int refs)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, matches_gguf, 0, ncases);
 	tcase_add_loop_test(tc, matvec_is_one_kernel, 0, nmatvecs);
+	tcase_add_loop_test(tc, batch_matmul_is_decode_then_matmul, 0,
+	                    nmatvecs);
 	suite_add_tcase(s, tc);
 	return s;
 }

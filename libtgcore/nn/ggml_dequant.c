@@ -30,6 +30,7 @@
 #include "config.h"
 
 #include "core.h"
+#include "device/device.h"
 
 typedef struct fmt fmt;
 /* b: the blocks, (nb, bytes); returns their values, (nb, elems...). */
@@ -214,7 +215,11 @@ static tg_tensor *kquant(const tg_tensor *b, const fmt *f, int64_t nb)
 /* Q6_K: 256 values; low nibbles in 128 bytes (each 64 bytes: low
  * nibbles, then high ones, for 128 values), 2 high bits in 64 bytes
  * (each 32 bytes: 4 fields for 128 values), an int8 scale for each 16
- * values; value = (d * scale) * (q - 32). */
+ * values; value = (d * scale) * (q - 32).  The scale's byte u is read
+ * as (u ^ 0x80) - 128, not through a bitcast to int8: a cast that does
+ * not widen applies to the base of a view (lazy_ops.c, tinygrad's
+ * CAST_BEFORE_VIEW), which would put the whole raw buffer's int8 copy
+ * under the broadcast, and that copy would be realized. */
 static tg_tensor *q6_k(const tg_tensor *b, const fmt *f, int64_t nb)
 {
 	int64_t s[3] = { nb, 16, 16 }, s8[3] = { nb, 8, 32 };
@@ -229,7 +234,7 @@ static tg_tensor *q6_k(const tg_tensor *b, const fmt *f, int64_t nb)
 	q = tg_sub_s(tg_cast(tg_reshape(q, 3, s), TG_FLOAT32), 32);
 	sc = tg_expand(tg_reshape(field(b, nb, 192, 16), 3,
 	                          (int64_t[]){ nb, 16, 1 }), 3, s);
-	sc = tg_cast(tg_bitcast(sc, TG_INT8), TG_FLOAT32);
+	sc = tg_sub_s(tg_cast(tg_bitwise_xor_s(sc, 0x80), TG_FLOAT32), 128);
 	return tg_reshape(tg_mul(tg_mul(half_at(b, f->d, 3, s), sc), q), 2,
 	                  (int64_t[]){ nb, 256 });
 }
@@ -313,6 +318,11 @@ static int64_t blocks(const tg_tensor *raw, int type, const fmt **f,
 		return tg_error(TG_EINVAL, "ggml_dequantize: %s: raw is %s, "
 		                "not uint8 (the tensor's bytes)", name,
 		                tg_dtype_name(tg_tensor_dtype(raw)));
+	if (tg_disk_is(tg_tensor_dev(raw)))
+		return tg_error(TG_EINVAL, "ggml_dequantize: %s: raw is on %s, "
+		                "which runs no kernels (copy it to a device "
+		                "with tg_to first)", name,
+		                tg_dev_name(tg_tensor_dev(raw)));
 	if ((n = count(name, ndim, shape)) < 0)
 		return -1;
 	tg_ggml_type_block(type, &elems, &bytes);

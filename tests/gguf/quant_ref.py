@@ -14,7 +14,8 @@ quantizes the type, and from random blocks built here (random bytes,
 half-float scales that are finite: normal, subnormal and zero) for
 every type, since the package quantizes no K-quant.
 
-OUTDIR/matvec.txt lists weight matrices, "name type rows cols": with
+OUTDIR/matvec.txt lists weight matrices of each quantized type, "name
+type rows cols": with
 <name>.raw (the weight's bytes), <name>.x (a float32 vector of cols
 values) and <name>.y (numpy's float32 W @ x, W the package's
 dequantized weight).
@@ -136,7 +137,8 @@ def main():
     with open(os.path.join(outdir, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     lines = []
-    for t, rows, cols in ((T.Q4_0, 96, 512), (T.Q4_K, 96, 512)):
+    for t in HALVES:
+        rows, cols = 96, 512
         e = GGML_QUANT_SIZES[t][0]
         name = f"matvec_{t.name}"
         raw = (quants.quantize(rng.standard_normal((rows, cols)).astype(
