@@ -224,12 +224,13 @@ START_TEST(batch_matmul_is_decode_then_matmul)
 	for (int64_t i = 0; i < rows; i++)
 		big = fmax(big, fabs(want[i]));
 	for (int r = 0; r < 4; r++)
-		for (int64_t i = 0; i < rows; i++)
-			ck_assert_msg(fabs(got[r * rows + i] - (r + 1) * want[i])
-			              <= 1e-5 * (r + 1) * (1 + big),
+		for (int64_t i = 0; i < rows; i++) {
+			double g = got[r * rows + i], e = (r + 1) * want[i];
+
+			ck_assert_msg(fabs(g - e) <= 1e-5 * (r + 1) * (1 + big),
 			              "%s: y[%d][%lld] = %.9g, numpy's %.9g",
-			              c->name, r, (long long)i, got[r * rows + i],
-			              (r + 1) * want[i]);
+			              c->name, r, (long long)i, g, e);
+		}
 	free(want);
 	free(got);
 	free(xb);

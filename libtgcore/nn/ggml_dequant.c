@@ -286,8 +286,8 @@ static int64_t count(const char *name, size_t ndim, const int64_t *shape)
 	for (i = 0; i < ndim; i++) {
 		if (shape[i] < 0 || shape[i] > TG_DIM_MAX)
 			return tg_error(TG_EINVAL, "ggml_dequantize: %s: "
-			                "dimension %zu is %lld (0 to %lld)", name,
-			                i, (long long)shape[i],
+			                "dimension %zu is %lld (0 to %lld)",
+			                name, i, (long long)shape[i],
 			                (long long)TG_DIM_MAX);
 		if (shape[i] && n > INT64_MAX / 8 / shape[i])
 			return tg_error(TG_EINVAL, "ggml_dequantize: %s: the "
@@ -304,7 +304,7 @@ static int64_t blocks(const tg_tensor *raw, int type, const fmt **f,
 {
 	const char *name = tg_ggml_type_name(type);
 	size_t elems, bytes;
-	int64_t n, row, have;
+	int64_t n, row, have, need;
 
 	if (!name)
 		return tg_error(TG_EINVAL, "ggml_dequantize: type %d is not "
@@ -332,12 +332,11 @@ static int64_t blocks(const tg_tensor *raw, int type, const fmt **f,
 		                "%lld values are not whole blocks of %zu", name,
 		                (long long)row, elems);
 	have = tg_tensor_numel(raw);
-	if (have != n / (int64_t)elems * (int64_t)bytes)
+	need = n / (int64_t)elems * (int64_t)bytes;
+	if (have != need)
 		return tg_error(TG_EINVAL, "ggml_dequantize: %s: %lld values "
 		                "take %lld bytes, raw has %lld", name,
-		                (long long)n,
-		                (long long)(n / (int64_t)elems * (int64_t)bytes),
-		                (long long)have);
+		                (long long)n, (long long)need, (long long)have);
 	return n / (int64_t)elems;
 }
 
