@@ -381,7 +381,8 @@ static const char *hostile(int c, fbuf *f)
 		return "tensor 'w': bytes [0, +16) end beyond the data section "
 		       "(15 bytes at offset 64)";
 	case 29: one_tensor(f, 1, ne, 0, 1ull << 62, 16);
-		return "tensor 'w': bytes [4611686018427387904, +16) end beyond";
+		return "tensor 'w': bytes [4611686018427387904, +16) end "
+		       "beyond";
 	case 30: header(f, 3, 2, 0); ne[0] = 16; tinfo(f, "a", 1, ne, 0, 0);
 		ne[0] = 4; tinfo(f, "b", 1, ne, 0, 32); data(f, 32, 64);
 		return "tensors 'a' and 'b' overlap";

@@ -16,7 +16,8 @@ static char model_path[600];
  * why some comparisons are skipped. */
 static const char *make_reference_files(void)
 {
-	const char *deps = getenv("TG_DEPS_DIR"), *src = getenv("TG_TEST_SRCDIR");
+	const char *deps = getenv("TG_DEPS_DIR");
+	const char *src = getenv("TG_TEST_SRCDIR");
 	static char why[700];
 	char py[600], cmd[2600];
 	struct stat st;
@@ -104,8 +105,8 @@ static void check_value(const tg_gguf *g, const char *key, long elem, int vt,
 		ck_assert_int_eq(rc, TG_EINVAL);
 	} else {
 		ck_assert_msg(!rc, "%s", tg_last_error());
-		ck_assert_msg(d == strtod(want, NULL), "%s[%ld]: %.17g, want %s",
-		              key, elem, d, want);
+		ck_assert_msg(d == strtod(want, NULL), "%s[%ld]: %.17g, "
+		              "want %s", key, elem, d, want);
 	}
 	rc = elem < 0 ? tg_gguf_get_int(g, key, &i)
 	     : tg_gguf_array_int(g, key, (size_t)elem, &i);
@@ -215,7 +216,8 @@ static void check_against_dump(const char *path, const char *base)
 			ck_assert_uint_eq(tg_gguf_alignment(g), atoi(tok[1]));
 		} else if (!strcmp(tok[0], "counts")) {
 			ck_assert_uint_eq(tg_gguf_kv_count(g), atoi(tok[1]));
-			ck_assert_uint_eq(tg_gguf_tensor_count(g), atoi(tok[2]));
+			ck_assert_uint_eq(tg_gguf_tensor_count(g),
+			                  atoi(tok[2]));
 		} else if (!strcmp(tok[0], "e")) {
 			check_value(g, akey, (long)ai++, et, tok[1]);
 		} else if (!strcmp(tok[0], "tensor")) {
@@ -301,8 +303,8 @@ START_TEST(ggml_types_as_the_gguf_package_knows_them)
 			ck_assert(bytes == 40 && b == 36);
 		else
 			ck_assert_msg((int)b == bytes, "type %s: %zu bytes, "
-			              "gguf says %d", tg_ggml_type_name(type), b,
-			              bytes);
+			              "gguf says %d", tg_ggml_type_name(type),
+			              b, bytes);
 		n++;
 	}
 	ck_assert_int_ge(n, 30);

@@ -380,9 +380,9 @@ static int sort_names(rd *r, int tensors, size_t n, size_t **out)
 	for (k = 0; k < n && !rc; k++) {
 		idx[k] = v[k].i;
 		if (k && !strcmp(v[k - 1].s, v[k].s))
-			rc = tg_error(TG_EINVAL, "%s: %s: %s '%s' appears twice "
-			              "(%zu and %zu)", GGUF_OPEN, r->g->path,
-			              tensors ? "tensor" : "key",
+			rc = tg_error(TG_EINVAL, "%s: %s: %s '%s' appears "
+			              "twice (%zu and %zu)", GGUF_OPEN,
+			              r->g->path, tensors ? "tensor" : "key",
 			              tg_escape(v[k].s, buf, sizeof buf),
 			              v[k - 1].i, v[k].i);
 	}
@@ -452,30 +452,40 @@ static int span_cmp(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Every tensor within the data section, and no two overlapping. */
-static int check_layout(rd *r)
+/* Every tensor within the data section. */
+static int check_extents(const rd *r)
 {
-	tg_gguf *g = r->g;
-	size_t size = (size_t)(r->end - r->base), n = g->ntensor, k;
+	const tg_gguf *g = r->g;
+	size_t size = (size_t)(r->end - r->base), k;
 	uint64_t data = g->data_off < size ? size - g->data_off : 0;
+	char b[200];
+
+	for (k = 0; k < g->ntensor; k++) {
+		const gguf_tensor *t = &g->t[k];
+
+		if (t->off <= data && t->nbytes <= data - t->off)
+			continue;
+		return tg_error(TG_EINVAL, "%s: %s: tensor '%s': bytes [%llu, "
+		                "+%llu) end beyond the data section (%llu "
+		                "bytes at offset %llu)", GGUF_OPEN, g->path,
+		                tg_escape(name_of(g, 1, k), b, sizeof b),
+		                (unsigned long long)t->off,
+		                (unsigned long long)t->nbytes,
+		                (unsigned long long)data,
+		                (unsigned long long)g->data_off);
+	}
+	return 0;
+}
+
+/* No two tensors overlapping: sorted by offset, each ends before the
+ * next begins. */
+static int check_overlap(const tg_gguf *g)
+{
+	size_t n = g->ntensor, k;
 	char b1[200], b2[200];
 	span *sp;
 	int rc = 0;
 
-	for (k = 0; k < n; k++) {
-		const gguf_tensor *t = &g->t[k];
-
-		if (t->off > data || t->nbytes > data - t->off)
-			return tg_error(TG_EINVAL, "%s: %s: tensor '%s': bytes "
-			                "[%llu, +%llu) end beyond the data "
-			                "section (%llu bytes at offset %llu)",
-			                GGUF_OPEN, g->path,
-			                tg_escape(name_of(g, 1, k), b1, sizeof b1),
-			                (unsigned long long)t->off,
-			                (unsigned long long)t->nbytes,
-			                (unsigned long long)data,
-			                (unsigned long long)g->data_off);
-	}
 	if (!(sp = malloc((n ? n : 1) * sizeof *sp)))
 		return tg_error_oom(GGUF_OPEN);
 	for (k = 0; k < n; k++)
@@ -561,7 +571,7 @@ static int parse(tg_gguf *g, const unsigned char *p, size_t size)
 		return TG_EINVAL;
 	pos = at(&r);
 	g->data_off = (pos + g->alignment - 1) & ~(uint64_t)(g->alignment - 1);
-	return check_layout(&r);
+	return check_extents(&r) || check_overlap(g) ? TG_EINVAL : 0;
 }
 
 /* ------------------------------------------------------------ opening */

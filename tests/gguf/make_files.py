@@ -7,11 +7,12 @@ package (llama.cpp's own reader and writer) reads in them.
 Writes, with gguf.GGUFWriter, OUTDIR/small.gguf: version 3, a
 general.alignment of 64, a pair of every value type, arrays of every
 element type (strings with a NUL and non-ASCII among them, an array of
-arrays), and tensors of several ggml types (F32, F16, BF16, I32, Q8_0,
-Q4_1, TQ2_0 through gguf.quants.quantize, and Q4_K of random blocks).  Then dumps
-what gguf.GGUFReader reads in it (and in MODEL, when given) to
-NAME.txt, the bytes of its smaller tensors to NAME.bin, and the ggml type table of
-gguf.constants to ggml.txt, in a line format the C test parses:
+arrays), and tensors of several ggml types (F32, F16, BF16, I32; Q8_0,
+Q4_1 and TQ2_0 through gguf.quants.quantize; Q4_K of random blocks).
+Then dumps what gguf.GGUFReader reads in it (and in MODEL, when given)
+to NAME.txt, the bytes of its smaller tensors to NAME.bin, and the ggml
+type table of gguf.constants to ggml.txt, in a line format the C test
+parses:
 
     version V / alignment A / counts NKV NTENSOR
     kv KEY VTYPE VALUE            a scalar or a string
@@ -107,7 +108,7 @@ def dump_field(f, out):
             v = f.parts[-1][0]
         out.write(f"kv {key} {int(vt)} {value(vt, v)}\n")
         return
-    et = GGUFValueType_of(f.parts[3][0])
+    et = VT(int(f.parts[3][0]))  # parts: key length, key, type, ...
     count = int(f.parts[4][0])
     out.write(f"arr {key} {int(et)} {count}\n")
     if et == VT.ARRAY:
@@ -115,10 +116,6 @@ def dump_field(f, out):
     for i in f.data:
         v = bytes(f.parts[i]) if et == VT.STRING else f.parts[i][0]
         out.write(f"e {value(et, v)}\n")
-
-
-def GGUFValueType_of(n):
-    return VT(int(n))
 
 
 def dump(path, base, max_bin):
