@@ -493,8 +493,8 @@ static int check_overlap(const tg_gguf *g)
 	qsort(sp, n, sizeof *sp, span_cmp);
 	for (k = 1; k < n && !rc; k++)
 		if (sp[k].begin < sp[k - 1].end)
-			rc = tg_error(TG_EINVAL, "%s: %s: tensors '%s' and '%s' "
-			              "overlap", GGUF_OPEN, g->path,
+			rc = tg_error(TG_EINVAL, "%s: %s: tensors '%s' and "
+			              "'%s' overlap", GGUF_OPEN, g->path,
 			              tg_escape(name_of(g, 1, sp[k - 1].i), b1,
 			                        sizeof b1),
 			              tg_escape(name_of(g, 1, sp[k].i), b2,
