@@ -161,8 +161,92 @@ def idx_seeds():
     # a header that announces 4 GiB and holds 4 bytes
     write(t, "huge_claim.idx2.gz", gz(idx([0xffff, 0xffff], b"abcd")))
 
+# ---------------------------------------------------------------- GGUF
+
+def g_str(s):
+    b = s if isinstance(s, bytes) else s.encode()
+    return struct.pack("<Q", len(b)) + b
+
+
+# value types: (number, struct format) of the fixed-size ones
+GV = {"u8": (0, "B"), "i8": (1, "b"), "u16": (2, "H"), "i16": (3, "h"),
+      "u32": (4, "I"), "i32": (5, "i"), "f32": (6, "f"), "bool": (7, "?"),
+      "u64": (10, "Q"), "i64": (11, "q"), "f64": (12, "d")}
+
+
+def g_kv(key, vt, val):
+    if vt == "str":
+        return g_str(key) + struct.pack("<I", 8) + g_str(val)
+    if vt == "arr":
+        et, items = val
+        if et == "str":
+            body = b"".join(g_str(x) for x in items)
+            return (g_str(key) + struct.pack("<IIQ", 9, 8, len(items)) +
+                    body)
+        n, f = GV[et]
+        return (g_str(key) + struct.pack("<IIQ", 9, n, len(items)) +
+                struct.pack("<%d%s" % (len(items), f), *items))
+    n, f = GV[vt]
+    return g_str(key) + struct.pack("<I" + f, n, val)
+
+
+def g_tensor(name, ne, ggml, off):
+    return (g_str(name) + struct.pack("<I", len(ne)) +
+            struct.pack("<%dQ" % len(ne), *ne) + struct.pack("<IQ", ggml, off))
+
+
+def gguf_file(kvs, tensors, data, version=3, align=32, nkv=None, nt=None):
+    out = b"GGUF" + struct.pack("<IQQ", version,
+                                len(tensors) if nt is None else nt,
+                                len(kvs) if nkv is None else nkv)
+    out += b"".join(kvs) + b"".join(tensors)
+    out += bytes(-len(out) % align)
+    return out + data
+
+
+def gguf_seeds():
+    t = "fuzz_gguf"
+    every = [g_kv("general.architecture", "str", "llama")]
+    every += [g_kv("v." + k, k, 1) for k in GV]
+    every += [g_kv("a.str", "arr", ("str", ["", "a", "\u0120b"])),
+              g_kv("a.i32", "arr", ("i32", [1, -2, 3])),
+              g_kv("a.bool", "arr", ("bool", [True, False]))]
+    write(t, "every_type.gguf", gguf_file(every, [], b""))
+    # tensors of several ggml types: F32 (2,3), F16 (4,), Q8_0 (32,),
+    # Q4_K (256,), at alignment 32
+    tens = [g_tensor("w", [3, 2], 0, 0), g_tensor("h", [4], 1, 32),
+            g_tensor("q", [32], 8, 64), g_tensor("k", [256], 12, 128)]
+    write(t, "tensors.gguf", gguf_file(
+        [g_kv("general.architecture", "str", "llama")], tens,
+        bytes(range(256)) + bytes(16)))
+    write(t, "v2.gguf", gguf_file([g_kv("x", "u32", 7)],
+                                  [g_tensor("w", [4], 0, 0)], bytes(16),
+                                  version=2))
+    write(t, "aligned64.gguf", gguf_file(
+        [g_kv("general.alignment", "u32", 64)],
+        [g_tensor("a", [2], 0, 0), g_tensor("b", [2], 0, 64)],
+        bytes(72), align=64))
+    nested = (g_str("n") + struct.pack("<IIQ", 9, 9, 2) +
+              struct.pack("<IQ", 5, 1) + struct.pack("<i", 4) +
+              struct.pack("<IQ", 8, 1) + g_str("s"))
+    write(t, "nested.gguf", gguf_file([nested], [], b""))
+    # refused, one reason each
+    write(t, "v1.gguf", gguf_file([], [], b"", version=1))
+    write(t, "huge_count.gguf", gguf_file([], [], b"", nkv=1 << 60))
+    write(t, "overlap.gguf", gguf_file(
+        [], [g_tensor("a", [16], 0, 0), g_tensor("b", [4], 0, 32)],
+        bytes(64)))
+    write(t, "misaligned.gguf", gguf_file(
+        [], [g_tensor("a", [4], 0, 4)], bytes(32)))
+    write(t, "dup_key.gguf", gguf_file(
+        [g_kv("k", "u8", 1), g_kv("k", "u8", 2)], [], b""))
+    write(t, "bad_block.gguf", gguf_file(
+        [], [g_tensor("q", [33], 8, 0)], bytes(68)))
+    write(t, "cut.gguf", gguf_file(every, [], b"", align=1)[:-3])
+
 
 if __name__ == "__main__":
     safetensors_seeds()
+    gguf_seeds()
     config_seeds()
     idx_seeds()
