@@ -2,7 +2,7 @@
  * test_llm_tokenizer.c - libtgcore-llm's tokenizers (tg/llm.h) against
  * Hugging Face's `tokenizers`: tests/llm/corpus.py builds the reference
  * tokenizers (SmolLM2's vocabulary and merges, read from the GGUF file,
- * under three pre-tokenizers; a small SentencePiece BPE trained there)
+ * under four pre-tokenizers; a small SentencePiece BPE trained there)
  * and writes over 1,000 strings with their ids.  Every string must give
  * the same ids, with control tokens parsed and as text, and decode back
  * to itself, whole and streamed one id at a time.  Then invalid UTF-8,
@@ -320,6 +320,13 @@ static size_t check_corpus(const char *dump, const char *pre,
 START_TEST(smollm_matches_tokenizers)
 {
 	ck_assert_uint_ge(check_corpus("smollm.dump", NULL, "smollm.corpus"),
+	                  1000);
+}
+END_TEST
+
+START_TEST(gpt2_pre_matches_tokenizers)
+{
+	ck_assert_uint_ge(check_corpus("smollm.dump", "gpt2", "gpt2.corpus"),
 	                  1000);
 }
 END_TEST
@@ -753,6 +760,7 @@ static Suite *llm_tokenizer_suite(int refs)
 		suite_add_tcase(s, tc);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, smollm_matches_tokenizers);
+	tcase_add_test(tc, gpt2_pre_matches_tokenizers);
 	tcase_add_test(tc, llama3_pre_matches_tokenizers);
 	tcase_add_test(tc, qwen2_pre_matches_tokenizers);
 	tcase_add_test(tc, spm_matches_tokenizers);

@@ -3,10 +3,11 @@
 `tokenizers` (nothing is downloaded: each tokenizer is built here from a
 vocabulary).
 
-For SmolLM2's vocabulary and merges (read from the GGUF file), three
+For SmolLM2's vocabulary and merges (read from the GGUF file), four
 byte-level BPE tokenizers, one per pre-tokenizer tgcore knows:
   smollm  - Digits(individual) then ByteLevel's GPT-2 pattern, as SmolLM2's
             own tokenizer.json;
+  gpt2    - ByteLevel's GPT-2 pattern alone;
   llama3  - Llama 3's split pattern, ignore_merges (as Llama 3's);
   qwen2   - Qwen 2's pattern;
 and a tiny SentencePiece BPE (spm), trained here on a few sentences, in
@@ -58,7 +59,8 @@ COMBINING = ["e\u0301", "n\u0303o", "a\u030a\u0301", "Z\u0351\u036b\u0343a\u0310
              "\u0915\u094d\u0937", "o\u0308\u0304", "\u0627\u064e\u0644\u0652"]
 SPACES = [" ", "  ", "   ", "\t", "\t\t", "\n", "\n\n", "\r\n", "\r\n\r\n",
           " \n ", "\u00a0", "\u3000", "\u2028", "\u2003", " \t\n", "\n   ",
-          "\x0b", "\x0c", "\u0085", "\u200b", "\x04", "\x00", "\x7f"]
+          "\x0b", "\x0c", "\u0085", "\u200b", "\x04", "\x00", "\x7f",
+          "a\x1cb", "\x1f \x1e\n", "\u180e", "\ufeff"]
 DIGITS = ["0", "42", "123", "1234", "12345678901234567890", "3.14159",
           "1,000,000", "-7", "2024-11-29", "0x1F", "1e-9", "٣٤٥", "²³",
           "Ⅻ", "½", "१२३", "99.9%", "$1,234.56", "v1.2.3"]
@@ -143,8 +145,11 @@ def byte_level(v, pre):
     vocab = {t.decode(): i for i, t in enumerate(v["tokens"])}
     merges = [tuple(m.decode().split(" ", 1)) for m in v["merges"]]
     tok = Tokenizer(models.BPE(vocab, merges, ignore_merges=pre == "llama3"))
-    bl = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=pre == "smollm")
-    if pre == "smollm":
+    bl = pre_tokenizers.ByteLevel(add_prefix_space=False,
+                                  use_regex=pre in ("smollm", "gpt2"))
+    if pre == "gpt2":
+        tok.pre_tokenizer = bl
+    elif pre == "smollm":
         tok.pre_tokenizer = pre_tokenizers.Sequence(
             [pre_tokenizers.Digits(individual_digits=True), bl])
     else:
@@ -186,11 +191,10 @@ def spm_vocab():
         if not count:
             break
         (a, b), _ = max(count.items(), key=lambda kv: (kv[1], kv[0]))
-        if a + b in toks:
-            continue
-        toks.append(a + b)
-        types.append(1)
-        scores.append(-float(r))
+        if a + b not in toks:
+            toks.append(a + b)
+            types.append(1)
+            scores.append(-float(r))
         for s in seqs:
             i = 0
             while i < len(s) - 1:
@@ -230,7 +234,7 @@ def main():
     v = dump_vocab.read_gguf(sys.argv[1])
     dump_vocab.write_dump(v, os.path.join(out, "smollm.dump"))
     strings = corpus(True)
-    for pre in ("smollm", "llama3", "qwen2"):
+    for pre in ("smollm", "gpt2", "llama3", "qwen2"):
         write_corpus(byte_level(v, pre), strings,
                      os.path.join(out, pre + ".corpus"))
     sv, merges = spm_vocab()

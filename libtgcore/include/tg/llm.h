@@ -14,9 +14,11 @@
  *
  * Two kinds are known (tokenizer.ggml.model):
  *  - Byte-level BPE, "gpt2" (Llama 3, Qwen 2, SmolLM2, GPT-2).  The text
- *    is split by the pre-tokenizer named by tokenizer.ggml.pre ("gpt2"
- *    or "default"; "smollm", "starcoder" and the like; "llama-bpe" or
- *    "llama3"; "qwen2"), each piece's bytes become GPT-2's characters,
+ *    is split by the pre-tokenizer named by tokenizer.ggml.pre ("gpt2",
+ *    also when the key is absent or "default", where llama.cpp uses a
+ *    variant of GPT-2's pattern; "smollm", "starcoder" and the like;
+ *    "llama-bpe" or "llama3"; "qwen2"; another is refused by name),
+ *    each piece's bytes become GPT-2's characters,
  *    and the merges are applied by rank.  Any bytes, valid UTF-8 or
  *    not, come back from decoding unchanged, but for a byte the
  *    vocabulary has no character for, which is dropped (as llama.cpp
