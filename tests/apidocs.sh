@@ -43,7 +43,7 @@ fi
 # only tgcore's names: a page named after a struct field ("free") would
 # take libc's place
 ls "$api/man/man3" | grep -v '^tg_\|^TG_\|\.h\.3$' && bad "man pages not named tg_, TG_ or after a header (above)"
-funcs=$( (grep -h '^TG_API [^#]*(' "$inc/tg.h" "$inc/dist.h" |
+funcs=$( (grep -h '^TG_API [^#]*(' "$inc/tg.h" "$inc/dist.h" "$inc/llm.h" |
 	sed 's/(.*//; s/.*[ *]//'
 	sed -n '/^#define TG_UNARY_OPS/,/[^\\]$/p' "$inc/tg.h" |
 		grep -o 'X([a-z_0-9]*)' | sed 's/X(\(.*\))/tg_\1/'
@@ -54,7 +54,8 @@ n=0
 for f in $funcs; do
 	n=$((n + 1))
 	[ -f "$api/man/man3/$f.3" ] || bad "$f: no man page"
-	grep -q ">$f<" "$api/html/tg_8h.html" "$api/html/dist_8h.html" ||
+	grep -q ">$f<" "$api/html/tg_8h.html" "$api/html/dist_8h.html" \
+		"$api/html/llm_8h.html" ||
 		bad "$f: not in the HTML"
 done
 [ "$n" -gt 350 ] || bad "only $n functions read from the headers"

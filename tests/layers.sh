@@ -23,9 +23,9 @@
 #  10 tensor        tensor/
 #  11 nn            nn/
 #  12 lib           lib.c (init and shutdown: calls every stage)
-# A header belongs to the stage of its folder (core.h to util).  tools/
-# and dist/ are outside the order: programs and a library on the public
-# API (include/tg), they may include no header of a stage.
+# A header belongs to the stage of its folder (core.h to util).  tools/,
+# dist/ and llm/ are outside the order: programs and libraries on the
+# public API (include/tg), they may include no header of a stage.
 set -u
 
 command -v nm >/dev/null 2>&1 || { echo "SKIP: no nm"; exit 77; }
@@ -183,7 +183,7 @@ for f in $(cd "$lib" && find . -path ./include -prune -o \
 			continue
 		fi
 		hm=$(src_module "$h")
-		case "$m" in tools|dist)
+		case "$m" in tools|dist|llm)
 			if [ "$hm" != "$m" ]; then
 				echo "$f includes $inc of $hm ($m/ uses the public API only)"
 				bad=1

@@ -1,0 +1,154 @@
+/*
+ * tg/llm.h - language models on tgcore: tokenizers from a GGUF file.
+ *
+ * libtgcore-llm (pkg-config: tgcore-llm), a library of its own on
+ * tgcore's public API.  A tokenizer comes from the tokenizer.ggml.*
+ * keys of a GGUF file:
+ *
+ *     tg_gguf *g = tg_gguf_open("SmolLM2-135M-Instruct.Q4_1.gguf");
+ *     tg_llm_tokenizer *t = tg_llm_tokenizer_from_gguf(g);
+ *     int32_t ids[256];
+ *     long n = tg_llm_tokenize(t, text, strlen(text),
+ *                              TG_LLM_ADD_SPECIAL | TG_LLM_PARSE_SPECIAL,
+ *                              ids, 256);
+ *
+ * Two kinds are known (tokenizer.ggml.model):
+ *  - Byte-level BPE, "gpt2" (Llama 3, Qwen 2, SmolLM2, GPT-2).  The text
+ *    is split by the pre-tokenizer named by tokenizer.ggml.pre ("gpt2",
+ *    also when the key is absent or "default", where llama.cpp uses a
+ *    variant of GPT-2's pattern; "smollm", "starcoder" and the like;
+ *    "llama-bpe" or "llama3"; "qwen2"; another is refused by name),
+ *    each piece's bytes become GPT-2's characters,
+ *    and the merges are applied by rank.  Any bytes, valid UTF-8 or
+ *    not, come back from decoding unchanged, but for a byte the
+ *    vocabulary has no character for, which is dropped (as llama.cpp
+ *    does; SmolLM2 lacks a few that UTF-8 never uses, 0xC1, 0xF5...).
+ *  - SentencePiece BPE, "llama" (Llama 2, Mistral).  Spaces become
+ *    U+2581, a space is put before the text (and after each special
+ *    token) unless tokenizer.ggml.add_space_prefix is false, pieces
+ *    merge by score, and what no token spells becomes byte tokens
+ *    <0xXX>.  Decoding removes that one space again.
+ *
+ * Special tokens (control and user-defined, tokenizer.ggml.token_type 3
+ * and 4) are found in the text before the rest is split: user-defined
+ * ones always, control ones ("<|im_start|>") with TG_LLM_PARSE_SPECIAL,
+ * otherwise their text is tokenized as text.  At one place the longest
+ * special token wins.
+ *
+ * Errors: NULL or a negative status, with tg_last_error() naming the
+ * call and the values, as in the rest of tgcore.  A tokenizer is only
+ * read after it is made: several threads may use one at once.
+ */
+#ifndef TG_LLM_H
+#define TG_LLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tg/tg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A GGUF file (tg.h's reader); declared here too so that this header
+ * stands on its own. */
+typedef struct tg_gguf tg_gguf;
+
+/* A token's kind, GGUF's tokenizer.ggml.token_type. */
+typedef enum tg_llm_token_kind {
+	TG_LLM_TOKEN_UNDEFINED = 0,
+	TG_LLM_TOKEN_NORMAL = 1,
+	TG_LLM_TOKEN_UNKNOWN = 2,
+	TG_LLM_TOKEN_CONTROL = 3,      /* <s>, <|im_end|>: parsed on request */
+	TG_LLM_TOKEN_USER_DEFINED = 4, /* always found in the text */
+	TG_LLM_TOKEN_UNUSED = 5,
+	TG_LLM_TOKEN_BYTE = 6          /* <0xXX>: one byte */
+} tg_llm_token_kind;
+
+/* Flags of tg_llm_tokenize. */
+enum {
+	/* BOS before the ids and EOS after them, where the file asks for
+	 * them (tokenizer.ggml.add_bos_token and add_eos_token; when the
+	 * keys are absent, BOS for "llama" and neither for "gpt2") */
+	TG_LLM_ADD_SPECIAL = 1,
+	/* control tokens in the text are those tokens, not text */
+	TG_LLM_PARSE_SPECIAL = 2
+};
+
+/* A tokenizer: the vocabulary and its rules.  Owned by the caller. */
+typedef struct tg_llm_tokenizer tg_llm_tokenizer;
+
+/* The tokenizer of a GGUF file, from its tokenizer.ggml.* keys; g is
+ * only read and may be closed afterwards.  NULL with an error naming
+ * the key when one is missing, of the wrong type or inconsistent (a
+ * merge naming a token that is not in the vocabulary), or when the
+ * model or pre-tokenizer is one tgcore does not know ("bert").  New;
+ * free with tg_llm_tokenizer_free. */
+TG_API tg_llm_tokenizer *tg_llm_tokenizer_from_gguf(const tg_gguf *g);
+/* Frees t (NULL: nothing). */
+TG_API void tg_llm_tokenizer_free(tg_llm_tokenizer *t);
+
+/* Tokenizes text[0..len) (any bytes; NULL with len 0 is the empty
+ * text) with TG_LLM_* flags, writing up to max ids.  Returns how many
+ * ids the text has, which may exceed max: then call again with a larger
+ * array.  Negative on an error (NULL t, NULL text with len > 0, unknown
+ * flags). */
+TG_API long tg_llm_tokenize(const tg_llm_tokenizer *t, const char *text,
+                            size_t len, int flags, int32_t *ids,
+                            size_t max);
+/* The bytes token id stands for, up to n of them into buf; returns how
+ * many there are, which may exceed n.  A piece may end inside a UTF-8
+ * character (byte tokens, byte-level BPE).  Control tokens give their
+ * text.  Negative for an id out of range. */
+TG_API long tg_llm_token_bytes(const tg_llm_tokenizer *t, int32_t id,
+                               char *buf, size_t n);
+/* The text of ids[0..n), up to size bytes into buf (not terminated);
+ * returns its full length, which may exceed size.  The same as feeding
+ * the ids to a tg_llm_detok and flushing it.  Negative on an id out of
+ * range. */
+TG_API long tg_llm_detokenize(const tg_llm_tokenizer *t, const int32_t *ids,
+                              size_t n, char *buf, size_t size);
+
+/* The number of tokens; 0 for NULL. */
+TG_API size_t tg_llm_vocab_size(const tg_llm_tokenizer *t);
+/* Token id's text as the file spells it (GPT-2's characters for
+ * byte-level BPE, U+2581 for SentencePiece's spaces), NUL-terminated,
+ * its length in *len when len is not NULL.  Borrowed from t; NULL (with
+ * an error) for an id out of range. */
+TG_API const char *tg_llm_token_text(const tg_llm_tokenizer *t, int32_t id,
+                                     size_t *len);
+/* Token id's tg_llm_token_kind; negative for an id out of range. */
+TG_API int tg_llm_token_type(const tg_llm_tokenizer *t, int32_t id);
+/* The beginning-of-sequence token; -1 when the file names none. */
+TG_API int32_t tg_llm_bos(const tg_llm_tokenizer *t);
+/* The end-of-sequence token; -1 when the file names none. */
+TG_API int32_t tg_llm_eos(const tg_llm_tokenizer *t);
+
+/* Streaming detokenization: ids go in one at a time as a model makes
+ * them, and only whole UTF-8 characters come out; the bytes of a
+ * character split across tokens wait for its end.  Bytes that can
+ * never complete a character (invalid UTF-8) are passed on as they
+ * are, so all the pieces together are tg_llm_detokenize's text. */
+typedef struct tg_llm_detok tg_llm_detok;
+
+/* A new stream over t, which must outlive it.  NULL on a NULL t or no
+ * memory.  Free with tg_llm_detok_free. */
+TG_API tg_llm_detok *tg_llm_detok_new(const tg_llm_tokenizer *t);
+/* Feeds one id; returns the text now complete (possibly ""), its length
+ * in *len.  Borrowed from d until its next call.  NULL with an error
+ * for an id out of range (the stream is unchanged). */
+TG_API const char *tg_llm_detok_feed(tg_llm_detok *d, int32_t id,
+                                     size_t *len);
+/* Ends the stream: returns what was held back (the bytes of an
+ * unfinished character), its length in *len, and starts afresh.
+ * Borrowed from d until its next call. */
+TG_API const char *tg_llm_detok_flush(tg_llm_detok *d, size_t *len);
+/* Frees d (NULL: nothing). */
+TG_API void tg_llm_detok_free(tg_llm_detok *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
