@@ -1164,6 +1164,112 @@ TG_API const char *tg_ggml_type_name(int type);
  * type. */
 TG_API int tg_ggml_type_block(int type, size_t *elems, size_t *bytes);
 
+/*
+ * GGUF files (llama.cpp's format for language models), versions 2 and
+ * 3, little-endian (a big-endian file is refused, saying so): a header,
+ * typed key-value metadata, then tensor infos (name, dims, ggml type,
+ * offset) and the tensors' bytes.  tg_gguf_open reads and checks all
+ * of the metadata and every tensor's info at once, and maps the file
+ * through its DISK device; a tensor's bytes are read only when a
+ * tensor made from them is realized.  A truncated or hostile file
+ * (counts or offsets beyond the file, overlapping or misaligned
+ * tensors, unknown types, a NUL in a key, duplicate keys or tensor
+ * names, absurd dims) is refused with a message "gguf_open: PATH: ..."
+ * naming the key or the tensor.
+ *
+ * Keys are returned NUL-terminated; string values are too, with their
+ * length (a value may hold a NUL).  Everything returned is borrowed
+ * from the tg_gguf and lives until tg_gguf_close.  Arrays may hold
+ * arrays (the format allows it; nothing known uses it): such a value is
+ * read and checked, and tg_gguf_get_array reports TG_GGUF_ARRAY
+ * elements and their count, but their own elements are not reachable
+ * through this API.
+ */
+typedef struct tg_gguf tg_gguf;
+/* GGUF metadata value types (the spec's numbers). */
+typedef enum tg_gguf_vtype {
+	TG_GGUF_UINT8 = 0, TG_GGUF_INT8 = 1, TG_GGUF_UINT16 = 2,
+	TG_GGUF_INT16 = 3, TG_GGUF_UINT32 = 4, TG_GGUF_INT32 = 5,
+	TG_GGUF_FLOAT32 = 6, TG_GGUF_BOOL = 7, TG_GGUF_STRING = 8,
+	TG_GGUF_ARRAY = 9, TG_GGUF_UINT64 = 10, TG_GGUF_INT64 = 11,
+	TG_GGUF_FLOAT64 = 12
+} tg_gguf_vtype;
+/* Opens a GGUF file: the header, every key-value pair and every tensor
+ * info read and checked, the file mapped through its DISK device.  Only
+ * a regular file is read.  NULL with a message on any error.  New;
+ * release it with tg_gguf_close. */
+TG_API tg_gguf *tg_gguf_open(const char *path);
+/* Frees g.  Tensors made from it stay valid (they hold the file's DISK
+ * buffer).  NULL is allowed. */
+TG_API void tg_gguf_close(tg_gguf *g);
+/* The file's format version: 2 or 3. */
+TG_API uint32_t tg_gguf_version(const tg_gguf *g);
+/* The alignment of the tensors' data: general.alignment (a uint32 that
+ * is a power of two), else 32. */
+TG_API size_t tg_gguf_alignment(const tg_gguf *g);
+/* The key-value pairs, in the file's order. */
+TG_API size_t tg_gguf_kv_count(const tg_gguf *g);
+/* Key i; NULL with an error past the end. */
+TG_API const char *tg_gguf_kv_key(const tg_gguf *g, size_t i);
+/* The index of key, -1 when absent (no error set). */
+TG_API long tg_gguf_kv_find(const tg_gguf *g, const char *key);
+/* The tg_gguf_vtype of pair i; TG_EINVAL past the end. */
+TG_API int tg_gguf_kv_type(const tg_gguf *g, size_t i);
+/* The name of a value type ("uint32", "string"); NULL for a number that
+ * names none. */
+TG_API const char *tg_gguf_vtype_name(int vtype);
+/* The value of key as an integer: any integer type or bool (a uint64
+ * above INT64_MAX is refused).  A missing key or another type:
+ * TG_EINVAL with a message naming the key and its type. */
+TG_API int tg_gguf_get_int(const tg_gguf *g, const char *key, int64_t *out);
+/* The value of key as a double: float32, float64, or an integer type
+ * (converted). */
+TG_API int tg_gguf_get_float(const tg_gguf *g, const char *key,
+                             double *out);
+/* The string value of key, NUL-terminated, its length in *len (when
+ * len is not NULL).  NULL with a message when missing or not a
+ * string. */
+TG_API const char *tg_gguf_get_str(const tg_gguf *g, const char *key,
+                                   size_t *len);
+/* An array value: its elements' tg_gguf_vtype and their count. */
+TG_API int tg_gguf_get_array(const tg_gguf *g, const char *key,
+                             int *elem_vtype, size_t *count);
+/* Element i of an array value, as tg_gguf_get_str, tg_gguf_get_int and
+ * tg_gguf_get_float read a value: an index past the end, a key that is
+ * not an array or elements of another type are refused with a
+ * message. */
+TG_API const char *tg_gguf_array_str(const tg_gguf *g, const char *key,
+                                     size_t i, size_t *len);
+TG_API int tg_gguf_array_int(const tg_gguf *g, const char *key, size_t i,
+                             int64_t *out);
+TG_API int tg_gguf_array_float(const tg_gguf *g, const char *key, size_t i,
+                               double *out);
+/* The tensors, in the file's order. */
+TG_API size_t tg_gguf_tensor_count(const tg_gguf *g);
+/* The index of the tensor named name, -1 when absent (no error set). */
+TG_API long tg_gguf_tensor_find(const tg_gguf *g, const char *name);
+/* Tensor i's name; NULL with an error past the end (as for every
+ * tg_gguf_tensor_* function). */
+TG_API const char *tg_gguf_tensor_name(const tg_gguf *g, size_t i);
+/* Tensor i's tg_ggml_type; TG_EINVAL past the end. */
+TG_API int tg_gguf_tensor_type(const tg_gguf *g, size_t i);
+/* Tensor i's dims into shape (room for 4): row-major (PyTorch) order,
+ * GGUF's ne reversed, so a (rows, cols) matrix has ne = {cols, rows}.
+ * Returns the number of dims (0 past the end, with an error). */
+TG_API size_t tg_gguf_tensor_shape(const tg_gguf *g, size_t i,
+                                   int64_t *shape);
+/* Tensor i's size in bytes (blocks times the block's bytes); 0 past
+ * the end. */
+TG_API uint64_t tg_gguf_tensor_nbytes(const tg_gguf *g, size_t i);
+/* Where tensor i's bytes start in the file (the data section's start
+ * plus its offset); 0 past the end. */
+TG_API uint64_t tg_gguf_tensor_offset(const tg_gguf *g, size_t i);
+/* Tensor i's bytes as a lazy uint8 tensor of shape (nbytes,), read from
+ * the file when it is realized: on dev (NULL: the default device), or,
+ * on the file's DISK device, a view of the file.  New reference. */
+TG_API tg_tensor *tg_gguf_tensor_raw(const tg_gguf *g, size_t i,
+                                     tg_dev *dev);
+
 /* ------------------------------------------------------------------ */
 /* Losses and optimizers                                               */
 /* ------------------------------------------------------------------ */
