@@ -26,6 +26,7 @@ import sys
 from tokenizers import AddedToken, Regex, Tokenizer, models
 from tokenizers import normalizers, pre_tokenizers
 
+sys.dont_write_bytecode = True  # the source tree may be read-only
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dump_vocab  # noqa: E402
 
