@@ -73,7 +73,10 @@ static int num_arrays(const tg_gguf *g, size_t n, spec_mem *m)
 
 			if (tg_gguf_array_int(g, tk, i, &v) < 0)
 				return tg_last_status();
-			m->types[i] = v < 0 || v > 6 ? -1 : (int32_t)v;
+			if (v < 0 || v > TG_LLM_TOKEN_BYTE)
+				return tg_set_error(TG_EINVAL, "tokenizer: %s[%zu] is "
+				                    "%lld (0 to 6)", tk, i, (long long)v);
+			m->types[i] = (int32_t)v;
 		}
 	}
 	if (tg_gguf_kv_find(g, sk) >= 0) {
