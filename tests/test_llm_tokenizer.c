@@ -391,6 +391,8 @@ static const struct {
 	{ "bad-merge.gguf", "tokenizer: merge 1 'a zz': 'zz' is not a token" },
 	{ "bad-types.gguf", "tokenizer: tokenizer.ggml.token_type has 256 "
 	                    "entries for 257 tokens" },
+	{ "bad-type9.gguf", "tokenizer: tokenizer.ggml.token_type[200] is 9 "
+	                    "(0 to 6)" },
 	{ "bad-bos.gguf", "tokenizer.ggml.bos_token_id is 999, not a token" },
 };
 

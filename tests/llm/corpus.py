@@ -262,6 +262,8 @@ def bad_ggufs(out):
                merges=["a b", "a zz"])
     write_gguf(os.path.join(out, "bad-types.gguf"), "gpt2", base + [b"ab"],
                types=[1] * 256)
+    write_gguf(os.path.join(out, "bad-type9.gguf"), "gpt2", base,
+               types=[1] * 200 + [9] + [1] * 55)
     write_gguf(os.path.join(out, "bad-bos.gguf"), "gpt2", base,
                ids={"bos_token_id": 999})
 
