@@ -91,7 +91,7 @@ long tg_llm_tokenize(const tg_llm_tokenizer *t, const char *text,
 		return tg_set_error(TG_ENOMEM, "tg_llm_tokenize: out of memory "
 		                    "for %zu bytes of text", len);
 	}
-	if (max)
+	if (max && out.n)
 		memcpy(ids, out.v, (out.n < max ? out.n : max) * sizeof *ids);
 	free(out.v);
 	return (long)out.n;
