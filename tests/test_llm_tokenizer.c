@@ -624,7 +624,8 @@ static double best_time(const tg_llm_tokenizer *t, const char *s, size_t n)
  * million bytes), each well under a second on the 2-core machines
  * (checked with room for a loaded machine, where no sanitizer or
  * valgrind runs); and the letter's time grows as n log n, not n^2: 8
- * times the text takes under 20 times as long (64 when quadratic). */
+ * times the text takes under 30 times as long (about 11 measured, 64
+ * when quadratic). */
 START_TEST(a_megabyte_is_quick)
 {
 	tg_llm_tokenizer *t = load("smollm.dump", NULL);
@@ -645,7 +646,7 @@ START_TEST(a_megabyte_is_quick)
 		ck_assert_double_lt(prose, 3.0);
 		ck_assert_double_lt(big, 3.0);
 	}
-	ck_assert_double_lt(big, 20 * small);
+	ck_assert_double_lt(big, 30 * small);
 	free(s);
 	tg_llm_tokenizer_free(t);
 }
