@@ -56,7 +56,7 @@ int tok_ids_push(tok_ids *ids, int32_t id)
 
 static int cand_less(const tok_cand *a, const tok_cand *b)
 {
-	return a->key < b->key || (a->key == b->key && a->left < b->left);
+	return a->key < b->key;
 }
 
 int tok_heap_push(tok_heap *h, tok_cand c)
@@ -134,7 +134,8 @@ static int push_pair(const tg_llm_tokenizer *t, work *w, int32_t a)
 	m = tok_merge_find(t, w->id[a], w->id[b]);
 	if (!m)
 		return 0;
-	return tok_heap_push(&w->heap, (tok_cand){ m->rank, a, b, 0 });
+	return tok_heap_push(&w->heap, (tok_cand){
+		(uint64_t)(uint32_t)m->rank << 32 | (uint32_t)a, b, 0 });
 }
 
 /* The whole piece as one token, when the vocabulary has it. */
@@ -154,12 +155,12 @@ static int merge_all(const tg_llm_tokenizer *t, work *w)
 	while (w->heap.n) {
 		tok_cand c = tok_heap_pop(&w->heap);
 		const tok_merge *m;
-		int32_t a = c.left, b = c.right;
+		int32_t a = tok_cand_left(&c), b = c.right;
 
 		if (w->id[a] < 0 || w->id[b] < 0 || w->next[a] != b)
 			continue;
 		m = tok_merge_find(t, w->id[a], w->id[b]);
-		if (!m || m->rank != (int32_t)c.key)
+		if (!m || m->rank != (int32_t)(c.key >> 32))
 			continue;
 		w->id[a] = m->result;
 		w->id[b] = -2;

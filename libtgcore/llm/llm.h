@@ -149,13 +149,20 @@ int tok_spm_text(const tg_llm_tokenizer *t, const char *s, size_t n,
 uint32_t tok_byte_char(int b);
 int tok_char_byte(uint32_t cp);
 
-/* A min-heap of candidate merges, shared by bpe.c and spm.c: ordered by
- * key (lower first), then by the left symbol's position. */
+/* A min-heap of candidate merges, shared by bpe.c and spm.c.  The key
+ * is the priority (lower first) above the left symbol's index (so the
+ * leftmost of equal pairs first): one integer to compare, and 16 bytes
+ * a candidate, for the cache's sake on long pieces. */
 typedef struct tok_cand {
-	double key;
-	int32_t left, right; /* symbol indices */
-	size_t size;         /* the two symbols' length together */
+	uint64_t key;  /* priority << 32 | left symbol */
+	int32_t right; /* the right symbol */
+	uint32_t size; /* SentencePiece: the two symbols' bytes together */
 } tok_cand;
+
+static inline int32_t tok_cand_left(const tok_cand *c)
+{
+	return (int32_t)(c->key & 0xffffffffu);
+}
 
 typedef struct tok_heap {
 	tok_cand *v;

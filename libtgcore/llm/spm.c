@@ -34,6 +34,17 @@ static char *escape(const char *s, size_t n, int prefix, size_t *out_n)
 	return e;
 }
 
+/* The priority of a score: higher scores first, as an unsigned key
+ * that orders as the float does, reversed. */
+static uint32_t score_key(float score)
+{
+	uint32_t u;
+
+	memcpy(&u, &score, sizeof u);
+	u = u & 0x80000000u ? ~u : u | 0x80000000u;
+	return ~u;
+}
+
 /* Pushes the merge of symbol a with its right neighbour when the two
  * spell a token. */
 static int push_pair(const tg_llm_tokenizer *t, const char *text,
@@ -48,7 +59,9 @@ static int push_pair(const tg_llm_tokenizer *t, const char *text,
 	id = tok_find(t, text + sy[a].start, size);
 	if (id < 0)
 		return 0;
-	return tok_heap_push(h, (tok_cand){ -(double)t->tok[id].score, a, b, size });
+	return tok_heap_push(h, (tok_cand){
+		(uint64_t)score_key(t->tok[id].score) << 32 | (uint32_t)a, b,
+		(uint32_t)size });
 }
 
 static int merge_all(const tg_llm_tokenizer *t, const char *text, sym *sy,
@@ -56,7 +69,8 @@ static int merge_all(const tg_llm_tokenizer *t, const char *text, sym *sy,
 {
 	while (h->n) {
 		tok_cand c = tok_heap_pop(h);
-		sym *a = &sy[c.left], *b = &sy[c.right];
+		int32_t left = tok_cand_left(&c);
+		sym *a = &sy[left], *b = &sy[c.right];
 
 		if (!a->len || !b->len || a->len + b->len != c.size ||
 		    a->next != c.right)
@@ -65,9 +79,9 @@ static int merge_all(const tg_llm_tokenizer *t, const char *text, sym *sy,
 		b->len = 0;
 		a->next = b->next;
 		if (a->next >= 0)
-			sy[a->next].prev = c.left;
+			sy[a->next].prev = left;
 		if (push_pair(t, text, sy, h, a->prev) < 0 ||
-		    push_pair(t, text, sy, h, c.left) < 0)
+		    push_pair(t, text, sy, h, left) < 0)
 			return TG_ENOMEM;
 	}
 	return 0;
