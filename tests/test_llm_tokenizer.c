@@ -12,8 +12,10 @@
  * The references need TG_DEPS_DIR (deps.sh): its venv's Python with
  * `gguf` and `tokenizers`, and models/SmolLM2-135M-Instruct.Q4_1.gguf.
  * Without them the suite skips (exit 77), unless TG_TEST_REQUIRE_DEPS is
- * set, when it fails.  Until tg.h's GGUF reader is there, the tokenizers
- * are made by the internal tg_tok_new from corpus.py's dumps.
+ * set, when it fails.  The tokenizers come from corpus.py's dumps through
+ * the internal tg_tok_new, and from GGUF files (the model itself, the
+ * SentencePiece vocabulary and bad vocabularies that corpus.py writes)
+ * through tg_llm_tokenizer_from_gguf.
  */
 #include "config.h"
 
@@ -26,7 +28,7 @@
 
 #include "llm/llm.h"
 
-static char refdir[600];
+static char refdir[600], modelpath[600];
 
 /* ---- loading the dumps and corpora ---- */
 
@@ -274,12 +276,10 @@ static int spellable(const tg_llm_tokenizer *t, const ref_case *c)
 	return 1;
 }
 
-/* One corpus against one tokenizer: ids both ways, the round trip, the
+/* One corpus against tokenizer t: ids both ways, the round trip, the
  * stream.  Returns how many strings were checked. */
-static size_t check_corpus(const char *dump, const char *pre,
-                           const char *corpus)
+static size_t check_tokenizer(const tg_llm_tokenizer *t, const char *corpus)
 {
-	tg_llm_tokenizer *t = load(dump, pre);
 	ref_case *v;
 	size_t n = load_corpus(corpus, &v), bad = 0;
 
@@ -313,9 +313,95 @@ static size_t check_corpus(const char *dump, const char *pre,
 	ck_assert_msg(bad == 0, "%s: %zu of %zu encodings differ from "
 	              "tokenizers' (the first above)", corpus, bad, 2 * n);
 	free_corpus(v, n);
+	return n;
+}
+
+/* The same for the tokenizer of dump with pre-tokenizer pre. */
+static size_t check_corpus(const char *dump, const char *pre,
+                           const char *corpus)
+{
+	tg_llm_tokenizer *t = load(dump, pre);
+	size_t n = check_tokenizer(t, corpus);
+
 	tg_llm_tokenizer_free(t);
 	return n;
 }
+
+/* The tokenizer of GGUF file path (refdir's when relative). */
+static tg_llm_tokenizer *from_gguf(const char *path)
+{
+	char full[700];
+	tg_gguf *g;
+	tg_llm_tokenizer *t;
+
+	snprintf(full, sizeof full, "%s%s%s", path[0] == '/' ? "" : refdir,
+	         path[0] == '/' ? "" : "/", path);
+	g = tg_gguf_open(full);
+	ck_assert_msg(g != NULL, "%s", tg_last_error());
+	t = tg_llm_tokenizer_from_gguf(g);
+	tg_gguf_close(g);
+	return t;
+}
+
+/* The model's own file gives the tokenizer its dump gives, token by
+ * token, and so tokenizers' ids. */
+START_TEST(gguf_smollm_matches)
+{
+	tg_llm_tokenizer *t = from_gguf(modelpath), *d = load("smollm.dump", NULL);
+
+	ck_assert_msg(t != NULL, "%s", tg_last_error());
+	ck_assert_uint_eq(tg_llm_vocab_size(t), tg_llm_vocab_size(d));
+	for (int32_t i = 0; i < (int32_t)tg_llm_vocab_size(t); i++) {
+		size_t a, b;
+
+		ck_assert_str_eq(tg_llm_token_text(t, i, &a),
+		                 tg_llm_token_text(d, i, &b));
+		ck_assert_uint_eq(a, b);
+		ck_assert_int_eq(tg_llm_token_type(t, i), tg_llm_token_type(d, i));
+	}
+	ck_assert_int_eq(tg_llm_bos(t), 1);
+	ck_assert_int_eq(tg_llm_eos(t), 2);
+	ck_assert_uint_ge(check_tokenizer(t, "smollm.corpus"), 1000);
+	tg_llm_tokenizer_free(t);
+	tg_llm_tokenizer_free(d);
+}
+END_TEST
+
+/* SentencePiece from a file: scores, types, the BOS rule. */
+START_TEST(gguf_spm_matches)
+{
+	tg_llm_tokenizer *t = from_gguf("spm.gguf");
+	int32_t ids[4];
+
+	ck_assert_msg(t != NULL, "%s", tg_last_error());
+	ck_assert_uint_ge(check_tokenizer(t, "spm.corpus"), 1000);
+	ck_assert_int_eq(tg_llm_tokenize(t, "", 0, TG_LLM_ADD_SPECIAL, ids, 4), 1);
+	ck_assert_int_eq(ids[0], 1);
+	tg_llm_tokenizer_free(t);
+}
+END_TEST
+
+static const struct {
+	const char *file, *msg;
+} bad_files[] = {
+	{ "bad-bert.gguf", "tokenizer: model 'bert' (tokenizer.ggml.model) is "
+	                   "not supported; known: gpt2, llama" },
+	{ "bad-notokens.gguf", "tokenizer: the file has no tokenizer.ggml.tokens" },
+	{ "bad-nomodel.gguf", "tokenizer: the file has no tokenizer.ggml.model" },
+	{ "bad-merge.gguf", "tokenizer: merge 1 'a zz': 'zz' is not a token" },
+	{ "bad-types.gguf", "tokenizer: tokenizer.ggml.token_type has 256 "
+	                    "entries for 257 tokens" },
+	{ "bad-type9.gguf", "tokenizer: tokenizer.ggml.token_type[200] is 9 "
+	                    "(0 to 6)" },
+	{ "bad-bos.gguf", "tokenizer.ggml.bos_token_id is 999, not a token" },
+};
+
+START_TEST(gguf_bad_files)
+{
+	ck_assert_ptr_null(from_gguf(bad_files[_i].file));
+	ck_assert_error(bad_files[_i].msg);
+}
+END_TEST
 
 START_TEST(smollm_matches_tokenizers)
 {
@@ -635,6 +721,8 @@ START_TEST(bad_specs)
 
 	ck_assert_ptr_null(tg_tok_new(NULL));
 	ck_assert_error("tokenizer: NULL spec");
+	ck_assert_ptr_null(tg_llm_tokenizer_from_gguf(NULL));
+	ck_assert_error("tg_llm_tokenizer_from_gguf: NULL file");
 
 	small_gpt2(&b, extra, 1);
 	b.s.merges = bad_merge, b.s.n_merges = 2;
@@ -761,6 +849,7 @@ static int make_references(void)
 	snprintf(py, sizeof py, "%s/venv/bin/python", deps ? deps : "");
 	snprintf(model, sizeof model, "%s/models/SmolLM2-135M-Instruct.Q4_1.gguf",
 	         deps ? deps : "");
+	snprintf(modelpath, sizeof modelpath, "%s", model);
 	snprintf(refdir, sizeof refdir, "%s/llm", tmp ? tmp : "/tmp");
 	if (!deps || access(py, X_OK) || access(model, R_OK)) {
 		fprintf(stderr, "%s: no %s or %s (run deps.sh)\n",
@@ -797,6 +886,10 @@ static Suite *llm_tokenizer_suite(int refs)
 	tcase_add_test(tc, buffers_too_small);
 	tcase_add_test(tc, token_queries);
 	tcase_add_test(tc, a_megabyte_is_quick);
+	tcase_add_test(tc, gguf_smollm_matches);
+	tcase_add_test(tc, gguf_spm_matches);
+	tcase_add_loop_test(tc, gguf_bad_files, 0,
+	                    sizeof bad_files / sizeof bad_files[0]);
 	tcase_add_test(own, small_vocab_merges_and_user_tokens);
 	tcase_add_test(own, bad_specs);
 	tcase_add_test(own, bad_calls);

@@ -13,7 +13,9 @@ byte-level BPE tokenizers, one per pre-tokenizer tgcore knows:
 and a tiny SentencePiece BPE (spm), trained here on a few sentences, in
 tokenizers' Llama 2 form: Prepend and Replace of U+2581, byte fallback.
 
-Writes, into OUT: smollm.dump and spm.dump (dump_vocab.py's format) and
+Writes, into OUT: smollm.dump and spm.dump (dump_vocab.py's format),
+spm.gguf (the SentencePiece vocabulary as a GGUF file of no tensors),
+the GGUF files of bad vocabularies bad-*.gguf, and
 one corpus per tokenizer, NAME.corpus: per string
     case LEN\\n + LEN bytes + \\n
     ids N a b ...\\n      (control tokens in the text parsed as such)
@@ -227,6 +229,45 @@ def spm_tokenizer(v, merges):
     return tok
 
 
+def write_gguf(path, model, tokens, types=None, scores=None, merges=None,
+               ids=None):
+    """A GGUF file of no tensors holding a tokenizer's keys."""
+    import gguf
+    w = gguf.GGUFWriter(path, "llama")
+    if model is not None:
+        w.add_tokenizer_model(model)
+    if tokens is not None:
+        w.add_token_list(tokens)
+    if types is not None:
+        w.add_token_types(types)
+    if scores is not None:
+        w.add_token_scores(scores)
+    if merges is not None:
+        w.add_token_merges(merges)
+    for name, value in (ids or {}).items():
+        getattr(w, "add_" + name)(value)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def bad_ggufs(out):
+    """Vocabularies tg_llm_tokenizer_from_gguf must refuse, by name."""
+    base = [bytes([b]) if 0x21 <= b <= 0x7E else b"x%d" % b for b in range(256)]
+    write_gguf(os.path.join(out, "bad-bert.gguf"), "bert", base)
+    write_gguf(os.path.join(out, "bad-notokens.gguf"), "gpt2", None)
+    write_gguf(os.path.join(out, "bad-nomodel.gguf"), None, base)
+    write_gguf(os.path.join(out, "bad-merge.gguf"), "gpt2", base + [b"ab"],
+               merges=["a b", "a zz"])
+    write_gguf(os.path.join(out, "bad-types.gguf"), "gpt2", base + [b"ab"],
+               types=[1] * 256)
+    write_gguf(os.path.join(out, "bad-type9.gguf"), "gpt2", base,
+               types=[1] * 200 + [9] + [1] * 55)
+    write_gguf(os.path.join(out, "bad-bos.gguf"), "gpt2", base,
+               ids={"bos_token_id": 999})
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -240,6 +281,12 @@ def main():
                      os.path.join(out, pre + ".corpus"))
     sv, merges = spm_vocab()
     dump_vocab.write_dump(sv, os.path.join(out, "spm.dump"))
+    write_gguf(os.path.join(out, "spm.gguf"), "llama", sv["tokens"],
+               sv["types"], sv["scores"],
+               ids={"bos_token_id": 1, "eos_token_id": 2, "unk_token_id": 0,
+                    "add_bos_token": True, "add_eos_token": False,
+                    "add_space_prefix": True})
+    bad_ggufs(out)
     # U+2581 is SentencePiece's space: text holding it does not come back
     sstrings = [s.replace("<|", "<").replace("|>", ">")
                 for s in corpus(True) if "\u2581" not in s]

@@ -51,10 +51,6 @@
 extern "C" {
 #endif
 
-/* A GGUF file (tg.h's reader); declared here too so that this header
- * stands on its own. */
-typedef struct tg_gguf tg_gguf;
-
 /* A token's kind, GGUF's tokenizer.ggml.token_type. */
 typedef enum tg_llm_token_kind {
 	TG_LLM_TOKEN_UNDEFINED = 0,
