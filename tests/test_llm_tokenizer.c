@@ -6,7 +6,7 @@
  * and writes over 1,000 strings with their ids.  Every string must give
  * the same ids, with control tokens parsed and as text, and decode back
  * to itself, whole and streamed one id at a time.  Then invalid UTF-8,
- * BOS/EOS, buffers too small, a megabyte of text against the clock, and
+ * BOS/EOS, buffers too small, a megabyte of text round-tripped, and
  * every bad input with its message.
  *
  * The references need TG_DEPS_DIR (deps.sh): its venv's Python with
@@ -20,7 +20,6 @@
 #include "config.h"
 
 #include <stdint.h>
-#include <time.h>
 
 #include "testlib.h"
 
@@ -589,64 +588,37 @@ START_TEST(token_queries)
 }
 END_TEST
 
-/* Whether time limits hold: not under valgrind or a sanitizer, which
- * slow everything several times over. */
-static int timed_build(void)
+/* s[0..n) decodes back from its ids byte for byte. */
+static void round_trip_bytes(const tg_llm_tokenizer *t, const char *s,
+                             size_t n)
 {
-	const char *p = getenv("LD_PRELOAD");
+	size_t k, len;
+	int32_t *ids = tokenize(t, s, n, 0, &k);
+	char *back = detokenize(t, ids, k, &len);
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	return 0;
-#endif
-	return !(p && strstr(p, "vgpreload"));
-}
-
-/* The fastest of three tokenizations of s[0..n), in seconds. */
-static double best_time(const tg_llm_tokenizer *t, const char *s, size_t n)
-{
-	double best = 1e30;
-
-	for (int r = 0; r < 3; r++) {
-		struct timespec a, z;
-		size_t k;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		free(tokenize(t, s, n, 0, &k));
-		clock_gettime(CLOCK_MONOTONIC, &z);
-		double secs = (double)(z.tv_sec - a.tv_sec) +
-		              (double)(z.tv_nsec - a.tv_nsec) * 1e-9;
-		best = secs < best ? secs : best;
-	}
-	return best;
+	ck_assert_uint_gt(k, 0);
+	ck_assert_uint_eq(len, n);
+	ck_assert(memcmp(back, s, n) == 0);
+	free(back);
+	free(ids);
 }
 
 /* A megabyte of prose, and a megabyte of one letter (one piece of a
- * million bytes), each well under a second on the 2-core machines
- * (checked with room for a loaded machine, where no sanitizer or
- * valgrind runs); and the letter's time grows as n log n, not n^2: 8
- * times the text takes under 30 times as long (about 11 measured, 64
- * when quadratic). */
-START_TEST(a_megabyte_is_quick)
+ * million bytes, the merge loop's worst case), round-trip whole.  How
+ * fast they go is a benchmark's business, not this suite's. */
+START_TEST(a_megabyte_round_trips)
 {
 	tg_llm_tokenizer *t = load("smollm.dump", NULL);
 	size_t n = 1 << 20;
 	char *s = malloc(n);
 	const char *src = "The quick brown fox, 123 jumps; über naïve 日本語 😀\n";
-	double prose, big, small;
 
+	ck_assert_ptr_nonnull(s);
 	for (size_t i = 0; i < n; i++)
 		s[i] = src[i % strlen(src)];
-	prose = best_time(t, s, n);
+	round_trip_bytes(t, s, n);
 	memset(s, 'a', n);
-	big = best_time(t, s, n);
-	small = best_time(t, s, n / 8);
-	fprintf(stderr, "1 MiB of prose: %.3f s; of 'a': %.3f s; 128 KiB of "
-	        "'a': %.3f s\n", prose, big, small);
-	if (timed_build()) {
-		ck_assert_double_lt(prose, 3.0);
-		ck_assert_double_lt(big, 3.0);
-	}
-	ck_assert_double_lt(big, 30 * small);
+	round_trip_bytes(t, s, n);
 	free(s);
 	tg_llm_tokenizer_free(t);
 }
@@ -885,7 +857,7 @@ static Suite *llm_tokenizer_suite(int refs)
 	tcase_add_test(tc, bos_and_eos_follow_the_file);
 	tcase_add_test(tc, buffers_too_small);
 	tcase_add_test(tc, token_queries);
-	tcase_add_test(tc, a_megabyte_is_quick);
+	tcase_add_test(tc, a_megabyte_round_trips);
 	tcase_add_test(tc, gguf_smollm_matches);
 	tcase_add_test(tc, gguf_spm_matches);
 	tcase_add_loop_test(tc, gguf_bad_files, 0,
