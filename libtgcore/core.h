@@ -157,6 +157,19 @@ int tg_parse_bool(const char *s, int *out);
 /* Case-insensitive string equality. */
 int tg_streq_ci(const char *a, const char *b);
 
+/* ---------------------------------------------------------- util/ranges.c */
+
+/* A byte range [begin, end) of a file and the number of what it holds
+ * (a tensor), for the readers' layout checks. */
+typedef struct tg_range {
+	uint64_t begin, end;
+	size_t i;
+} tg_range;
+/* Sorts by begin, then end, then i (a total order: the checks that
+ * follow report the same pair on every run).  Where none overlaps, each
+ * range then ends at or before the next begins. */
+void tg_ranges_sort(tg_range *r, size_t n);
+
 /* ----------------------------------------------------------- util/arena.c */
 
 /* Memory that is freed all at once (QBE's alloc/freeall).  Allocations

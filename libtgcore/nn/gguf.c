@@ -438,20 +438,6 @@ static int read_alignment(rd *r)
 	return 0;
 }
 
-typedef struct span {
-	uint64_t begin, end;
-	size_t i;
-} span;
-
-static int span_cmp(const void *a, const void *b)
-{
-	const span *x = a, *y = b;
-
-	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /* Every tensor within the data section. */
 static int check_extents(const rd *r)
 {
@@ -483,14 +469,14 @@ static int check_overlap(const tg_gguf *g)
 {
 	size_t n = g->ntensor, k;
 	char b1[200], b2[200];
-	span *sp;
+	tg_range *sp;
 	int rc = 0;
 
 	if (!(sp = malloc((n ? n : 1) * sizeof *sp)))
 		return tg_error_oom(GGUF_OPEN);
 	for (k = 0; k < n; k++)
-		sp[k] = (span){ g->t[k].off, g->t[k].off + g->t[k].nbytes, k };
-	qsort(sp, n, sizeof *sp, span_cmp);
+		sp[k] = (tg_range){ g->t[k].off, g->t[k].off + g->t[k].nbytes, k };
+	tg_ranges_sort(sp, n);
 	for (k = 1; k < n && !rc; k++)
 		if (sp[k].begin < sp[k - 1].end)
 			rc = tg_error(TG_EINVAL, "%s: %s: tensors '%s' and "

@@ -93,36 +93,20 @@ static int check_range(const char *path, const char *name, const tinfo *ti,
 	return 0;
 }
 
-typedef struct span {
-	uint64_t begin, end;
-	size_t i;
-} span;
-
-static int span_cmp(const void *a, const void *b)
-{
-	const span *x = a, *y = b;
-
-	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /* Sorted by offset, the ranges must tile [0, size) exactly. */
 static int check_tiling(const char *path, const tg_state *s,
                         const tinfo *info, uint64_t size)
 {
 	size_t n = s->e.n, k;
 	uint64_t pos = 0;
-	span *sp;
+	tg_range *sp;
 	int rc = 0;
 
 	if (!(sp = malloc((n ? n : 1) * sizeof *sp)))
 		return tg_error_oom(LOAD);
 	for (k = 0; k < n; k++)
-		sp[k] = (span){ info[k].begin, info[k].end, k };
-	qsort(sp, n, sizeof *sp, span_cmp);
+		sp[k] = (tg_range){ info[k].begin, info[k].end, k };
+	tg_ranges_sort(sp, n);
 	for (k = 0; k < n && !rc; pos = sp[k++].end) {
 		if (sp[k].begin > pos)
 			rc = tg_sft_bad(path, "data bytes [%llu, %llu) belong "
