@@ -251,7 +251,7 @@ static void refused(const tg_tensor *raw, int type, size_t ndim,
 
 START_TEST(refuses_bad_input)
 {
-	uint8_t bytes[64] = { 0 };
+	uint8_t bytes[144] = { 0 };  /* the largest tensor below */
 	int64_t n18 = 18, n17 = 17, n54 = 54, n144 = 144, n32 = 32;
 	tg_tensor *r18 = tg_tensor_new(ot_dev(), TG_UINT8, 1, &n18, bytes);
 	tg_tensor *r17 = tg_tensor_new(ot_dev(), TG_UINT8, 1, &n17, bytes);
