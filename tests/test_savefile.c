@@ -200,7 +200,9 @@ static int load_version(const char *path)
 	return WEXITSTATUS(st) == 255 ? -1 : WEXITSTATUS(st);
 }
 
-/* Files in dir other than `keep`; each must be a whole checkpoint. */
+/* Files in dir other than `keep`; each must be a whole checkpoint.  It
+ * is removed once checked, so a file left by one kill is counted once,
+ * not again after every later kill. */
 static int leftovers(const char *dir, const char *keep)
 {
 	DIR *d = opendir(dir);
@@ -216,6 +218,7 @@ static int leftovers(const char *dir, const char *keep)
 			join(p, sizeof p, dir, e->d_name);
 			ck_assert_msg(file_version(p, why, sizeof why) >= 0,
 			              "left behind: %s, %s", p, why);
+			ck_assert_int_eq(unlink(p), 0);
 			n++;
 		}
 	closedir(d);
