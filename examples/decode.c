@@ -74,13 +74,14 @@ static void model_free(model *m)
 		tg_tensor_unref(all[i]);
 }
 
-/* cache := cache + row padded to row pos (the row is 0 before). */
+/* cache[pos] := row: written through a view at the symbolic row pos, so
+ * a step stores one row, not the whole cache. */
 static int put_row(tg_tensor *cache, tg_tensor *row, int64_t pos)
 {
-	int64_t pad[4] = { pos, tg_dim_affine(pos, -1, MAXCTX - 1), 0, 0 };
-	tg_tensor *full = tg_pad(row, 2, pad, 0);
+	int64_t at[4] = { pos, tg_dim_affine(pos, 1, 1), 0, DIM };
+	tg_tensor *view = tg_shrink(cache, 2, at);
 
-	return full ? tg_assign(cache, tg_add(cache, full)) : -1;
+	return view && !tg_assign(view, row) ? tg_realize(view) : -1;
 }
 
 /* One token: in[0] is the token one-hot (1, VOCAB), out[0] the next

@@ -294,13 +294,15 @@ static void attn_init(attn *m, tg_variable *pos)
 	m->runs = 0;
 }
 
-/* cache := cache + new padded into row pos (the row is 0 before) */
+/* cache[p] := row, written through a view at the symbolic row p: the
+ * kernel stores one row wherever the variable points at the call. */
 static int put_row(tg_tensor *cache, tg_tensor *row, int64_t p)
 {
-	int64_t pad[4] = { p, tg_dim_affine(p, -1, MAXCTX - 1), 0, 0 };
-	tg_tensor *full = tg_pad(row, 2, pad, 0);
+	int64_t at[4] = { p, tg_dim_affine(p, 1, 1), 0, D };
+	tg_tensor *view = tg_shrink(cache, 2, at);
+	int rc = view ? tg_assign(view, row) : tg_last_status();
 
-	return full ? tg_assign(cache, tg_add(cache, full)) : tg_last_status();
+	return rc ? rc : tg_realize(view);
 }
 
 /* One decode step at position pos: x (1, D) -> attention over the

@@ -479,8 +479,6 @@ int tg_lazy_writable_view(const tg_lazy *view, const char **why)
 	*why = NULL;
 	if (b->kind != TG_LZ_BUFFER || !b->buf)
 		*why = "its memory is not realized";
-	else if (tg_st_is_sym(view->st))
-		*why = "it has symbolic sizes";
 	else if (view->st->nviews != 1)
 		*why = "it is a reshape no single view can express";
 	else if (v->mask)

@@ -601,7 +601,10 @@ TG_API tg_tensor *tg_bitcast(const tg_tensor *t, tg_dtype dt);
  * view was taken from, and its other views, see the new values when
  * they are next computed (not before t is realized).  The value is
  * computed in full first (one more kernel), so it may read anything.
- * Views that pad or broadcast cannot be written through.
+ * Views that pad or broadcast cannot be written through.  A view at a
+ * symbolic place (rows pos .. pos+n of a KV cache, pos a tg_variable)
+ * is written where the variable points when the kernel runs, so a JIT
+ * replay writes the row of each call's position.
  * On DISK the value (from any device) is written into the file at once
  * (see tg_dev_get). */
 TG_API int tg_assign(tg_tensor *t, const tg_tensor *value);
