@@ -37,6 +37,11 @@ uint32_t tg_gguf_version(const tg_gguf *g)
 	return g ? g->version : 0;
 }
 
+tg_dev *tg_gguf_disk(const tg_gguf *g)
+{
+	return g ? tg_tensor_dev(g->file) : NULL;
+}
+
 size_t tg_gguf_alignment(const tg_gguf *g)
 {
 	return g ? g->alignment : 0;

@@ -143,6 +143,124 @@ TG_API const char *tg_llm_detok_flush(tg_llm_detok *d, size_t *len);
 /* Frees d (NULL: nothing). */
 TG_API void tg_llm_detok_free(tg_llm_detok *d);
 
+/* ------------------------------------------------------------------ */
+/* Models                                                              */
+/* ------------------------------------------------------------------ */
+/*
+ * A transformer language model from a GGUF file, run with tgcore's
+ * tensor ops on any device:
+ *
+ *     tg_llm_model *m = tg_llm_model_load(g, NULL);    // default device
+ *     tg_llm_context *c = tg_llm_context_new(m, 2048, 1);
+ *     float *logits = malloc(n_vocab * sizeof *logits);
+ *     tg_llm_prefill(c, ids, n, logits, 0);    // the prompt, one batch
+ *     for (;;) {
+ *         int32_t next = argmax(logits);      // or a sampler
+ *         ...
+ *         tg_llm_decode(c, &next, logits);     // one token per step
+ *     }
+ *
+ * Architectures (general.architecture): "llama" (Llama 2 and 3,
+ * SmolLM2, Mistral's files, which say llama), "qwen2" (biases on q, k,
+ * v), "qwen3" (RMSNorm on each head's q and k) and "qwen3moe" (a
+ * router picking expert_used_count of expert_count SwiGLU experts, the
+ * chosen weights renormalized).  Another is refused by name.  The
+ * hyperparameters come from the "{arch}.*" keys llama.cpp's converter
+ * writes; RoPE pairs dimensions as llama.cpp does for the architecture
+ * (adjacent pairs for llama, whose converter permutes q and k; halves
+ * for the qwen ones), with llama3's frequency factors (rope_freqs) and
+ * linear scaling; other rope scaling (YaRN) is refused.
+ *
+ * Weights stay in the file's block format on the device (F32, F16,
+ * BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K): each matmul
+ * decodes its weight's blocks inside the kernel that consumes them
+ * (tg_ggml_dequantize).  Activations, the KV cache and logits are
+ * float32.  The token embedding's rows are read from the file's
+ * mapping for the tokens at hand (and the whole table is on the device
+ * only when the output projection is tied to it), so the tg_gguf may be
+ * closed after loading; the file must stay on disk.
+ */
+typedef struct tg_llm_model tg_llm_model;
+
+/* What a model is (tg_llm_model_get_info). */
+typedef struct tg_llm_model_info {
+	const char *arch;           /* general.architecture; borrowed */
+	int64_t n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim;
+	int64_t n_ff;               /* each expert's, for a MoE */
+	int64_t n_ctx_train;        /* {arch}.context_length */
+	int64_t n_expert, n_expert_used;   /* 0 without experts */
+	double rope_base;
+	int tied_embeddings;        /* the output projection is token_embd */
+} tg_llm_model_info;
+
+/* Loads the model in g onto dev (NULL: the default device); g is only
+ * read and may be closed afterwards.  NULL with an error naming the
+ * architecture, the key or the tensor (missing, or of a shape the
+ * hyperparameters contradict).  New; free with tg_llm_model_free after
+ * its contexts. */
+TG_API tg_llm_model *tg_llm_model_load(const tg_gguf *g, tg_dev *dev);
+/* Frees m (NULL: nothing). */
+TG_API void tg_llm_model_free(tg_llm_model *m);
+/* Fills *out; TG_EINVAL for NULLs. */
+TG_API int tg_llm_model_get_info(const tg_llm_model *m,
+                                 tg_llm_model_info *out);
+
+/*
+ * A context runs a model over n_seq sequences at once, with a KV cache
+ * of n_ctx positions each on the model's device (float32: 2 x n_layer x
+ * n_seq x n_head_kv x n_ctx x head_dim values).  The sequences advance
+ * together: each call takes the same number of tokens for each.
+ * Sequences of different lengths are left-padded with the token -1,
+ * which no query attends to (RoPE depends only on the distance between
+ * positions, so a padded sequence computes what it would alone).
+ *
+ * Prefill runs the tokens as one batch; decode runs one token per
+ * sequence through a tg_jit whose step takes the position as a
+ * tg_variable, so after its first two calls no kernel is compiled and
+ * the step replays at every position.  Prefill may follow decode (a
+ * chat's next turn): tokens are always appended at the position.
+ *
+ * A context is used by one thread at a time.  The model must outlive
+ * it.
+ */
+typedef struct tg_llm_context tg_llm_context;
+
+/* Flags of tg_llm_prefill. */
+enum {
+	/* logits of every token, not only the last */
+	TG_LLM_LOGITS_ALL = 1
+};
+
+/* A context of n_ctx positions (0: the model's n_ctx_train) for n_seq
+ * sequences (0: 1).  NULL with an error for sizes out of range or no
+ * memory on the device.  New; free with tg_llm_context_free. */
+TG_API tg_llm_context *tg_llm_context_new(tg_llm_model *m, int64_t n_ctx,
+                                          int64_t n_seq);
+/* Frees c (NULL: nothing). */
+TG_API void tg_llm_context_free(tg_llm_context *c);
+/* Tokens in the cache so far (-1 for NULL). */
+TG_API int64_t tg_llm_context_pos(const tg_llm_context *c);
+/* The context's n_ctx (-1 for NULL). */
+TG_API int64_t tg_llm_context_size(const tg_llm_context *c);
+/* Empties the cache (position 0; no padding). */
+TG_API int tg_llm_context_reset(tg_llm_context *c);
+/* Appends n tokens to each sequence: tokens is n_seq rows of n ids.
+ * logits (when not NULL) gets n_seq rows of n_vocab floats: the next
+ * token's logits after each sequence's last token, or with
+ * TG_LLM_LOGITS_ALL n_seq x n rows, one per token.  TG_EINVAL, running
+ * nothing, when the tokens do not fit the context (saying how many
+ * positions are left) or an id is out of the vocabulary. */
+TG_API int tg_llm_prefill(tg_llm_context *c, const int32_t *tokens,
+                          size_t n, float *logits, int flags);
+/* Appends one token to each sequence (tokens: n_seq ids) and writes the
+ * next token's logits, n_seq rows of n_vocab floats. */
+TG_API int tg_llm_decode(tg_llm_context *c, const int32_t *tokens,
+                         float *logits);
+/* What the decode step's JIT holds (tg_jit_get_info): its kernels per
+ * step once captured. */
+TG_API int tg_llm_context_jit_info(const tg_llm_context *c,
+                                   tg_jit_info *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1230,6 +1230,10 @@ TG_API tg_gguf *tg_gguf_open(const char *path);
 TG_API void tg_gguf_close(tg_gguf *g);
 /* The file's format version: 2 or 3. */
 TG_API uint32_t tg_gguf_version(const tg_gguf *g);
+/* The DISK device the file is mapped through ("DISK:path"): what
+ * tg_gguf_tensor_raw takes for a view of the file.  Borrowed; NULL for
+ * a NULL g. */
+TG_API tg_dev *tg_gguf_disk(const tg_gguf *g);
 /* The alignment of the tensors' data: general.alignment (a uint32 that
  * is a power of two), else 32. */
 TG_API size_t tg_gguf_alignment(const tg_gguf *g);
