@@ -110,9 +110,12 @@ static tg_tensor *heads(const tg_llm_model *m, const llm_pass *p,
                         const tg_tensor *norm, int rope)
 {
 	const int64_t *s = tg_tensor_shape(x);
+	int whole = m->hp.arch->qk_norm == LLM_QK_WHOLE;
 
+	if (norm && whole)
+		x = llm_rmsnorm(x, norm, m->hp.eps);
 	x = tg_reshape(x, 4, (int64_t[]){ s[0], s[1], h, d });
-	if (norm)
+	if (norm && !whole)
 		x = llm_rmsnorm(x, norm, m->hp.eps);
 	if (rope)
 		x = llm_rope(m, p, x);

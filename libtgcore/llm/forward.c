@@ -42,9 +42,10 @@ static tg_tensor *router(const tg_llm_model *m, const llm_layer *ly,
 		left = tg_where(pick, tg_full_like(left, -INFINITY), left);
 	}
 	w = tg_where(keep, p, tg_zeros_like(p));
-	if (hp->arch->moe_renorm)
-		w = tg_div(w, tg_sum(w, (int[]){ -1 }, 1, 1));
-	return w;
+	if (hp->arch->moe_renorm)  /* llama.cpp's floor on the sum */
+		w = tg_div(w, tg_maximum_s(tg_sum(w, (int[]){ -1 }, 1, 1),
+		                           6.103515625e-5));
+	return hp->expert_scale != 1 ? tg_mul_s(w, hp->expert_scale) : w;
 }
 
 /* The experts' SwiGLUs weighted by the router.  Every expert is

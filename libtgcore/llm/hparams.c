@@ -14,10 +14,11 @@
 #define OP "llm_model_load"
 
 static const llm_arch archs[] = {
-	{ "llama", LLM_ROPE_NORM, 0, 0, 0, 0 },
-	{ "qwen2", LLM_ROPE_NEOX, 1, 0, 0, 0 },
-	{ "qwen3", LLM_ROPE_NEOX, 0, 1, 0, 0 },
-	{ "qwen3moe", LLM_ROPE_NEOX, 0, 1, 1, 1 },
+	{ "llama", LLM_ROPE_NORM, 0, LLM_QK_NONE, 0, 0 },
+	{ "qwen2", LLM_ROPE_NEOX, 1, LLM_QK_NONE, 0, 0 },
+	{ "qwen3", LLM_ROPE_NEOX, 0, LLM_QK_HEAD, 0, 0 },
+	{ "qwen3moe", LLM_ROPE_NEOX, 0, LLM_QK_HEAD, 1, 1 },
+	{ "olmoe", LLM_ROPE_NEOX, 0, LLM_QK_WHOLE, 1, 0 },
 };
 
 static const llm_arch *find_arch(const char *name)
@@ -104,19 +105,29 @@ static int read_rope_scaling(const tg_gguf *g, llm_hparams *hp)
 	                 &hp->rope_scale);
 }
 
+/* The experts' width defaults as llama.cpp's: qwen3moe's
+ * feed_forward_length is the dense model's, split among the experts
+ * used; olmoe's is the experts'. */
 static int read_moe(const tg_gguf *g, llm_hparams *hp)
 {
 	int rc;
 
+	hp->expert_scale = 1;
 	if (!hp->arch->moe)
 		return 0;
 	if ((rc = get_int(g, hp, "expert_count", -1, 1, 4096,
 	                  &hp->n_expert)) ||
 	    (rc = get_int(g, hp, "expert_used_count", -1, 1, hp->n_expert,
-	                  &hp->n_expert_used)))
+	                  &hp->n_expert_used)) ||
+	    (rc = get_float(g, hp, "expert_weights_scale", 1, 0, 1e6,
+	                    &hp->expert_scale)))
 		return rc;
-	return get_int(g, hp, "expert_feed_forward_length", hp->n_ff, 1,
-	               INT64_C(1) << 20, &hp->n_ff_exp);
+	if (hp->expert_scale == 0)
+		hp->expert_scale = 1;
+	return get_int(g, hp, "expert_feed_forward_length",
+	               hp->arch->moe_renorm ? hp->n_ff / hp->n_expert_used
+	                                    : hp->n_ff,
+	               1, INT64_C(1) << 20, &hp->n_ff_exp);
 }
 
 static int read_attention(const tg_gguf *g, llm_hparams *hp)
@@ -161,8 +172,8 @@ int llm_hparams_read(const tg_gguf *g, llm_hparams *hp)
 		return tg_set_error(tg_last_status(), OP ": %s", tg_last_error());
 	if (!(hp->arch = find_arch(name)))
 		return tg_set_error(TG_EUNSUPPORTED, OP ": the architecture "
-		                    "\"%s\" is not supported (llama, qwen2, qwen3 "
-		                    "and qwen3moe are)", name);
+		                    "\"%s\" is not supported (llama, qwen2, qwen3, "
+		                    "qwen3moe and olmoe are)", name);
 	if ((rc = get_int(g, hp, "block_count", -1, 1, 4096, &hp->n_layer)) ||
 	    (rc = get_int(g, hp, "embedding_length", -1, 1, 1 << 20,
 	                  &hp->n_embd)) ||

@@ -18,12 +18,16 @@
  * and i + n/2: qwen2, qwen3). */
 typedef enum llm_rope_kind { LLM_ROPE_NORM, LLM_ROPE_NEOX } llm_rope_kind;
 
+/* Where q and k are RMS-normed: not, each head (qwen3), or the whole
+ * projection before it is split into heads (olmoe). */
+enum { LLM_QK_NONE, LLM_QK_HEAD, LLM_QK_WHOLE };
+
 /* An architecture tgcore runs, and what distinguishes it. */
 typedef struct llm_arch {
 	const char *name;      /* general.architecture */
 	llm_rope_kind rope;
 	int qkv_bias;          /* attn_q/k/v.bias (qwen2) */
-	int qk_norm;           /* attn_q_norm, attn_k_norm (qwen3) */
+	int qk_norm;           /* attn_q_norm, attn_k_norm: LLM_QK_* */
 	int moe;               /* router and experts instead of one FFN */
 	int moe_renorm;        /* the top-k weights renormalized to sum 1 */
 } llm_arch;
@@ -35,6 +39,7 @@ typedef struct llm_hparams {
 	int64_t n_ctx_train, rope_dim;
 	int64_t n_expert, n_expert_used, n_ff_exp;
 	double eps, rope_base, rope_scale; /* positions divided by scale */
+	double expert_scale;   /* the chosen experts' weights times this */
 } llm_hparams;
 
 /* A weight as the file stores it: its raw blocks on the device, the

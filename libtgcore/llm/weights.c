@@ -126,9 +126,11 @@ static int load_attention(const loader *L, const llm_hparams *hp,
 	    (bias && (rc = load_vector(L, NAME("attn_k.bias"), k, 0, &ly->bk))) ||
 	    (bias && (rc = load_vector(L, NAME("attn_v.bias"), v, 0, &ly->bv))) ||
 	    (qkn && (rc = load_vector(L, NAME("attn_q_norm.weight"),
-	                              hp->head_dim, 0, &ly->q_norm))) ||
+	                              qkn == LLM_QK_WHOLE ? q : hp->head_dim,
+	                              0, &ly->q_norm))) ||
 	    (qkn && (rc = load_vector(L, NAME("attn_k_norm.weight"),
-	                              hp->head_dim, 0, &ly->k_norm))))
+	                              qkn == LLM_QK_WHOLE ? k : hp->head_dim,
+	                              0, &ly->k_norm))))
 		return rc;
 #undef NAME
 	return 0;

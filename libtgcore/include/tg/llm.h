@@ -162,9 +162,12 @@ TG_API void tg_llm_detok_free(tg_llm_detok *d);
  *
  * Architectures (general.architecture): "llama" (Llama 2 and 3,
  * SmolLM2, Mistral's files, which say llama), "qwen2" (biases on q, k,
- * v), "qwen3" (RMSNorm on each head's q and k) and "qwen3moe" (a
- * router picking expert_used_count of expert_count SwiGLU experts, the
- * chosen weights renormalized).  Another is refused by name.  The
+ * v), "qwen3" (RMSNorm on each head's q and k), "qwen3moe" (a router
+ * picking expert_used_count of expert_count SwiGLU experts, the chosen
+ * weights renormalized) and "olmoe" (the same without renormalizing,
+ * and RMSNorm on the whole q and k).  Another is refused by name.  A
+ * mixture of experts evaluates every expert and weighs those not
+ * chosen by 0: exact, but it reads all of them.  The
  * hyperparameters come from the "{arch}.*" keys llama.cpp's converter
  * writes; RoPE pairs dimensions as llama.cpp does for the architecture
  * (adjacent pairs for llama, whose converter permutes q and k; halves
