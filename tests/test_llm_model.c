@@ -8,8 +8,21 @@
  * decode), the JIT compiling nothing after its capture, and every bad
  * call with its message.
  *
- * The model comes from TG_DEPS_DIR (deps.sh); without it the suite
- * skips (77), unless TG_TEST_REQUIRE_DEPS is set, when it fails.
+ * Every weight type and architecture: tests/llm/make_models.py writes
+ * small models with seeded random weights (llama in each of the eleven
+ * types, llama3's rope factors, qwen2, qwen3, qwen3moe, olmoe; the
+ * SmolLM2 vocabulary), and tests/llm/ref_forward.py, an independent
+ * float64 numpy forward pass written from the architectures'
+ * definitions, gives every position's logits for a fixed sequence: the
+ * batch and the decode steps must both match them.  One of them decodes
+ * 300 tokens with no compiling after the capture, each step's logits
+ * those of the uncached pass.  tests/llm/bad_models.py writes copies
+ * with one thing wrong, each refused with its message.  What the scripts
+ * make is cached in TG_DEPS_DIR/cache, under a hash of the scripts.
+ *
+ * The model and the references' Python come from TG_DEPS_DIR (deps.sh);
+ * without them the suite skips (77), unless TG_TEST_REQUIRE_DEPS is
+ * set, when it fails.
  */
 #include "config.h"
 
@@ -22,7 +35,16 @@
 
 #include "engine/engine.h"
 
-static char modelpath[600];
+static char modelpath[600], tinydir[600];
+
+/* The small models (tinydir/models.txt) and the bad ones (bad.txt). */
+enum { MAX_TINY = 32 };
+static char tiny[MAX_TINY][64], badf[MAX_TINY][64], bad_msg[MAX_TINY][256];
+static int ntiny, nbad;
+/* the sequence ref_forward.py computes (make_models.py's advice: the
+ * MoE routers' choices are clear for it) */
+static const int32_t seq[12] = { 1, 9906, 314, 2088, 17, 28, 100, 4000,
+                                 49151, 0, 55, 2 };
 
 /* The model, its vocabulary size and a tokenizer (fixture of a case). */
 static tg_gguf *gf;
@@ -237,37 +259,6 @@ START_TEST(prefill_after_decode_appends)
 }
 END_TEST
 
-/* After the JIT's capture, decoding compiles nothing: every position
- * replays the same kernels. */
-START_TEST(decode_compiles_nothing_after_capture)
-{
-	enum { STEPS = 40 };
-	int32_t ids[8], t;
-	float *lg = malloc((size_t)n_vocab * sizeof *lg);
-	tg_llm_context *c;
-	tg_jit_info info;
-	size_t kernels = 0;
-
-	ck_assert_ptr_nonnull(c = tg_llm_context_new(model, 128, 1));
-	ck_assert_int_eq(tg_llm_prefill(c, ids, encode("Hi", ids, 8), lg, 0),
-	                 0);
-	for (int s = 0; s < STEPS; s++) {
-		t = argmax(lg, n_vocab);
-		ck_assert_int_eq(tg_llm_decode(c, &t, lg), 0);
-		if (s == 2)
-			kernels = tg_method_cache_count();
-		if (s > 2)
-			ck_assert_uint_eq(tg_method_cache_count(), kernels);
-	}
-	ck_assert_int_eq(tg_llm_context_jit_info(c, &info), 0);
-	ck_assert_int_eq(info.captured, 1);
-	ck_assert_uint_eq(info.calls, STEPS);
-	ck_assert_uint_gt(info.kernels, 0);
-	tg_llm_context_free(c);
-	free(lg);
-}
-END_TEST
-
 START_TEST(bad_calls)
 {
 	int32_t ids[4] = { 1, 2, 3, 4 }, bad = (int32_t)n_vocab, pad = -1;
@@ -320,38 +311,283 @@ START_TEST(bad_calls)
 }
 END_TEST
 
-static int find_model(void)
+/* ---- the small models against the numpy reference ---- */
+
+static float *read_ref(const char *name, size_t n)
+{
+	char path[800];
+	float *r = malloc(n * sizeof *r);
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s.ref", tinydir, name);
+	ck_assert_msg((f = fopen(path, "rb")) != NULL, "no %s", path);
+	ck_assert_uint_eq(fread(r, sizeof *r, n, f), n);
+	fclose(f);
+	return r;
+}
+
+static tg_llm_model *load_tiny(const char *name, tg_gguf **g)
+{
+	char path[800];
+	tg_llm_model *m;
+
+	snprintf(path, sizeof path, "%s/%s.gguf", tinydir, name);
+	ck_assert_int_eq(tg_init(), 0);
+	ck_assert_msg((*g = tg_gguf_open(path)) != NULL, "%s", tg_last_error());
+	ck_assert_msg((m = tg_llm_model_load(*g, NULL)) != NULL, "%s: %s",
+	              name, tg_last_error());
+	return m;
+}
+
+/* |a - b| <= 1e-4 of the largest reference logit (they agree to ~2e-6;
+ * a wrong rope layout, head mapping or expert rule moves them >= 10%) */
+static void expect_ref(const float *got, const float *ref, size_t n,
+                       const char *name, const char *what)
+{
+	double scale, d = max_diff(ref, got, (int64_t)n, &scale);
+
+	ck_assert_msg(d <= 1e-4 * fmax(scale, 1), "%s, %s: logits differ from "
+	              "the reference by %g (largest %g)", name, what, d, scale);
+}
+
+START_TEST(tiny_matches_the_reference)
+{
+	const char *name = tiny[_i];
+	tg_gguf *g;
+	tg_llm_model *m = load_tiny(name, &g);
+	tg_llm_model_info info;
+	tg_llm_context *c;
+	size_t V;
+	float *ref, *all, *one;
+
+	ck_assert_int_eq(tg_llm_model_get_info(m, &info), 0);
+	V = (size_t)info.n_vocab;
+	ck_assert_uint_eq(V, 49152);
+	ref = read_ref(name, 12 * V);
+	all = malloc(12 * V * sizeof *all);
+	ck_assert_ptr_nonnull(c = tg_llm_context_new(m, 16, 1));
+	ck_assert_msg(tg_llm_prefill(c, seq, 12, all, TG_LLM_LOGITS_ALL) == 0,
+	              "%s: %s", name, tg_last_error());
+	expect_ref(all, ref, 12 * V, name, "one batch");
+	/* half as a prompt, the rest one token at a time */
+	ck_assert_int_eq(tg_llm_context_reset(c), 0);
+	one = malloc(V * sizeof *one);
+	ck_assert_int_eq(tg_llm_prefill(c, seq, 6, one, 0), 0);
+	expect_ref(one, &ref[5 * V], V, name, "prefill");
+	for (int t = 6; t < 12; t++) {
+		ck_assert_msg(tg_llm_decode(c, &seq[t], one) == 0, "%s: %s", name,
+		              tg_last_error());
+		expect_ref(one, &ref[(size_t)t * V], V, name, "decode");
+	}
+	tg_llm_context_free(c);
+	tg_llm_model_free(m);
+	tg_gguf_close(g);
+	free(ref);
+	free(all);
+	free(one);
+}
+END_TEST
+
+/* 300 greedy steps through the JIT: nothing compiles after the capture,
+ * and every step's logits are the uncached pass's over the sequence. */
+START_TEST(decode_300_compiles_nothing)
+{
+	enum { STEPS = 300 };
+	tg_gguf *g;
+	tg_llm_model *m = load_tiny("llama-q4_0", &g);
+	int32_t ids[STEPS + 1] = { 1 };
+	size_t V = 49152, kernels = 0;
+	float *steps = malloc((STEPS + 1) * V * sizeof *steps), *all;
+	tg_llm_context *c = tg_llm_context_new(m, STEPS + 8, 1);
+	tg_jit_info info;
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(tg_llm_prefill(c, ids, 1, steps, 0), 0);
+	for (int s = 0; s < STEPS; s++) {
+		ids[s + 1] = argmax(&steps[(size_t)s * V], (int64_t)V);
+		ck_assert_msg(tg_llm_decode(c, &ids[s + 1],
+		                            &steps[(size_t)(s + 1) * V]) == 0,
+		              "step %d: %s", s, tg_last_error());
+		if (s == 2)
+			kernels = tg_method_cache_count();
+		if (s > 2)
+			ck_assert_uint_eq(tg_method_cache_count(), kernels);
+	}
+	ck_assert_int_eq(tg_llm_context_jit_info(c, &info), 0);
+	ck_assert_int_eq(info.captured, 1);
+	ck_assert_uint_eq(info.calls, STEPS);
+	all = malloc((STEPS + 1) * V * sizeof *all);
+	ck_assert_int_eq(tg_llm_context_reset(c), 0);
+	ck_assert_int_eq(tg_llm_prefill(c, ids, STEPS + 1, all,
+	                                TG_LLM_LOGITS_ALL), 0);
+	for (int s = 0; s <= STEPS; s++)
+		expect_ref(&steps[(size_t)s * V], &all[(size_t)s * V], V,
+		           "llama-q4_0", "300 steps");
+	tg_llm_context_free(c);
+	tg_llm_model_free(m);
+	tg_gguf_close(g);
+	free(steps);
+	free(all);
+}
+END_TEST
+
+START_TEST(bad_files_are_refused)
+{
+	char path[800], want[1200];
+	const char *p;
+	tg_gguf *g;
+
+	snprintf(path, sizeof path, "%s/%s.gguf", tinydir, badf[_i]);
+	/* the message, with {path} for the file */
+	p = strstr(bad_msg[_i], "{path}");
+	if (p)
+		snprintf(want, sizeof want, "%.*s%s%s", (int)(p - bad_msg[_i]),
+		         bad_msg[_i], path, p + 6);
+	else
+		snprintf(want, sizeof want, "%s", bad_msg[_i]);
+	ck_assert_int_eq(tg_init(), 0);
+	ck_assert_msg((g = tg_gguf_open(path)) != NULL, "%s", tg_last_error());
+	ck_assert_ptr_null(tg_llm_model_load(g, NULL));
+	ck_assert_str_eq(tg_last_error(), want);
+	tg_gguf_close(g);
+}
+END_TEST
+
+/* Reads the lines of tinydir/file, "NAME ..." or "NAME<TAB>rest", into
+ * names (and rest when not NULL); the count, -1 without the file. */
+static int read_list(const char *file, char (*names)[64],
+                     char (*rest)[256])
+{
+	char path[800], line[512];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", tinydir, file);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	while (n < MAX_TINY && fgets(line, sizeof line, f)) {
+		char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = 0;
+		if (tab)
+			*tab = 0;
+		line[strcspn(line, " ")] = 0;  /* models.txt: NAME ARCH ... */
+		snprintf(names[n], 64, "%.63s", line);
+		if (rest)
+			snprintf(rest[n], 256, "%.255s", tab ? tab + 1 : "");
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* FNV-1a over the scripts that make the small models and their
+ * references: the key of their cache. */
+static uint64_t scripts_hash(const char *src)
+{
+	static const char *const names[] = { "make_models.py", "ref_forward.py",
+	                                      "bad_models.py" };
+	uint64_t h = 14695981039346656037u;
+	char path[800];
+
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		FILE *f;
+		int c;
+
+		snprintf(path, sizeof path, "%s/llm/%s", src, names[i]);
+		if (!(f = fopen(path, "rb")))
+			return 0;
+		while ((c = fgetc(f)) != EOF)
+			h = (h ^ (uint64_t)c) * 1099511628211u;
+		fclose(f);
+	}
+	return h;
+}
+
+/* Writes the small models, their reference logits and the bad files
+ * (a minute or two of Python) into TG_DEPS_DIR/cache/llm-models-HASH,
+ * or finds them there from an earlier run of the same scripts; 0 or
+ * 1. */
+static int make_tiny(const char *py, const char *deps)
+{
+	const char *src = getenv("TG_TEST_SRCDIR");
+	char cmd[3000], ids[128] = "", stamp[800];
+	uint64_t h;
+
+	src = src ? src : "tests";
+	if (!(h = scripts_hash(src)))
+		return fprintf(stderr, "FAIL: no %s/llm/*.py\n", src), 1;
+	snprintf(tinydir, sizeof tinydir, "%s/cache/llm-models-%016llx", deps,
+	         (unsigned long long)h);
+	snprintf(stamp, sizeof stamp, "%s/complete", tinydir);
+	if (!access(stamp, R_OK))
+		goto read;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' && '%s' '%s/llm/make_models.py' "
+	         "'%s' --vocab-from '%s' >/dev/null", tinydir, py, src, tinydir,
+	         modelpath);
+	if (system(cmd) || (ntiny = read_list("models.txt", tiny, NULL)) < 1)
+		return fprintf(stderr, "FAIL: %s\n", cmd), 1;
+	for (int i = 0; i < 12; i++)
+		snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%s%d",
+		         i ? "," : "", (int)seq[i]);
+	for (int i = 0; i < ntiny; i++) {
+		snprintf(cmd, sizeof cmd, "'%s' '%s/llm/ref_forward.py' "
+		         "'%s/%s.gguf' --tokens %s --out '%s/%s.ref' >/dev/null",
+		         py, src, tinydir, tiny[i], ids, tinydir, tiny[i]);
+		if (system(cmd))
+			return fprintf(stderr, "FAIL: %s\n", cmd), 1;
+	}
+	snprintf(cmd, sizeof cmd, "'%s' '%s/llm/bad_models.py' "
+	         "'%s/llama-q4_0.gguf' '%s' && touch '%s'", py, src, tinydir,
+	         tinydir, stamp);
+	if (system(cmd))
+		return fprintf(stderr, "FAIL: %s\n", cmd), 1;
+read:
+	ntiny = read_list("models.txt", tiny, NULL);
+	nbad = read_list("bad.txt", badf, bad_msg);
+	return ntiny > 0 && nbad > 0 ? 0 : 1;
+}
+
+/* The model and the references' Python; 0, 77 (skip) or 1. */
+static int find_deps(void)
 {
 	const char *deps = getenv("TG_DEPS_DIR");
+	char py[600];
 
 	snprintf(modelpath, sizeof modelpath,
 	         "%s/models/SmolLM2-135M-Instruct.Q4_1.gguf", deps ? deps : "");
-	if (deps && !access(modelpath, R_OK))
-		return 0;
-	fprintf(stderr, "%s: no %s (run deps.sh)\n",
-	        getenv("TG_TEST_REQUIRE_DEPS") ? "FAIL" : "SKIP", modelpath);
+	snprintf(py, sizeof py, "%s/venv/bin/python", deps ? deps : "");
+	if (deps && !access(modelpath, R_OK) && !access(py, X_OK))
+		return make_tiny(py, deps);
+	fprintf(stderr, "%s: no %s or %s (run deps.sh)\n",
+	        getenv("TG_TEST_REQUIRE_DEPS") ? "FAIL" : "SKIP", modelpath, py);
 	return getenv("TG_TEST_REQUIRE_DEPS") ? 1 : 77;
 }
 
 static Suite *llm_model_suite(void)
 {
 	Suite *s = suite_create("llm_model");
-	TCase *tc = tcase_create("smollm2");
+	TCase *tc = tcase_create("smollm2"), *t = tcase_create("tiny");
 
 	tcase_add_checked_fixture(tc, load, unload);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, decode_matches_the_uncached_forward);
 	tcase_add_test(tc, padded_batch_matches_each_alone);
 	tcase_add_test(tc, prefill_after_decode_appends);
-	tcase_add_test(tc, decode_compiles_nothing_after_capture);
 	tcase_add_test(tc, bad_calls);
 	suite_add_tcase(s, tc);
+	tcase_set_timeout(t, 600);
+	tcase_add_loop_test(t, tiny_matches_the_reference, 0, ntiny);
+	tcase_add_test(t, decode_300_compiles_nothing);
+	tcase_add_loop_test(t, bad_files_are_refused, 0, nbad);
+	suite_add_tcase(s, t);
 	return s;
 }
 
 int main(void)
 {
-	int rc = find_model();
+	int rc = find_deps();
 
 	return rc ? rc : tl_run(llm_model_suite());
 }
