@@ -200,6 +200,27 @@ int tg_llm_context_reset(tg_llm_context *c)
 	return tg_setitem_s(c->mask, 0, NULL, 0);
 }
 
+static int upload_mask(tg_llm_context *c);
+
+int tg_llm_context_rewind(tg_llm_context *c, int64_t pos)
+{
+	if (!c)
+		return tg_set_error(TG_EINVAL, "llm_context_rewind: NULL context");
+	if (pos < 0 || pos > c->pos)
+		return tg_set_error(TG_EINVAL, "llm_context_rewind: position %lld "
+		                    "is not in [0, %lld]", (long long)pos,
+		                    (long long)c->pos);
+	if (pos == c->pos)
+		return 0;
+	if (!c->host_mask || pos == 0)
+		return pos == 0 ? tg_llm_context_reset(c) : (c->pos = pos, 0);
+	for (int64_t b = 0; b < c->n_seq; b++)
+		for (int64_t i = pos; i < c->pos; i++)
+			c->host_mask[b * c->n_ctx + i] = 0;
+	c->pos = pos;
+	return upload_mask(c);
+}
+
 static llm_pass pass(tg_llm_context *c, int64_t pos, int64_t n)
 {
 	llm_pass p = { c->kc, c->vc, c->cos, c->sin, c->mask, pos, n,
@@ -249,6 +270,21 @@ static int decode_step(void *ctx, tg_tensor *const *in, size_t nin,
 	return out[0] ? 0 : tg_last_status();
 }
 
+/* The host's padding mask into the device's, in place (the JIT's
+ * capture reads that memory). */
+static int upload_mask(tg_llm_context *c)
+{
+	int rc;
+
+	tg_scope_begin();
+	rc = tg_assign(c->mask, tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
+	                                      (int64_t[]){ c->n_seq, c->n_ctx },
+	                                      c->host_mask));
+	rc = rc ? rc : tg_realize(c->mask);
+	tg_scope_end();
+	return rc;
+}
+
 /* Checks tokens (n_seq x n): ids in the vocabulary, or -1 (padding)
  * where there are several sequences; marks padding in the mask. */
 static int check_tokens(tg_llm_context *c, const char *op,
@@ -273,16 +309,7 @@ static int check_tokens(tg_llm_context *c, const char *op,
 				dirty = 1;
 			}
 		}
-	if (!dirty)
-		return 0;
-	tg_scope_begin();
-	int rc = tg_assign(c->mask, tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
-	                                          (int64_t[]){ c->n_seq,
-	                                                       c->n_ctx },
-	                                          c->host_mask));
-	rc = rc ? rc : tg_realize(c->mask);
-	tg_scope_end();
-	return rc;
+	return dirty ? upload_mask(c) : 0;
 }
 
 static int check_room(const tg_llm_context *c, const char *op, int64_t n)

@@ -284,6 +284,8 @@ def main():
     g.add_argument("--prompt", help="text, tokenized with the file's BPE")
     ap.add_argument("--out", help="write T x n_vocab float32 logits here")
     ap.add_argument("--greedy", type=int, default=0)
+    ap.add_argument("--greedy-text", help="write the greedy continuation's "
+                    "text (UTF-8) here")
     ap.add_argument("--stats", action="store_true")
     ap.add_argument("--ignore-rope-freqs", action="store_true")
     ap.add_argument("--min-gap", type=float, default=0.0,
@@ -318,6 +320,9 @@ def main():
         print("greedy ids: %s" % ",".join(map(str, seq[len(ids):])))
         print("text: %r + %r" % (detok(toks, ids),
                                  detok(toks, seq[len(ids):])))
+        if a.greedy_text:
+            with open(a.greedy_text, "w", encoding="utf-8") as f:
+                f.write(detok(toks, seq[len(ids):]))
     return 0
 
 

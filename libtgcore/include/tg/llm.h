@@ -247,6 +247,10 @@ TG_API int64_t tg_llm_context_pos(const tg_llm_context *c);
 TG_API int64_t tg_llm_context_size(const tg_llm_context *c);
 /* Empties the cache (position 0; no padding). */
 TG_API int tg_llm_context_reset(tg_llm_context *c);
+/* Forgets the tokens from position pos on (0 <= pos <= the position):
+ * the next tokens go there, as when a chat's text is tokenized again
+ * and only its end differs from what the cache holds. */
+TG_API int tg_llm_context_rewind(tg_llm_context *c, int64_t pos);
 /* Appends n tokens to each sequence: tokens is n_seq rows of n ids.
  * logits (when not NULL) gets n_seq rows of n_vocab floats: the next
  * token's logits after each sequence's last token, or with
