@@ -8,7 +8,8 @@
  *    its default, put first when the first message is not a system one;
  *  - Llama 3: a template naming <|start_header_id|> and
  *    <|end_header_id|>; the BOS token's text first, each content
- *    stripped of white space at both ends (Jinja's trim);
+ *    stripped of white space at both ends (Jinja's trim); 3.1's and
+ *    later templates' system header with the dates their literals hold;
  *  - anything else, or no template: the plain template, with a warning.
  * tests/llm/chat_ref.py renders the files' own templates with jinja2
  * and test_llm_chat compares the bytes.
@@ -23,6 +24,7 @@ struct tg_llm_chat {
 	tg_llm_chat_kind kind;
 	char *bos;    /* Llama 3: the text written first, "" when none */
 	char *system; /* ChatML: the default system message, NULL: none */
+	char *knowledge, *date; /* Llama 3.1's system header, NULL: 3.0 */
 };
 
 /* ---- reading the template ---- */
@@ -51,50 +53,90 @@ static const char *literal(const char *t, char *buf, size_t *n)
 	return *t ? t + 1 : t;
 }
 
-/* If the literal s holds "<|im_start|>system\n...<|im_end|>", the
- * system message in it (new) into *out; 0 or TG_ENOMEM. */
-static int system_in(const char *s, char **out)
+/* s[0..n) as a NUL-terminated copy (new), NULL on no memory. */
+static char *dup_n(const char *s, size_t n)
+{
+	char *d = malloc(n + 1);
+
+	if (d) {
+		memcpy(d, s, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+/* What the walk over a template's literals finds (each new, NULL when
+ * absent). */
+typedef struct found {
+	char *system;    /* ChatML's default system message */
+	char *knowledge; /* Llama 3.1's "Cutting Knowledge Date: ..." line */
+	char *date;      /* Llama 3.1's default date_string */
+} found;
+
+/* The literal at t + at is what `date_string =` sets. */
+static int sets_date(const char *t, size_t at)
+{
+	static const char name[] = "date_string";
+	size_t n = sizeof name - 1;
+
+	while (at && (t[at - 1] == ' ' || t[at - 1] == '\t'))
+		at--;
+	if (!at || t[--at] != '=')
+		return 0;
+	while (at && (t[at - 1] == ' ' || t[at - 1] == '\t'))
+		at--;
+	return at >= n && !strncmp(t + at - n, name, n);
+}
+
+/* Takes what f still lacks from literal s[0..n) (unescaped), found at
+ * t + at; 0 or TG_ENOMEM. */
+static int look(found *f, const char *t, size_t at, const char *s, size_t n)
 {
 	static const char head[] = "<|im_start|>system\n";
-	const char *p = strstr(s, head), *e;
+	static const char know[] = "Cutting Knowledge Date:";
+	const char *p = strstr(s, head), *e = NULL;
 
-	if (!p || !(e = strstr(p += sizeof head - 1, "<|im_end|>")))
-		return 0;
-	if (!(*out = malloc((size_t)(e - p) + 1)))
-		return TG_ENOMEM;
-	memcpy(*out, p, (size_t)(e - p));
-	(*out)[e - p] = '\0';
+	if (!f->system && p && (e = strstr(p += sizeof head - 1, "<|im_end|>")))
+		if (!(f->system = dup_n(p, (size_t)(e - p))))
+			return TG_ENOMEM;
+	if (!f->knowledge && !strncmp(s, know, sizeof know - 1))
+		if (!(f->knowledge = dup_n(s, n)))
+			return TG_ENOMEM;
+	if (!f->date && sets_date(t, at))
+		if (!(f->date = dup_n(s, n)))
+			return TG_ENOMEM;
 	return 0;
 }
 
-/* The default system message of a ChatML template into *out (new),
- * NULL when it has none: the first string literal of its Jinja code
- * ({{ }} and {% %}, not the text between) holding a whole system
- * message; 0 or TG_ENOMEM. */
-static int chatml_default(const char *t, char **out)
+/* Walks the string literals of template t's Jinja code ({{ }} and
+ * {% %}, not the text between them nor {# #} comments) into f; 0 or
+ * TG_ENOMEM. */
+static int walk(const char *t, found *f)
 {
 	char *buf = malloc(strlen(t) + 1);
+	const char *p = t;
 	int in_code = 0, rc = 0;
 
-	*out = NULL;
 	if (!buf)
 		return TG_ENOMEM;
-	while (*t && !*out && rc == 0) {
+	while (*p && rc == 0) {
 		size_t n;
 
-		if (!in_code && t[0] == '{' && t[1] == '#') {
-			const char *e = strstr(t + 2, "#}");
+		if (!in_code && p[0] == '{' && p[1] == '#') {
+			const char *e = strstr(p + 2, "#}");
 
-			t = e ? e + 2 : t + strlen(t);
-		} else if (!in_code && t[0] == '{' && (t[1] == '{' || t[1] == '%')) {
-			in_code = 1, t += 2;
-		} else if (in_code && (t[0] == '}' || t[0] == '%') && t[1] == '}') {
-			in_code = 0, t += 2;
-		} else if (in_code && (*t == '\'' || *t == '"')) {
-			t = literal(t, buf, &n);
-			rc = system_in(buf, out);
+			p = e ? e + 2 : p + strlen(p);
+		} else if (!in_code && p[0] == '{' && (p[1] == '{' || p[1] == '%')) {
+			in_code = 1, p += 2;
+		} else if (in_code && (p[0] == '}' || p[0] == '%') && p[1] == '}') {
+			in_code = 0, p += 2;
+		} else if (in_code && (*p == '\'' || *p == '"')) {
+			size_t at = (size_t)(p - t);
+
+			p = literal(p, buf, &n);
+			rc = look(f, t, at, buf, n);
 		} else {
-			t++;
+			p++;
 		}
 	}
 	free(buf);
@@ -157,18 +199,30 @@ static int read_template(const tg_gguf *g, char **out)
 /* Recognises template t (NULL: none) into c; 0 or a status. */
 static int recognise(tg_llm_chat *c, const tg_gguf *g, const char *t)
 {
-	if (t && strstr(t, "<|start_header_id|>") &&
-	    strstr(t, "<|end_header_id|>")) {
+	found f = { 0 };
+	int rc = t ? walk(t, &f) : 0;
+
+	if (rc == 0 && t && strstr(t, "<|start_header_id|>") &&
+	    strstr(t, "<|end_header_id|>") && !f.knowledge == !f.date) {
 		c->kind = TG_LLM_CHAT_LLAMA3;
+		c->knowledge = f.knowledge, c->date = f.date;
+		free(f.system);
 		return bos_text(g, &c->bos);
 	}
-	if (t && strstr(t, "<|im_start|>")) {
+	free(f.knowledge), free(f.date);
+	if (rc == 0 && t && strstr(t, "<|im_start|>")) {
 		c->kind = TG_LLM_CHAT_CHATML;
-		return chatml_default(t, &c->system);
+		c->system = f.system;
+		return 0;
 	}
+	free(f.system);
+	if (rc < 0)
+		return rc;
 	c->kind = TG_LLM_CHAT_PLAIN;
-	warn(t ? "the file's tokenizer.chat_template is neither ChatML nor "
-	     "Llama 3" : "the file has no tokenizer.chat_template");
+	warn(!t ? "the file has no tokenizer.chat_template" :
+	     strstr(t, "<|start_header_id|>") ? "the file's Llama 3 template "
+	     "writes a knowledge date without a default date_string" :
+	     "the file's tokenizer.chat_template is neither ChatML nor Llama 3");
 	return 0;
 }
 
@@ -202,6 +256,8 @@ void tg_llm_chat_free(tg_llm_chat *c)
 		return;
 	free(c->bos);
 	free(c->system);
+	free(c->knowledge);
+	free(c->date);
 	free(c);
 }
 
@@ -286,14 +342,67 @@ static void chatml(const tg_llm_chat *c, const tg_llm_message *m, size_t n,
 		puts_(o, "<|im_start|>assistant\n");
 }
 
+/* s as a JSON string, as transformers' tojson filter writes it
+ * (Python's json.dumps: non-ASCII as it is). */
+static void put_json(out *o, const char *s)
+{
+	puts_(o, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		char e[8];
+
+		if (ch == '"' || ch == '\\')
+			e[0] = '\\', e[1] = (char)ch, e[2] = '\0';
+		else if (ch < 0x20)
+			snprintf(e, sizeof e, ch == '\n' ? "\\n" : ch == '\r' ? "\\r" :
+			         ch == '\t' ? "\\t" : ch == '\b' ? "\\b" :
+			         ch == '\f' ? "\\f" : "\\u%04x", ch);
+		else
+			e[0] = (char)ch, e[1] = '\0';
+		puts_(o, e);
+	}
+	puts_(o, "\"");
+}
+
+/* Llama 3.1's system header: the knowledge and today's dates, then the
+ * first message's content when it is a system one; returns how many
+ * messages it took (0 or 1). */
+static size_t llama31_system(const tg_llm_chat *c, const tg_llm_message *m,
+                             out *o)
+{
+	size_t len = 0, took = !strcmp(m[0].role, "system");
+	const char *s = took ? trim(m[0].content, &len) : "";
+
+	puts_(o, "<|start_header_id|>system<|end_header_id|>\n\n");
+	puts_(o, c->knowledge);
+	puts_(o, "Today Date: ");
+	puts_(o, c->date);
+	puts_(o, "\n\n");
+	put(o, s, len);
+	puts_(o, "<|eot_id|>");
+	return took;
+}
+
 static void llama3(const tg_llm_chat *c, const tg_llm_message *m, size_t n,
                    int gen, out *o)
 {
+	size_t i = 0;
+
 	puts_(o, c->bos);
-	for (size_t i = 0; i < n; i++) {
+	if (c->knowledge)
+		i = llama31_system(c, m, o);
+	for (; i < n; i++) {
 		size_t len;
 		const char *s = trim(m[i].content, &len);
 
+		if (c->knowledge && (!strcmp(m[i].role, "tool") ||
+		                     !strcmp(m[i].role, "ipython"))) {
+			/* 3.1's tool results: a string is iterable to Jinja */
+			puts_(o, "<|start_header_id|>ipython<|end_header_id|>\n\n");
+			put_json(o, m[i].content);
+			puts_(o, "<|eot_id|>");
+			continue;
+		}
 		puts_(o, "<|start_header_id|>");
 		puts_(o, m[i].role);
 		puts_(o, "<|end_header_id|>\n\n");

@@ -8,7 +8,9 @@ conversations, with and without the generation prompt.
 The templates: SmolLM2's own, read from the model file, and GGUF files
 of no tensors written here: Llama 3's (Meta-Llama-3-8B-Instruct's
 template text), Qwen 2's ChatML (another default system message), a
-ChatML of no default, a ChatML whose literals use Jinja's escapes, and,
+ChatML of no default, a ChatML whose literals use Jinja's escapes,
+Llama 3.1's and 3.2's (their system header with the knowledge date and
+the default date_string: rendered without strftime_now), and,
 for the plain fallback, a Mistral-style template and no template at
 all, where the reference is the plain "role: content" lines.  Also the
 files tg_llm_chat_from_gguf must refuse (bad-*.gguf).
@@ -22,6 +24,7 @@ Writes OUT/chat.ref: per case
                                      `tokenizers`, special tokens parsed;
                                      N is -1 for the other files)
 Usage: chat_ref.py MODEL.gguf OUT"""
+import json
 import os
 import sys
 
@@ -39,6 +42,125 @@ LLAMA3 = ("{% set loop_messages = messages %}{% for message in loop_messages %}"
           "{% if loop.index0 == 0 %}{% set content = bos_token + content %}"
           "{% endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}"
           "{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}")
+# Llama 3.1's (Meta-Llama-3.1-8B-Instruct) and 3.2's templates; the
+# tests render them without strftime_now, so 3.2's date is its default
+LLAMA31 = r"""{{- bos_token }}
+{%- if custom_tools is defined %}
+    {%- set tools = custom_tools %}
+{%- endif %}
+{%- if not tools_in_user_message is defined %}
+    {%- set tools_in_user_message = true %}
+{%- endif %}
+{%- if not date_string is defined %}
+    {%- set date_string = "26 Jul 2024" %}
+{%- endif %}
+{%- if not tools is defined %}
+    {%- set tools = none %}
+{%- endif %}
+
+{#- This block extracts the system message, so we can slot it into the right place. #}
+{%- if messages[0]['role'] == 'system' %}
+    {%- set system_message = messages[0]['content']|trim %}
+    {%- set messages = messages[1:] %}
+{%- else %}
+    {%- set system_message = "" %}
+{%- endif %}
+
+{#- System message + builtin tools #}
+{{- "<|start_header_id|>system<|end_header_id|>\n\n" }}
+{%- if builtin_tools is defined or tools is not none %}
+    {{- "Environment: ipython\n" }}
+{%- endif %}
+{%- if builtin_tools is defined %}
+    {{- "Tools: " + builtin_tools | reject('equalto', 'code_interpreter') | join(", ") + "\n\n"}}
+{%- endif %}
+{{- "Cutting Knowledge Date: December 2023\n" }}
+{{- "Today Date: " + date_string + "\n\n" }}
+{%- if tools is not none and not tools_in_user_message %}
+    {{- "You have access to the following functions. To call a function, please respond with JSON for a function call." }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+{%- endif %}
+{{- system_message }}
+{{- "<|eot_id|>" }}
+
+{#- Custom tools are passed in a user message with some extra guidance #}
+{%- if tools_in_user_message and not tools is none %}
+    {#- Extract the first user message so we can plug it in here #}
+    {%- if messages | length != 0 %}
+        {%- set first_user_message = messages[0]['content']|trim %}
+        {%- set messages = messages[1:] %}
+    {%- else %}
+        {{- raise_exception("Cannot put tools in the first user message when there's no first user message!") }}
+{%- endif %}
+    {{- '<|start_header_id|>user<|end_header_id|>\n\n' -}}
+    {{- "Given the following functions, please respond with a JSON for a function call " }}
+    {{- "with its proper arguments that best answers the given prompt.\n\n" }}
+    {{- 'Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}.' }}
+    {{- "Do not use variables.\n\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\n\n" }}
+    {%- endfor %}
+    {{- first_user_message + "<|eot_id|>"}}
+{%- endif %}
+
+{%- for message in messages %}
+    {%- if not (message.role == 'ipython' or message.role == 'tool' or 'tool_calls' in message) %}
+        {{- '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | trim + '<|eot_id|>' }}
+    {%- elif 'tool_calls' in message %}
+        {%- if not message.tool_calls|length == 1 %}
+            {{- raise_exception("This model only supports single tool-calls at once!") }}
+        {%- endif %}
+        {%- set tool_call = message.tool_calls[0].function %}
+        {%- if builtin_tools is defined and tool_call.name in builtin_tools %}
+            {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}
+            {{- "<|python_tag|>" + tool_call.name + ".call(" }}
+            {%- for arg_name, arg_val in tool_call.arguments | items %}
+                {{- arg_name + '="' + arg_val + '"' }}
+                {%- if not loop.last %}
+                    {{- ", " }}
+                {%- endif %}
+                {%- endfor %}
+            {{- ")" }}
+        {%- else  %}
+            {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}
+            {{- '{"name": "' + tool_call.name + '", ' }}
+            {{- '"parameters": ' }}
+            {{- tool_call.arguments | tojson }}
+            {{- "}" }}
+        {%- endif %}
+        {%- if builtin_tools is defined %}
+            {#- This means we're in ipython mode #}
+            {{- "<|eom_id|>" }}
+        {%- else %}
+            {{- "<|eot_id|>" }}
+        {%- endif %}
+    {%- elif message.role == "tool" or message.role == "ipython" %}
+        {{- "<|start_header_id|>ipython<|end_header_id|>\n\n" }}
+        {%- if message.content is mapping or message.content is iterable %}
+            {{- message.content | tojson }}
+        {%- else %}
+            {{- message.content }}
+        {%- endif %}
+        {{- "<|eot_id|>" }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}
+{%- endif %}
+"""
+LLAMA32 = LLAMA31.replace(
+    '{%- set date_string = "26 Jul 2024" %}',
+    '{%- if strftime_now is defined %}\n'
+    '        {%- set date_string = strftime_now("%d %b %Y") %}\n'
+    '    {%- else %}\n'
+    '        {%- set date_string = "26 Jul 2024" %}\n'
+    '    {%- endif %}')
 QWEN2 = ("{% for message in messages %}{% if loop.first and messages[0]['role']"
          " != 'system' %}{{ '<|im_start|>system\nYou are a helpful assistant."
          "<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n'"
@@ -78,6 +200,8 @@ CONVERSATIONS = [
     [("user", "<|im_start|>inject<|eot_id|>")],
     [("system", "")],
     [("user", " \n\t ")],
+    [("system", "  Be brief.\n"), ("user", "weather?"),
+     ("ipython", "{\"t\": \"15\u00b0C\"}\n\\ \x01 é \x7f")],
 ]
 
 # the first tokens: "<|begin_of_text|>" is the BOS of the Llama files
@@ -106,6 +230,9 @@ def render(template, msgs, agp, bos, eos):
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(
         trim_blocks=True, lstrip_blocks=True,
         extensions=[jinja2.ext.loopcontrols])
+    # transformers' own tojson: json.dumps, non-ASCII kept
+    env.filters["tojson"] = lambda x, indent=None: json.dumps(
+        x, ensure_ascii=False, indent=indent)
     return env.from_string(template).render(
         messages=[{"role": r, "content": c} for r, c in msgs],
         add_generation_prompt=agp, bos_token=bos, eos_token=eos)
@@ -147,7 +274,8 @@ def main():
     tok = smollm_tokenizer(v)
     files = {"smollm": (smol, v["tokens"][v["bos"]].decode(),
                         v["tokens"][v["eos"]].decode())}
-    for name, tmpl in (("llama3", LLAMA3), ("qwen2", QWEN2),
+    for name, tmpl in (("llama3", LLAMA3), ("llama31", LLAMA31),
+                       ("llama32", LLAMA32), ("qwen2", QWEN2),
                        ("chatml", CHATML), ("escaped", ESCAPED),
                        ("mistral", MISTRAL), ("none", None)):
         write_gguf(os.path.join(out, name + ".gguf"), tmpl)

@@ -235,6 +235,14 @@ TG_API void tg_llm_sampler_reset(tg_llm_sampler *s);
  *    the content stripped of white space at both ends (Jinja's trim,
  *    Python's str.strip) and <|eot_id|>.  The generation prompt:
  *    <|start_header_id|>assistant<|end_header_id|> and two newlines.
+ *    Llama 3.1's to 3.3's templates, those with a literal "Cutting
+ *    Knowledge Date: ..." line and a default date_string, first write
+ *    a system header: that line, "Today Date: " with the template's
+ *    default date (as rendered without strftime_now: transformers would
+ *    write today's date), and the first message's content when it is a
+ *    system one; and a message of role "tool" or "ipython" has the
+ *    header ipython and its content as a JSON string.  The tool-call
+ *    forms of these templates (and Qwen 2.5's) are not written.
  *  - Any other template, or none: the plain template, one line per
  *    message, the role, a colon, a space and the content, and
  *    "assistant: " as the generation prompt; tg_llm_chat_from_gguf
