@@ -5,8 +5,10 @@
  * candidates in double, sorted by logit, higher first, ties to the
  * lower id, so which tokens survive never depends on a sort's
  * whims.  The draw is xoshiro256** seeded through splitmix64 from the
- * sampler's seed: the same seed and logits give the same tokens on
- * every machine.  A sampler is all its own state (the history, the
+ * sampler's seed, walked along the kept tokens' weights in id order:
+ * the same seed and logits give the same tokens on every machine.
+ * Only what top-p and min-p may keep is sorted (see head()), so a step
+ * over a large vocabulary costs a few passes, not a sort of it all.  A sampler is all its own state (the history, the
  * generator, a scratch array); nothing is shared between samplers.
  */
 #include <math.h>
@@ -246,25 +248,26 @@ static size_t top_k(cand *c, size_t n, size_t k)
 	return k;
 }
 
-/* The shortest prefix of the sorted c[0..n) whose probability reaches
- * p (the token that crosses it stays, as llama.cpp's). */
-static size_t top_p(const cand *c, size_t n, double p)
+/* The shortest prefix of the sorted c[0..n) whose probability, of
+ * total sum (the weights exp(logit - lmax) of all the candidates),
+ * reaches p: the token that crosses it stays, as llama.cpp's. */
+static size_t top_p(const cand *c, size_t n, double p, double lmax,
+                    double sum)
 {
-	double sum = 0, cum = 0;
+	double cum = 0;
 
 	if (p >= 1)
 		return n;
-	for (size_t i = 0; i < n; i++)
-		sum += exp(c[i].logit - c[0].logit);
 	for (size_t i = 0; i < n; i++) {
-		cum += exp(c[i].logit - c[0].logit) / sum;
+		cum += exp(c[i].logit - lmax) / sum;
 		if (cum >= p)
 			return i + 1;
 	}
 	return n;
 }
 
-/* The prefix of tokens at least m times as likely as the first. */
+/* The prefix of the sorted c[0..n) at least m times as likely as the
+ * first. */
 static size_t min_p(const cand *c, size_t n, double m)
 {
 	size_t k = 1;
@@ -276,20 +279,102 @@ static size_t min_p(const cand *c, size_t n, double m)
 	return k;
 }
 
-/* Draws from the sorted c[0..n) at temperature t. */
-static int32_t draw(tg_llm_sampler *s, size_t n, double t)
+/* Moves to the front of c[0..n) the candidates of logit >= t; returns
+ * how many. */
+static size_t partition(cand *c, size_t n, double t)
 {
-	double sum = 0, u, cum = 0;
+	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
-		sum += exp((s->c[i].logit - s->c[0].logit) / t);
+		if (c[i].logit >= t) {
+			cand x = c[i];
+
+			c[i] = c[k], c[k++] = x;
+		}
+	return k;
+}
+
+/* The candidates top-p and min-p may keep, moved to the front, without
+ * sorting them all: those above a threshold that falls from lmax until
+ * their weight reaches `need` (top-p; 0: off) or it passes `floor`
+ * (min-p's bound; -inf: off).  Every candidate left behind is below
+ * every one kept, so the kept ones sorted are the whole sort's head. */
+static size_t head(cand *c, size_t n, double lmax, double need, double floor)
+{
+	for (double d = 1;; d *= 2) {
+		double t = lmax - d, w = 0;
+
+		if (t <= floor || need <= 0) /* d reaches inf: t -inf */
+			return partition(c, n, floor);
+		for (size_t i = 0; i < n; i++)
+			if (c[i].logit >= t)
+				w += exp(c[i].logit - lmax);
+		if (w >= need)
+			return partition(c, n, t);
+	}
+}
+
+static int cmp_id(const void *x, const void *y)
+{
+	const cand *a = x, *b = y;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Top-k, top-p and min-p over c[0..n); returns how many candidates
+ * they keep, at the front of c, in id order. */
+static size_t filter(tg_llm_sampler *s, size_t n)
+{
+	const tg_llm_sampling *p = &s->p;
+	cand *c = s->c;
+	double lmax = -INFINITY, sum = 0;
+
+	if (p->top_k && (size_t)p->top_k < n)
+		n = top_k(c, n, (size_t)p->top_k);
+	if (p->top_p < 1 || p->min_p > 0) {
+		for (size_t i = 0; i < n; i++)
+			lmax = c[i].logit > lmax ? c[i].logit : lmax;
+		for (size_t i = 0; i < n; i++)
+			sum += exp(c[i].logit - lmax);
+		/* a hair below min-p's bound: the head holds all it keeps */
+		n = head(c, n, lmax, p->top_p < 1 ? p->top_p * sum : 0,
+		         p->min_p > 0 ? lmax + log(p->min_p) - 1e-9 : -INFINITY);
+		qsort(c, n, sizeof *c, cmp_cand);
+		n = top_p(c, n, p->top_p, lmax, sum);
+		n = min_p(c, n, p->min_p);
+	}
+	qsort(c, n, sizeof *c, cmp_id);
+	return n;
+}
+
+/* Draws from c[0..n) at temperature t: one uniform number walked along
+ * the cumulative weights in id order. */
+static int32_t draw(tg_llm_sampler *s, size_t n, double t)
+{
+	double lmax = -INFINITY, sum = 0, u, cum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		lmax = s->c[i].logit > lmax ? s->c[i].logit : lmax;
+	for (size_t i = 0; i < n; i++)
+		sum += exp((s->c[i].logit - lmax) / t);
 	u = uniform(s->rng) * sum;
 	for (size_t i = 0; i + 1 < n; i++) {
-		cum += exp((s->c[i].logit - s->c[0].logit) / t);
+		cum += exp((s->c[i].logit - lmax) / t);
 		if (u < cum)
 			return s->c[i].id;
 	}
 	return s->c[n - 1].id;
+}
+
+/* The highest logit's id, the lowest of equals (c is in id order). */
+static int32_t argmax(const cand *c, size_t n)
+{
+	size_t best = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (c[i].logit > c[best].logit)
+			best = i;
+	return c[best].id;
 }
 
 /* ---- one step ---- */
@@ -334,7 +419,7 @@ static size_t drop_impossible(cand *c, size_t n)
 
 int32_t tg_llm_sample(tg_llm_sampler *s, const float *logits, size_t n_vocab)
 {
-	size_t n, k;
+	size_t n;
 
 	if (!s || !logits || !n_vocab)
 		return tg_set_error(TG_EINVAL, "tg_llm_sample: %s", !s ?
@@ -347,15 +432,8 @@ int32_t tg_llm_sample(tg_llm_sampler *s, const float *logits, size_t n_vocab)
 	if (!n)
 		return tg_set_error(TG_EINVAL, "tg_llm_sample: all %zu logits are "
 		                    "-inf", n_vocab);
-	k = s->p.top_k;
 	if (s->p.temperature == 0)
-		k = 1; /* greedy: the best, ties to the lower id */
-	if (k && k < n)
-		n = top_k(s->c, n, k);
-	qsort(s->c, n, sizeof *s->c, cmp_cand);
-	if (s->p.temperature == 0)
-		return s->c[0].id;
-	n = top_p(s->c, n, s->p.top_p);
-	n = min_p(s->c, n, s->p.min_p);
+		return argmax(s->c, n);
+	n = filter(s, n);
 	return draw(s, n, s->p.temperature);
 }

@@ -165,9 +165,10 @@ TG_API void tg_llm_detok_free(tg_llm_detok *d);
  * equals, with no draw.  Logits of -inf are never drawn.
  *
  * Draws come from the sampler's own generator, xoshiro256** seeded
- * through splitmix64 from the seed, and the probabilities are computed
- * in double: the same seed, logits and history give the same tokens on
- * every machine.  A sampler keeps its state to itself; one thread uses
+ * through splitmix64 from the seed: one number in [0, 1) from its top
+ * 53 bits per draw, walked along the kept tokens' probabilities
+ * (computed in double) in id order.  The same seed, logits and history
+ * give the same tokens on every machine.  A sampler keeps its state to itself; one thread uses
  * it at a time, several samplers run at once.
  *
  * The history is what the caller accepts: tg_llm_sample does not accept
