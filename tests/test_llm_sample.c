@@ -319,11 +319,11 @@ END_TEST
 
 /* A vocabulary of SmolLM2's size with peaked logits, where top-p and
  * min-p sort only the head they may keep: the draws fall on the
- * reference's tokens, and every token of probability over 1e-3 is
+ * reference's tokens, and every token of probability over 5e-3 is
  * drawn about as often as it should be. */
 START_TEST(a_large_vocabulary_head)
 {
-	enum { N = 49152, DRAWS = 20000 };
+	enum { N = 49152, DRAWS = 4000 };
 	static const ref_case cs[] = {
 		{ 1.0, 0.9, 0.0, 1.0, 0, 0, { 0 }, 0 },
 		{ 0.8, 1.0, 0.01, 1.0, 0, 0, { 0 }, 0 },
@@ -350,7 +350,7 @@ START_TEST(a_large_vocabulary_head)
 		count[t]++;
 	}
 	for (int i = 0; i < N; i++)
-		if (p[i] > 1e-3) {
+		if (p[i] > 5e-3) {
 			double e = DRAWS * p[i];
 
 			ck_assert_msg(fabs(count[i] - e) < 6 * sqrt(e) + 3,

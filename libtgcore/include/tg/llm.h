@@ -252,7 +252,8 @@ TG_API void tg_llm_sampler_reset(tg_llm_sampler *s);
  * The text holds the template's special tokens, BOS included where the
  * template writes it (Llama 3).  Tokenize it with TG_LLM_PARSE_SPECIAL
  * and without TG_LLM_ADD_SPECIAL, as apply_chat_template does, so that
- * BOS is not there twice.
+ * BOS is not there twice.  A chat is only read after it is made:
+ * several threads may format with one at once.
  */
 
 /* The template families tg_llm_chat_template_kind tells. */
