@@ -113,13 +113,14 @@ static int parse(int argc, char **argv, opts *o)
 		{ "verbose", 0, 0, 'v' }, { "help", 0, 0, 'h' },
 		{ "version", 0, 0, O_VERSION }, { 0, 0, 0, 0 }
 	};
-	int c, bad = 0;
+	int c, bad = 0, li;
 	double v;
 
 	o->sampling = tg_llm_sampling_default();
 	o->n_predict = 256;
-	while (!bad && (c = getopt_long(argc, argv, "m:p:s:n:c:vh", lo,
-	                                NULL)) != -1) {
+	while (!bad && (li = -1,
+	                c = getopt_long(argc, argv, "m:p:s:n:c:vh", lo, &li))
+	               != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'p': o->prompt = optarg; break;
@@ -154,9 +155,12 @@ static int parse(int argc, char **argv, opts *o)
 			exit(0);
 		default: usage(stderr); return 2;
 		}
-		if (bad)
-			fprintf(stderr, "tg-llm: bad value '%s' for %s\n", optarg,
-			        argv[optind - 1]);
+		if (bad && li >= 0)
+			fprintf(stderr, "tg-llm: bad value '%s' for --%s\n",
+			        optarg, lo[li].name);
+		else if (bad)
+			fprintf(stderr, "tg-llm: bad value '%s' for -%c\n", optarg,
+			        c);
 	}
 	if (bad)
 		return 2;
