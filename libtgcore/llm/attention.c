@@ -130,12 +130,11 @@ static tg_tensor *attn_mask(const llm_pass *p, int64_t B)
 	tg_tensor *mask = NULL;
 
 	if (p->n > 1) {
-		/* key s is visible to query i when s <= pos + i */
-		tg_tensor *ks = tg_arange(tg_tensor_dev(p->cos), TG_INT32, 0,
-		                          (double)S, 1);
-		tg_tensor *qs = tg_arange(tg_tensor_dev(p->cos), TG_INT32,
-		                          (double)p->pos,
-		                          (double)(p->pos + p->n), 1);
+		/* key s is visible to query i when s <= pos + i; both read
+		 * from the positions, so that pos may be symbolic */
+		tg_tensor *ks = tg_shrink(p->positions, 1, (int64_t[]){ 0, S });
+		tg_tensor *qs = tg_shrink(p->positions, 1, (int64_t[]){
+			p->pos, tg_dim_affine(p->pos, 1, p->n) });
 		tg_tensor *ok = tg_le(tg_reshape(ks, 2, (int64_t[]){ 1, S }),
 		                      tg_reshape(qs, 2, (int64_t[]){ p->n, 1 }));
 

@@ -27,6 +27,9 @@ struct tg_llm_context {
 	float *host_mask;       /* the mask's values (n_seq, n_ctx) */
 	uint8_t *rows;          /* embedding rows of one call */
 	size_t rows_cap;
+	int32_t *chunk;         /* one prefill batch's tokens */
+	size_t chunk_cap;
+	tg_tensor *positions;   /* 0 .. n_ctx-1, for the causal mask */
 	tg_jit *jit;
 };
 
@@ -149,7 +152,10 @@ tg_llm_context *tg_llm_context_new(tg_llm_model *m, int64_t n_ctx,
 	c->n_ctx = n_ctx;
 	c->n_seq = n_seq;
 	tg_scope_begin();
-	if (!(c->var = position(n_ctx - 1)) || rope_tables(c) || caches(c) ||
+	c->positions = tg_keep(tg_contiguous(tg_arange(m->dev, TG_INT32, 0,
+	                                               (double)n_ctx, 1)));
+	if (!c->positions || tg_realize(c->positions) ||
+	    !(c->var = position(n_ctx - 1)) || rope_tables(c) || caches(c) ||
 	    !(c->jit = tg_jit_new(decode_step, c))) {
 		tg_scope_end();
 		tg_llm_context_free(c);
@@ -176,6 +182,8 @@ void tg_llm_context_free(tg_llm_context *c)
 	tg_variable_free(c->var);
 	free(c->host_mask);
 	free(c->rows);
+	free(c->chunk);
+	tg_tensor_unref(c->positions);
 	free(c);
 }
 
@@ -223,8 +231,8 @@ int tg_llm_context_rewind(tg_llm_context *c, int64_t pos)
 
 static llm_pass pass(tg_llm_context *c, int64_t pos, int64_t n)
 {
-	llm_pass p = { c->kc, c->vc, c->cos, c->sin, c->mask, pos, n,
-	               c->n_ctx };
+	llm_pass p = { c->kc, c->vc, c->cos, c->sin, c->mask, c->positions,
+	               pos, n, c->n_ctx };
 
 	return p;
 }
@@ -330,11 +338,102 @@ static int read_logits(tg_tensor *lg, float *out)
 	return lg ? tg_tensor_data(lg, out, n * sizeof *out) : tg_last_status();
 }
 
+/* The batch a prefill of n tokens runs: a power of two from 8 to
+ * PREFILL_MAX (padded on the right, where the causal mask hides the
+ * padding from the real tokens), so that prompts of every length share
+ * a few compiled shapes; the position is symbolic, so they serve every
+ * place in the context too.  n itself where padding would not fit. */
+#define PREFILL_MAX 512
+
+static int64_t bucket(const tg_llm_context *c, int64_t n)
+{
+	int64_t b = 8;
+
+	while (b < n)
+		b *= 2;
+	return c->pos + b <= c->n_ctx ? b : n;
+}
+
+/* Rows off .. off+len of each sequence's tokens (n a sequence) into
+ * c->chunk, padded with token 0 to w. */
+static int32_t *chunk_tokens(tg_llm_context *c, const int32_t *tokens,
+                             size_t n, size_t off, size_t len, size_t w)
+{
+	size_t need = (size_t)c->n_seq * w;
+
+	if (need > c->chunk_cap) {
+		int32_t *p = realloc(c->chunk, need * sizeof *p);
+
+		if (!p) {
+			tg_set_error(TG_ENOMEM, "llm_prefill: out of memory");
+			return NULL;
+		}
+		c->chunk = p;
+		c->chunk_cap = need;
+	}
+	for (int64_t b = 0; b < c->n_seq; b++) {
+		memcpy(c->chunk + (size_t)b * w, tokens + (size_t)b * n + off,
+		       len * sizeof *tokens);
+		memset(c->chunk + (size_t)b * w + len, 0,
+		       (w - len) * sizeof *tokens);
+	}
+	return c->chunk;
+}
+
+/* Logits of rows [a, b) of hidden states h (B, w, E) into out, whose
+ * sequences are `stride` rows apart. */
+static int chunk_logits(tg_llm_context *c, tg_tensor *h, int64_t a,
+                        int64_t b, float *out, size_t stride)
+{
+	size_t V = (size_t)c->m->hp.n_vocab, rows = (size_t)(b - a);
+	tg_tensor *lg = llm_logits(c->m, tg_shrink(h, 3, (int64_t[]){
+		0, c->n_seq, a, b, 0, c->m->hp.n_embd }));
+	float *tmp = malloc((size_t)c->n_seq * rows * V * sizeof *tmp);
+	int rc = tmp ? read_logits(lg, tmp)
+	             : tg_set_error(TG_ENOMEM, "llm_prefill: out of memory");
+
+	for (int64_t q = 0; !rc && q < c->n_seq; q++)
+		memcpy(out + (size_t)q * stride * V, tmp + (size_t)q * rows * V,
+		       rows * V * sizeof *tmp);
+	free(tmp);
+	return rc;
+}
+
+/* Runs tokens off .. off+len of each sequence at the position. */
+static int prefill_chunk(tg_llm_context *c, const int32_t *tokens,
+                         size_t n, size_t off, size_t len, float *logits,
+                         int flags)
+{
+	int64_t w = bucket(c, (int64_t)len);
+	int32_t *ids = chunk_tokens(c, tokens, n, off, len, (size_t)w);
+	size_t V = (size_t)c->m->hp.n_vocab;
+	llm_pass p;
+	tg_tensor *h;
+	int rc;
+
+	if (!ids || (rc = tg_variable_bind(c->var, c->pos)))
+		return tg_last_status();
+	tg_scope_begin();
+	p = pass(c, tg_variable_dim(c->var), w);
+	h = llm_forward(c->m, &p, llm_embed(c->m, token_rows(c, ids, w)));
+	if (!h)
+		rc = tg_last_status();
+	else if (logits && (flags & TG_LLM_LOGITS_ALL))
+		rc = chunk_logits(c, h, 0, (int64_t)len, logits + off * V, n);
+	else if (logits && off + len == n)
+		rc = chunk_logits(c, h, (int64_t)len - 1, (int64_t)len, logits,
+		                  1);
+	else
+		rc = tg_realize(h);
+	tg_scope_end();
+	if (!rc)
+		c->pos += (int64_t)len;
+	return rc;
+}
+
 int tg_llm_prefill(tg_llm_context *c, const int32_t *tokens, size_t n,
                    float *logits, int flags)
 {
-	llm_pass p;
-	tg_tensor *h;
 	int rc;
 
 	if (!c || !tokens)
@@ -346,24 +445,16 @@ int tg_llm_prefill(tg_llm_context *c, const int32_t *tokens, size_t n,
 	if ((rc = check_room(c, "llm_prefill", (int64_t)n)) ||
 	    (rc = check_tokens(c, "llm_prefill", tokens, (int64_t)n)))
 		return rc;
-	tg_scope_begin();
-	p = pass(c, c->pos, (int64_t)n);
-	h = llm_forward(c->m, &p, llm_embed(c->m, token_rows(c, tokens,
-	                                                     (int64_t)n)));
-	if (h && !(flags & TG_LLM_LOGITS_ALL))
-		h = tg_shrink(h, 3, (int64_t[]){ 0, c->n_seq, (int64_t)n - 1,
-		                                 (int64_t)n, 0,
-		                                 c->m->hp.n_embd });
-	if (!h)
-		rc = tg_last_status();
-	else if (logits)
-		rc = read_logits(llm_logits(c->m, h), logits);
-	else
-		rc = tg_realize(h);
-	tg_scope_end();
-	if (rc)
-		return tg_set_error(rc, "llm_prefill: %s", tg_last_error());
-	c->pos += (int64_t)n;
+	for (size_t off = 0; off < n; off += PREFILL_MAX) {
+		size_t len = n - off < PREFILL_MAX ? n - off : PREFILL_MAX;
+		int64_t start = c->pos;
+
+		if ((rc = prefill_chunk(c, tokens, n, off, len, logits, flags))) {
+			/* the tokens before this chunk stay */
+			c->pos = start;
+			return tg_set_error(rc, "llm_prefill: %s", tg_last_error());
+		}
+	}
 	return 0;
 }
 

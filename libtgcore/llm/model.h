@@ -102,6 +102,7 @@ typedef struct llm_pass {
 	tg_tensor **kc, **vc;   /* per layer (B, n_kv, n_ctx, hd) caches */
 	tg_tensor *cos, *sin;   /* (n_ctx, rope_dim/2) tables */
 	tg_tensor *mask;        /* (B, n_ctx) additive key mask, or NULL */
+	tg_tensor *positions;   /* int32 0 .. n_ctx-1 */
 	int64_t pos, n;         /* rows pos .. pos+n (pos may be symbolic) */
 	int64_t n_ctx;
 } llm_pass;
