@@ -431,6 +431,31 @@ START_TEST(decode_300_compiles_nothing)
 }
 END_TEST
 
+/* A model and a context made inside the caller's scope outlive it: the
+ * library holds references of its own. */
+START_TEST(objects_outlive_the_callers_scope)
+{
+	tg_gguf *g;
+	tg_llm_model *m;
+	tg_llm_context *c;
+	int32_t ids[2] = { 1, 2 };
+	float *lg = malloc(49152 * sizeof *lg);
+
+	tg_scope_begin();
+	m = load_tiny("llama-q4_0", &g);
+	c = tg_llm_context_new(m, 16, 1);
+	tg_scope_end();
+	ck_assert_ptr_nonnull(c);
+	ck_assert_msg(tg_llm_prefill(c, ids, 2, lg, 0) == 0, "%s",
+	              tg_last_error());
+	ck_assert_int_eq(tg_llm_decode(c, ids, lg), 0);
+	tg_llm_context_free(c);
+	tg_llm_model_free(m);
+	tg_gguf_close(g);
+	free(lg);
+}
+END_TEST
+
 START_TEST(bad_files_are_refused)
 {
 	char path[800], want[1200];
@@ -565,10 +590,40 @@ static int find_deps(void)
 	return getenv("TG_TEST_REQUIRE_DEPS") ? 1 : 77;
 }
 
-static Suite *llm_model_suite(void)
+/* On another device than the CPU (DEVICE set, tests/dev/ * /
+ * test_llm_model.dev) the suite runs one small model of each
+ * architecture and each kind of block (the CPU run has them all, and
+ * SmolLM2): the kernels are the device's, the host's code the same. */
+static void device_subset(void)
+{
+	static const char *const keep[] = { "llama-f16", "llama-q4_0",
+		"llama-q8_0", "llama-q4_k", "llama-q6_k", "llama3-rope", "qwen2",
+		"qwen3", "qwen3moe", "olmoe" };
+	int n = 0;
+
+	for (int i = 0; i < ntiny; i++)
+		for (size_t k = 0; k < sizeof keep / sizeof *keep; k++)
+			if (!strcmp(tiny[i], keep[k])) {
+				memmove(tiny[n++], tiny[i], sizeof tiny[i]);
+				break;
+			}
+	ntiny = n;
+}
+
+static Suite *llm_model_suite(int on_device)
 {
 	Suite *s = suite_create("llm_model");
-	TCase *tc = tcase_create("smollm2"), *t = tcase_create("tiny");
+	TCase *tc, *t = tcase_create("tiny");
+
+	if (on_device) {
+		device_subset();
+		tcase_set_timeout(t, 1200);
+		tcase_add_loop_test(t, tiny_matches_the_reference, 0, ntiny);
+		tcase_add_test(t, decode_300_compiles_nothing);
+		suite_add_tcase(s, t);
+		return s;
+	}
+	tc = tcase_create("smollm2");
 
 	tcase_add_checked_fixture(tc, load, unload);
 	tcase_set_timeout(tc, 600);
@@ -580,6 +635,7 @@ static Suite *llm_model_suite(void)
 	tcase_set_timeout(t, 600);
 	tcase_add_loop_test(t, tiny_matches_the_reference, 0, ntiny);
 	tcase_add_test(t, decode_300_compiles_nothing);
+	tcase_add_test(t, objects_outlive_the_callers_scope);
 	tcase_add_loop_test(t, bad_files_are_refused, 0, nbad);
 	suite_add_tcase(s, t);
 	return s;
@@ -587,7 +643,9 @@ static Suite *llm_model_suite(void)
 
 int main(void)
 {
+	const char *dev = getenv("DEVICE");
 	int rc = find_deps();
 
-	return rc ? rc : tl_run(llm_model_suite());
+	return rc ? rc : tl_run(llm_model_suite(dev && *dev &&
+	                                        strcasecmp(dev, "CPU")));
 }

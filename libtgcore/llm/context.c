@@ -35,7 +35,7 @@ struct tg_llm_context {
 
 static tg_tensor *zeros(tg_dev *dev, size_t nd, const int64_t *shape)
 {
-	tg_tensor *t = tg_keep(tg_contiguous(tg_zeros(dev, TG_FLOAT32, nd,
+	tg_tensor *t = llm_own(tg_contiguous(tg_zeros(dev, TG_FLOAT32, nd,
 	                                              shape)));
 
 	return t && !tg_realize(t) ? t : (tg_tensor_unref(t), NULL);
@@ -69,9 +69,9 @@ static int rope_tables(tg_llm_context *c)
 			cs[p * half + i] = (float)cos(th);
 			sn[p * half + i] = (float)sin(th);
 		}
-	c->cos = tg_keep(tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
+	c->cos = llm_own(tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
 	                       (int64_t[]){ c->n_ctx, half }, cs));
-	c->sin = tg_keep(tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
+	c->sin = llm_own(tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
 	                       (int64_t[]){ c->n_ctx, half }, sn));
 	rc = c->cos && c->sin && !tg_realize(c->cos) && !tg_realize(c->sin)
 	     ? 0 : tg_last_status();
@@ -152,7 +152,7 @@ tg_llm_context *tg_llm_context_new(tg_llm_model *m, int64_t n_ctx,
 	c->n_ctx = n_ctx;
 	c->n_seq = n_seq;
 	tg_scope_begin();
-	c->positions = tg_keep(tg_contiguous(tg_arange(m->dev, TG_INT32, 0,
+	c->positions = llm_own(tg_contiguous(tg_arange(m->dev, TG_INT32, 0,
 	                                               (double)n_ctx, 1)));
 	if (!c->positions || tg_realize(c->positions) ||
 	    !(c->var = position(n_ctx - 1)) || rope_tables(c) || caches(c) ||

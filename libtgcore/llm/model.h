@@ -83,6 +83,10 @@ int llm_hparams_read(const tg_gguf *g, llm_hparams *hp);
 /* Loads every weight m->hp asks for from g onto m->dev. */
 int llm_weights_load(tg_llm_model *m, const tg_gguf *g);
 void llm_weights_free(tg_llm_model *m);
+/* A reference of the library's own to t (NULL stays NULL): made
+ * inside a scope of the library's, a tensor it keeps outlives any scope
+ * the caller has open (tg_keep would only move it to that scope). */
+tg_tensor *llm_own(tg_tensor *t);
 /* The values of w (lazy: decoded where they are consumed). */
 tg_tensor *llm_weight_values(const llm_weight *w);
 /* x @ w^T for x (..., cols) and w (rows, cols). */

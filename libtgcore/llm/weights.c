@@ -73,7 +73,11 @@ static int load_weight(const loader *L, const char *name, size_t nd,
 	w->type = tg_gguf_tensor_type(L->g, (size_t)i);
 	w->ndim = nd;
 	memcpy(w->shape, shape, nd * sizeof *shape);
-	w->raw = tg_gguf_tensor_raw(L->g, (size_t)i, L->dev);
+	/* a scope of our own, and a reference of our own: the weight
+	 * outlives any scope the caller has open */
+	tg_scope_begin();
+	w->raw = llm_own(tg_gguf_tensor_raw(L->g, (size_t)i, L->dev));
+	tg_scope_end();
 	if (!w->raw || tg_realize(w->raw))
 		return tg_set_error(tg_last_status(), OP ": %s: %s", name,
 		                    tg_last_error());
@@ -91,7 +95,7 @@ static int load_vector(const loader *L, const char *name, int64_t len,
 	if (rc || !w.raw)
 		return rc;
 	tg_scope_begin();
-	*out = tg_keep(tg_contiguous(tg_cast(llm_weight_values(&w),
+	*out = llm_own(tg_contiguous(tg_cast(llm_weight_values(&w),
 	                                     TG_FLOAT32)));
 	tg_scope_end();
 	tg_tensor_unref(w.raw);
@@ -190,10 +194,10 @@ static int load_embedding(const loader *L, tg_llm_model *m)
 	memcpy(m->embd.shape, s, sizeof m->embd.shape);
 	rb = (int64_t)(tg_gguf_tensor_nbytes(L->g, (size_t)i) / (uint64_t)s[0]);
 	m->embd_row_bytes = rb;
+	tg_scope_begin();
 	disk = tg_gguf_tensor_raw(L->g, (size_t)i, tg_gguf_disk(L->g));
-	m->embd_rows = disk ? tg_reshape(disk, 2, (int64_t[]){ s[0], rb })
-	                    : NULL;
-	tg_tensor_unref(disk);
+	m->embd_rows = llm_own(tg_reshape(disk, 2, (int64_t[]){ s[0], rb }));
+	tg_scope_end();
 	if (!m->embd_rows)
 		return tg_set_error(tg_last_status(), OP ": token_embd.weight: "
 		                    "%s", tg_last_error());
@@ -257,6 +261,11 @@ void llm_weights_free(tg_llm_model *m)
 	tg_tensor_unref(m->rope_freqs);
 }
 
+tg_tensor *llm_own(tg_tensor *t)
+{
+	return t ? tg_tensor_ref(t) : NULL;
+}
+
 tg_tensor *llm_weight_values(const llm_weight *w)
 {
 	return tg_ggml_dequantize(w->raw, w->type, w->ndim, w->shape);
@@ -273,21 +282,23 @@ int llm_embed_rows(const tg_llm_model *m, const int32_t *ids, size_t n,
 	size_t rb = (size_t)m->embd_row_bytes;
 	int rc = 0;
 
+	tg_scope_begin();
 	for (size_t i = 0; i < n && !rc; i++) {
 		int64_t id = ids[i] < 0 ? 0 : ids[i];
 		int64_t at[4] = { id, id + 1, 0, m->embd_row_bytes };
 		tg_tensor *row;
 
-		if (id >= m->hp.n_vocab)
-			return tg_set_error(TG_EINVAL, "llm: token %lld is not "
-			                    "in the vocabulary (%lld tokens)",
-			                    (long long)id,
-			                    (long long)m->hp.n_vocab);
+		if (id >= m->hp.n_vocab) {
+			rc = tg_set_error(TG_EINVAL, "llm: token %lld is not in "
+			                  "the vocabulary (%lld tokens)",
+			                  (long long)id, (long long)m->hp.n_vocab);
+			break;
+		}
 		row = tg_shrink(m->embd_rows, 2, at);
 		rc = row ? tg_tensor_data(row, dst + i * rb, rb)
 		         : tg_last_status();
-		tg_tensor_unref(row);
 	}
+	tg_scope_end();
 	return rc;
 }
 

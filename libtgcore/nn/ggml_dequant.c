@@ -118,11 +118,22 @@ static tg_tensor *unpack(const tg_tensor *x, int bits, int axis)
 
 /* --------------------------------------------------------- decoders */
 
+/* Whether b's device computes in dt. */
+static int has_dtype(const tg_tensor *b, tg_dtype dt)
+{
+	tg_dev_info info;
+
+	return !tg_dev_get_info(tg_tensor_dev(b), &info) &&
+	       (info.dtype_mask >> dt & 1);
+}
+
 /* F32, F16, BF16 and the integers: each value's bytes as one word,
  * re-typed.  F16 stays float16 and BF16 bfloat16 (tinygrad's
  * ggml_data_to_tensor does the same): the weight keeps its 2 bytes
  * wherever it is materialized, and a consumer in float32 widens it
- * exactly. */
+ * exactly.  On a device without the half type (PoCL has no float16)
+ * the word is widened to float32 by integer ops instead: the same
+ * values. */
 static tg_tensor *native(const tg_tensor *b, const fmt *f, int64_t nb)
 {
 	static const tg_dtype word[9] = {
@@ -130,8 +141,14 @@ static tg_tensor *native(const tg_tensor *b, const fmt *f, int64_t nb)
 		[8] = TG_UINT64
 	};
 	int k = (int)tg_dtype_size(f->dt);
-	tg_tensor *w = word_at(b, 0, k, word[k], 1, &nb);
+	tg_tensor *w;
 
+	if (f->dt == TG_FLOAT16 && !has_dtype(b, TG_FLOAT16))
+		return half_at(b, 0, 1, &nb);
+	if (f->dt == TG_BFLOAT16 && !has_dtype(b, TG_BFLOAT16))
+		return tg_bitcast(tg_lshift_s(word_at(b, 0, 2, TG_UINT32, 1, &nb),
+		                              16), TG_FLOAT32);
+	w = word_at(b, 0, k, word[k], 1, &nb);
 	return word[k] == f->dt ? w : tg_bitcast(w, f->dt);
 }
 

@@ -1173,7 +1173,8 @@ TG_API int tg_ggml_type_block(int type, size_t *elems, size_t *bytes);
  * Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) and F32; F16 as float16 and
  * BF16 as bfloat16, their own bits (as tinygrad's ggml_data_to_tensor:
  * a weight keeps 2 bytes where it is materialized, and widens to
- * float32 exactly where a float32 operand meets it); F64 as float64;
+ * float32 exactly where a float32 operand meets it), or as float32
+ * (the same values) on a device without that dtype; F64 as float64;
  * I8, I16, I32 and I64 as int8 ... int64.  The values are the gguf
  * package's (gguf.quants.dequantize), bit for bit.
  * Lazy: the result is tensor ops on views of raw (shifts, masks, casts,
