@@ -208,11 +208,12 @@ static void penalize(tg_llm_sampler *s, size_t n)
 	qsort(s->seen, s->nhist, sizeof *s->seen, cmp_i32);
 	for (size_t i = 0; i < s->nhist; i++) {
 		int32_t id = s->seen[i];
-		cand *c = &s->c[id];
+		double *l;
 
 		if ((i && id == s->seen[i - 1]) || (size_t)id >= n)
 			continue;
-		c->logit = c->logit > 0 ? c->logit / rp : c->logit * rp;
+		l = &s->c[id].logit;
+		*l = *l > 0 ? *l / rp : *l * rp;
 	}
 }
 

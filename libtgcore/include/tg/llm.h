@@ -147,7 +147,9 @@ TG_API void tg_llm_detok_free(tg_llm_detok *d);
 /* ---------------------------------------------------------- sampling
  *
  * The next token from a step's logits (the model's scores over the
- * vocabulary, on the host), as llama.cpp's default chain, in this
+ * vocabulary, on the host), as llama.cpp's default chain (its
+ * common_params_sampling; the samplers of it tgcore lacks, DRY,
+ * top-n-sigma, typical-p and XTC, are off by default there), in this
  * order:
  *  1. repetition penalty (CTRL's): each distinct token among the last
  *     penalty_last_n accepted ones has a positive logit divided by
@@ -168,8 +170,8 @@ TG_API void tg_llm_detok_free(tg_llm_detok *d);
  * through splitmix64 from the seed: one number in [0, 1) from its top
  * 53 bits per draw, walked along the kept tokens' probabilities
  * (computed in double) in id order.  The same seed, logits and history
- * give the same tokens on every machine.  A sampler keeps its state to itself; one thread uses
- * it at a time, several samplers run at once.
+ * give the same tokens on every machine.  A sampler keeps its state to
+ * itself; one thread uses it at a time, several samplers run at once.
  *
  * The history is what the caller accepts: tg_llm_sample does not accept
  * the token it returns.  Accept the prompt's tokens and then each token
@@ -202,9 +204,8 @@ TG_API tg_llm_sampler *tg_llm_sampler_new(const tg_llm_sampling *params);
 TG_API void tg_llm_sampler_free(tg_llm_sampler *s);
 /* The next token from logits[0..n_vocab).  The history is left as it
  * is; the generator advances by one number per draw (greedy draws
- * none).  Negative
- * on an error (NULL s or logits, n_vocab 0, a logit NaN or +inf, all of
- * them -inf). */
+ * none).  Negative on an error (NULL s or logits, n_vocab 0, a logit
+ * NaN or +inf, all of them -inf). */
 TG_API int32_t tg_llm_sample(tg_llm_sampler *s, const float *logits,
                              size_t n_vocab);
 /* Appends token to the history the penalty reads (the oldest drops out
