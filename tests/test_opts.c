@@ -275,6 +275,59 @@ static tg_st *strided(int n, size_t nd, const int64_t *shape,
 	                                       0));
 }
 
+/* out(16)[i] = sum_r x(64)[r] * (s * q)[i, r] over a block format's
+ * bytes: blocks of 32 values in 18 bytes, each a scale byte s, a byte
+ * left out, and 16 bytes of q (a value's byte at its place in the
+ * half block).  The reduce axis is read in periods of 32 (the block
+ * index, the place in the half), so the CPU unrolls it by 32: one
+ * iteration per block, whose scale each row loads once, each copy's
+ * byte at a constant place (UNROLL(1,32)), then the rows as without a
+ * period.  Integers times multiples of 1/8: exact in any order. */
+START_TEST(block_period_unroll)
+{
+	enum { R = 16, C = 64, NB = R * C / 32 };
+	uint8_t w[NB * 18];
+	float x[C], out[R];
+	tg_sint rc[2] = { tg_si(R), tg_si(C) };
+	tg_st *ss = strided(NB * 18, 2, (const int64_t[]){ NB, 32 },
+	                    (const int64_t[]){ 18, 0 });
+	tg_st *sq = kt_st(1, NB * 18);
+	tg_uop *xs, *s, *q, *st;
+	tg_buffer *bufs[3];
+
+	sq = kt_moved(sq, tg_st_as_strided(NULL, sq, 3,
+	                                   (const int64_t[]){ NB, 2, 16 },
+	                                   (const int64_t[]){ 18, 0, 1 }, 2));
+	ss = kt_moved(ss, tg_st_reshape(NULL, ss, 2, rc));
+	sq = kt_moved(sq, tg_st_reshape(NULL, sq, 2, rc));
+	for (int i = 0; i < NB * 18; i++)
+		w[i] = (uint8_t)((i * 7 + 3) % 16);
+	kt_fill(x, C, 0.375f, 0.125f);
+	xs = tg_ast_load(k, 1, TG_FLOAT32,
+	                 strided(C, 2, (const int64_t[]){ R, C },
+	                         (const int64_t[]){ 0, 1 }));
+	s = tg_ast_cast(k, tg_ast_load(k, 2, TG_UINT8, ss), TG_FLOAT32);
+	q = tg_ast_cast(k, tg_ast_load(k, 2, TG_UINT8, sq), TG_FLOAT32);
+	st = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL,
+	                  xs, tg_ast_alu(k, TG_MUL, s, q, NULL), NULL), 2u),
+	                  kt_st(2, R, 1));
+	bufs[0] = kt_buf_with(TG_FLOAT32, R, NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, C, x);
+	bufs[2] = kt_buf_with(TG_UINT8, NB * 18, w);
+	run_both(tg_ast_sink(k, &st, 1), "UNROLL(1,32) UPCAST(0,4)", bufs, 3,
+	         1, out, sizeof out);
+	for (int i = 0; i < R; i++) {
+		double acc = 0;
+		for (int r = 0; r < C; r++) {
+			int b = (i * C + r) / 32, h = (i * C + r) % 16;
+			acc += x[r] * (double)w[b * 18] * w[b * 18 + 2 + h];
+		}
+		ck_assert_double_eq(out[i], acc);
+	}
+	kt_unref(bufs, 3);
+}
+END_TEST
+
 /* out(C,P,Q)[c,p,q] = sum_k g(K,P)[k,p] * w(K,C,Q)[k,c,q], the shape of
  * a convolution's input-gradient product (P the image, Q the window),
  * over the axes (C, Q, P, K): the vector axis P has loads that are
@@ -1117,6 +1170,7 @@ static Suite *suite(void)
 	tcase_add_test(t, elementwise_none);
 	tcase_add_test(t, padded_upcast);
 	tcase_add_test(t, sum_lanes);
+	tcase_add_test(t, block_period_unroll);
 	tcase_add_test(t, lanes_refused);
 	tcase_add_test(t, sum_two_axes);
 	tcase_add_test(t, strided_stores_stream);
