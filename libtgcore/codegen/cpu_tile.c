@@ -325,7 +325,8 @@ static int opt_cpu_lanes(tg_kplan *p, const tg_kernel *k,
 	if (!p->caps || p->nred == 0)
 		return TG_OK;
 	ax = p->raxes[p->nred - 1];
-	if (p->sym[ax] || (w = vector_width(p, ax, lanes)) < 4 ||
+	if (p->sym[ax] || p->upcast[ax] > 1 ||  /* unrolled by a block */
+	    (w = vector_width(p, ax, lanes)) < 4 ||
 	    !loads_vector(k, rs, ax))
 		return TG_OK;
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUP, (int)ax, w });
