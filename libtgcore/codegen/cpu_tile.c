@@ -332,7 +332,10 @@ static int opt_cpu_lanes(tg_kplan *p, const tg_kernel *k,
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUP, (int)ax, w });
 }
 
-#define PERIOD_UNROLL 32  /* copies of the reduce a period may take */
+#define PERIOD_UNROLL 64  /* copies of the reduce a period may take */
+#define PERIOD_COPIES 128 /* copies in all, with the rows: Q5_K's matvec
+                             unrolled by 64 times 4 rows took 14 s to
+                             compile, by 64 times 2 under 2 s */
 
 static int64_t gcd(int64_t a, int64_t b)
 {
@@ -366,21 +369,41 @@ static int64_t read_period(const tg_kernel *k, size_t ax)
 	return per;
 }
 
+/* The rows of a block-unrolled reduce: the innermost global axis along
+ * which some LOAD is broadcast (a matvec's output rows, which share
+ * the vector's loads), upcast by 4 or 2 within PERIOD_COPIES. */
+static int period_rows(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
+{
+	for (size_t g = p->nglobal; g-- > 0;) {
+		uint32_t ax = p->gaxes[g];
+		int64_t m = fitting(p, tg_kplan_outer(p, ax),
+		                    (const int64_t[]){ 4, 2 }, 2, PERIOD_COPIES);
+
+		for (size_t i = 0; m && i < k->n; i++)
+			if (k->order[i]->op == TG_LOAD && rs[i][ax] == 0)
+				return tg_kp_upcast(p, ax, m);
+	}
+	return TG_OK;
+}
+
 /* A reduce whose loads read its innermost axis in blocks (a block
  * format's weights: the block index is the axis divided by the block's
  * length, its scale's bytes are loaded at it, a nibble plane is chosen
  * by the axis modulo a half block) is unrolled by the largest divisor
- * of that period that divides the loop, up to PERIOD_UNROLL: in each
- * iteration the block index is then one value for every copy, so the
- * per-block work (the scale's decode) is computed once for all of them
- * and each copy's place in the block is a constant that folds its
- * plane's selection.  Unrolled by tinygrad's 4 instead, a Q4_0 matvec
- * decoded each scale 8 times per block and selected each nibble with
- * two gated loads. */
-static int opt_cpu_period(tg_kplan *p, const tg_kernel *k)
+ * of that period that divides the loop, up to PERIOD_UNROLL, and its
+ * rows are blocked within PERIOD_COPIES: in each iteration the block
+ * index is then one value for every copy, so the per-block work (the
+ * scale's decode) is computed once for all of them, and each copy's
+ * place in the block is a constant that folds its plane's selection.
+ * Unrolled by tinygrad's 4 instead, a Q4_0 matvec decoded each scale 8
+ * times per block and selected each nibble with two gated loads; by
+ * 32, Q6_K's (4 planes in 128 values) still selected them by gates. */
+static int opt_cpu_period(tg_kplan *p, const tg_kernel *k,
+                          const kstrides *rs)
 {
 	uint32_t ax;
 	int64_t per, s, u;
+	int rc;
 
 	if (!p->caps || p->nred == 0)
 		return TG_OK;
@@ -390,11 +413,14 @@ static int opt_cpu_period(tg_kplan *p, const tg_kernel *k)
 		return TG_OK;
 	s = tg_kplan_outer(p, ax);
 	for (u = PERIOD_UNROLL; u > 1 && (per % u || s % u ||
-	     tg_kp_copies(p, -1) * u > TG_MAX_EXPAND); u--)
+	     tg_kp_copies(p, -1) * u > PERIOD_COPIES); u--)
 		;
-	return u > 1 ? tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL,
-	                                               (int)ax, u })
-	             : TG_OK;
+	if (u < 2)
+		return TG_OK;
+	if ((rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, (int)ax,
+	                                          u })))
+		return rc;
+	return period_rows(p, k, rs);
 }
 
 /* Without a tile, the global axis along which the LOADs move least per
@@ -451,7 +477,7 @@ int tg_kp_opt_cpu(tg_kplan *p, const tg_kernel *k)
 	if (rc == 1)
 		rc = tg_kp_opt_unroll(p) ? -1 : 1;
 	else if (rc == 0)
-		rc = opt_cpu_period(p, k) ||
+		rc = opt_cpu_period(p, k, (const kstrides *)rs) ||
 		     opt_cpu_lanes(p, k, (const kstrides *)rs, lanes) ||
 		     tg_kp_opt_generic(p, k) ||
 		     stream_reads(p, k, (const kstrides *)rs) ? -1 : 1;
