@@ -275,6 +275,83 @@ static tg_st *strided(int n, size_t nd, const int64_t *shape,
 	                                       0));
 }
 
+/* out(nb,16)[b, i] = sum_r x(nb,64)[b, r] * (s * q)[i, r] over a block
+ * format's bytes: blocks of 32 values in 18 bytes, each a scale byte
+ * s, a byte left out, and 16 bytes of q (a value's byte at its place in
+ * the half block).  Integers times multiples of 1/8: exact in any
+ * order, against C. */
+static void check_blocks(int nb, const char *opts)
+{
+	enum { R = 16, C = 64, NB = R * C / 32 };
+	uint8_t w[NB * 18];
+	float *x = malloc(sizeof *x * (size_t)(nb * C)), out[4 * R];
+	tg_sint rc[3] = { tg_si(nb), tg_si(R), tg_si(C) };
+	tg_st *ss = strided(NB * 18, 3, (const int64_t[]){ 1, NB, 32 },
+	                    (const int64_t[]){ 0, 18, 0 });
+	tg_st *sq = kt_st(1, NB * 18);
+	tg_uop *xs, *s, *q, *st;
+	tg_buffer *bufs[3];
+
+	ck_assert(x && nb <= 4);
+	sq = kt_moved(sq, tg_st_as_strided(NULL, sq, 4,
+	                                   (const int64_t[]){ 1, NB, 2, 16 },
+	                                   (const int64_t[]){ 0, 18, 0, 1 },
+	                                   2));
+	ss = kt_moved(ss, tg_st_reshape(NULL, ss, 3, (const tg_sint[]){
+	              tg_si(1), tg_si(R), tg_si(C) }));
+	sq = kt_moved(sq, tg_st_reshape(NULL, sq, 3, (const tg_sint[]){
+	              tg_si(1), tg_si(R), tg_si(C) }));
+	ss = kt_moved(ss, tg_st_expand(NULL, ss, 3, rc));
+	sq = kt_moved(sq, tg_st_expand(NULL, sq, 3, rc));
+	for (int i = 0; i < NB * 18; i++)
+		w[i] = (uint8_t)((i * 7 + 3) % 16);
+	kt_fill(x, (size_t)(nb * C), 0.375f, 0.125f);
+	xs = tg_ast_load(k, 1, TG_FLOAT32,
+	                 strided(nb * C, 3, (const int64_t[]){ nb, R, C },
+	                         (const int64_t[]){ C, 0, 1 }));
+	s = tg_ast_cast(k, tg_ast_load(k, 2, TG_UINT8, ss), TG_FLOAT32);
+	q = tg_ast_cast(k, tg_ast_load(k, 2, TG_UINT8, sq), TG_FLOAT32);
+	st = tg_ast_store(k, 0, tg_ast_reduce(k, TG_ADD, tg_ast_alu(k, TG_MUL,
+	                  xs, tg_ast_alu(k, TG_MUL, s, q, NULL), NULL), 4u),
+	                  kt_st(3, nb, R, 1));
+	bufs[0] = kt_buf_with(TG_FLOAT32, (size_t)(nb * R), NULL);
+	bufs[1] = kt_buf_with(TG_FLOAT32, (size_t)(nb * C), x);
+	bufs[2] = kt_buf_with(TG_UINT8, NB * 18, w);
+	run_both(tg_ast_sink(k, &st, 1), opts, bufs, 3, 1, out,
+	         sizeof *out * (size_t)(nb * R));
+	for (int b = 0; b < nb * R; b++) {
+		double acc = 0;
+		for (int r = 0; r < C; r++) {
+			int i = b % R, blk = (i * C + r) / 32;
+			acc += x[b / R * C + r] * (double)w[blk * 18] *
+			       w[blk * 18 + 2 + (i * C + r) % 16];
+		}
+		ck_assert_double_eq(out[b], acc);
+	}
+	kt_unref(bufs, 3);
+	free(x);
+}
+
+/* The reduce axis of a block format's matvec is read in periods of 32
+ * (the block index, the place in the half block), so the CPU unrolls
+ * it by 32: one iteration per block, whose scale each row loads once,
+ * each copy's byte at a constant place (UNROLL(1,32)); the rows are
+ * then blocked as without a period. */
+START_TEST(block_period_unroll)
+{
+	check_blocks(1, "UNROLL(1,32) UPCAST(0,4)");
+}
+END_TEST
+
+/* A batch of 4 (prefill's matmul): the rows, innermost, are blocked
+ * with the unroll; tinygrad's blocking of the batch by 4 more would pass
+ * the 256 copies UPCAST allows, and is left out. */
+START_TEST(block_period_batch)
+{
+	check_blocks(4, "UNROLL(2,32) UPCAST(1,4) SWAP(0,1)");
+}
+END_TEST
+
 /* out(C,P,Q)[c,p,q] = sum_k g(K,P)[k,p] * w(K,C,Q)[k,c,q], the shape of
  * a convolution's input-gradient product (P the image, Q the window),
  * over the axes (C, Q, P, K): the vector axis P has loads that are
@@ -1117,6 +1194,8 @@ static Suite *suite(void)
 	tcase_add_test(t, elementwise_none);
 	tcase_add_test(t, padded_upcast);
 	tcase_add_test(t, sum_lanes);
+	tcase_add_test(t, block_period_unroll);
+	tcase_add_test(t, block_period_batch);
 	tcase_add_test(t, lanes_refused);
 	tcase_add_test(t, sum_two_axes);
 	tcase_add_test(t, strided_stores_stream);

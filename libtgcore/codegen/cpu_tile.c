@@ -5,7 +5,8 @@
  * register tile of an outer product (opt_cpu_tile: the device's tensor
  * core where it divides a matmul-shaped kernel, else a tile fitted to
  * the shape) and the launch order that keeps its panels in the caches;
- * without one, vector lanes for the reduce (opt_cpu_lanes), tinygrad's
+ * without one, a reduce read in blocks unrolled by a block
+ * (opt_cpu_period), vector lanes for the reduce (opt_cpu_lanes), tinygrad's
  * heuristics (heuristic.c) and the launch order that reads from L1.
  * tg_kp_opt_cpu runs them for tg_kplan_hand_opt, every tracker's
  * strides read once (tg_kp_real_strides, which the plan and the other
@@ -324,10 +325,102 @@ static int opt_cpu_lanes(tg_kplan *p, const tg_kernel *k,
 	if (!p->caps || p->nred == 0)
 		return TG_OK;
 	ax = p->raxes[p->nred - 1];
-	if (p->sym[ax] || (w = vector_width(p, ax, lanes)) < 4 ||
+	if (p->sym[ax] || p->upcast[ax] > 1 ||  /* unrolled by a block */
+	    (w = vector_width(p, ax, lanes)) < 4 ||
 	    !loads_vector(k, rs, ax))
 		return TG_OK;
 	return tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_GROUP, (int)ax, w });
+}
+
+#define PERIOD_UNROLL 64  /* copies of the reduce a period may take */
+#define PERIOD_COPIES 128 /* copies in all, with the rows: Q5_K's matvec
+                             unrolled by 64 times 4 rows took 14 s to
+                             compile, by 64 times 2 under 2 s */
+
+static int64_t gcd(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* The period of k's loads along axis ax (tg_st_axis_period): the lcm
+ * of theirs, those without one left out; 1 when none has one. */
+static int64_t read_period(const tg_kernel *k, size_t ax)
+{
+	int64_t per = 1;
+
+	for (size_t i = 0; i < k->n; i++) {
+		int64_t q;
+		if (k->order[i]->op != TG_LOAD)
+			continue;
+		if (tg_st_axis_period(k->ir, tg_kernel_st(k, k->order[i]), ax,
+		                      &q)) {
+			tg_ir_clear_status(k->ir);
+			tg_clear_error();
+			continue;
+		}
+		if (q > 1)
+			per = per / gcd(per, q) * q;
+	}
+	return per;
+}
+
+/* The rows of a block-unrolled reduce: the innermost global axis along
+ * which some LOAD is broadcast (a matvec's output rows, which share
+ * the vector's loads), upcast by 4 or 2 within PERIOD_COPIES. */
+static int period_rows(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
+{
+	for (size_t g = p->nglobal; g-- > 0;) {
+		uint32_t ax = p->gaxes[g];
+		int64_t m = fitting(p, tg_kplan_outer(p, ax),
+		                    (const int64_t[]){ 4, 2 }, 2, PERIOD_COPIES);
+
+		for (size_t i = 0; m && i < k->n; i++)
+			if (k->order[i]->op == TG_LOAD && rs[i][ax] == 0)
+				return tg_kp_upcast(p, ax, m);
+	}
+	return TG_OK;
+}
+
+/* A reduce whose loads read its innermost axis in blocks (a block
+ * format's weights: the block index is the axis divided by the block's
+ * length, its scale's bytes are loaded at it, a nibble plane is chosen
+ * by the axis modulo a half block) is unrolled by the largest divisor
+ * of that period that divides the loop, up to PERIOD_UNROLL, and its
+ * rows are blocked within PERIOD_COPIES: in each iteration the block
+ * index is then one value for every copy, so the per-block work (the
+ * scale's decode) is computed once for all of them, and each copy's
+ * place in the block is a constant that folds its plane's selection.
+ * Unrolled by tinygrad's 4 instead, a Q4_0 matvec decoded each scale 8
+ * times per block and selected each nibble with two gated loads; by
+ * 32, Q6_K's (4 planes in 128 values) still selected them by gates. */
+static int opt_cpu_period(tg_kplan *p, const tg_kernel *k,
+                          const kstrides *rs)
+{
+	uint32_t ax;
+	int64_t per, s, u;
+	int rc;
+
+	if (!p->caps || p->nred == 0)
+		return TG_OK;
+	ax = p->raxes[p->nred - 1];
+	if (p->sym[ax] || p->upcast[ax] > 1 || (p->lanes >> ax & 1) ||
+	    (per = read_period(k, ax)) <= 1)
+		return TG_OK;
+	s = tg_kplan_outer(p, ax);
+	for (u = PERIOD_UNROLL; u > 1 && (per % u || s % u ||
+	     tg_kp_copies(p, -1) * u > PERIOD_COPIES); u--)
+		;
+	if (u < 2)
+		return TG_OK;
+	if ((rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UNROLL, (int)ax,
+	                                          u })))
+		return rc;
+	return period_rows(p, k, rs);
 }
 
 /* Without a tile, the global axis along which the LOADs move least per
@@ -362,9 +455,9 @@ static int stream_reads(tg_kplan *p, const tg_kernel *k, const kstrides *rs)
 }
 
 /* The CPU's heuristics, every tracker's strides read once: the tile
- * where the output has a vector axis, then the unroll; else lanes for
- * the reduce, tinygrad's heuristics and the launch order that reads
- * from L1.  1 when done, 0 when the device has no vectors (tinygrad's
+ * where the output has a vector axis, then the unroll; else the unroll
+ * of a reduce read in blocks, lanes for the reduce, tinygrad's
+ * heuristics and the launch order that reads from L1.  1 when done, 0 when the device has no vectors (tinygrad's
  * heuristics are to run), or an error. */
 int tg_kp_opt_cpu(tg_kplan *p, const tg_kernel *k)
 {
@@ -384,7 +477,8 @@ int tg_kp_opt_cpu(tg_kplan *p, const tg_kernel *k)
 	if (rc == 1)
 		rc = tg_kp_opt_unroll(p) ? -1 : 1;
 	else if (rc == 0)
-		rc = opt_cpu_lanes(p, k, (const kstrides *)rs, lanes) ||
+		rc = opt_cpu_period(p, k, (const kstrides *)rs) ||
+		     opt_cpu_lanes(p, k, (const kstrides *)rs, lanes) ||
 		     tg_kp_opt_generic(p, k) ||
 		     stream_reads(p, k, (const kstrides *)rs) ? -1 : 1;
 	free(rs);

@@ -94,7 +94,10 @@ static int opt_block(tg_kplan *p, const tg_kernel *k)
 {
 	int ax, rc;
 
-	for (int i = 0; i < 2 && tg_kp_copies(p, 0) * SPLIT <= MAX_BLOCK; i++) {
+	/* the copies in all stay within what UPCAST allows: a CPU's
+	 * reduce read in blocks may be unrolled by 32 already */
+	for (int i = 0; i < 2 && tg_kp_copies(p, 0) * SPLIT <= MAX_BLOCK &&
+	                tg_kp_copies(p, -1) * SPLIT <= TG_MAX_EXPAND; i++) {
 		if ((ax = block_axis(p, k)) < 0)
 			break;
 		if ((rc = tg_kplan_apply_opt(p, (tg_opt){ TG_OPT_UPCAST, ax,

@@ -2,8 +2,8 @@
  * index.c - what a tracker reads: the (index, valid) IR expressions for
  * given per-axis indices (tinygrad's ShapeTracker.expr_idxs), the facts
  * the kernel optimizer derives from them (real strides, unit-stride
- * axes, masked axes, the extent read), and the symbolic variables in a
- * tracker.
+ * axes, masked axes, the extent read, the period along an axis), and
+ * the symbolic variables in a tracker.
  */
 #include "config.h"
 
@@ -508,4 +508,145 @@ int tg_st_unbind(tg_ir *ir, const tg_st *st, tg_st **out,
 		*out = NULL;
 	}
 	return rc;
+}
+
+/* ------------------------------------------------ periods along an axis */
+
+#define PERIOD_MAX 4096  /* longer periods are not worth knowing */
+
+/* How a node moves along one axis variable x: u(x + q) = u(x) + d for
+ * every x (q = 0: not that simply; d = 0: u is periodic). */
+typedef struct qa {
+	int64_t q, d;
+} qa;
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	a = a < 0 ? -a : a;
+	b = b < 0 ? -b : b;
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* lcm(a, b), 0 when it passes PERIOD_MAX. */
+static int64_t lcm64(int64_t a, int64_t b)
+{
+	int64_t l = a / gcd64(a, b) * b;
+
+	return l > PERIOD_MAX ? 0 : l;
+}
+
+/* The form of a source (found earlier in the order). */
+static qa form_of(const tg_uop *s, tg_uop *const *order, const qa *f,
+                  size_t i)
+{
+	while (i-- > 0)
+		if (order[i] == s)
+			return f[i];
+	return (qa){ 0, 0 };
+}
+
+/* A sum keeps the form: periods meet at their lcm, where the
+ * increments add up. */
+static qa form_add(qa a, qa b)
+{
+	int64_t q = lcm64(a.q, b.q);
+
+	return q ? (qa){ q, a.d * (q / a.q) + b.d * (q / b.q) } : (qa){ 0, 0 };
+}
+
+/* x // c and x % c of a dividend never negative: after c/g periods
+ * (g = gcd(d, c)) the dividend has moved by a multiple of c. */
+static qa form_div(const tg_uop *u, qa a)
+{
+	int64_t c, g;
+
+	if (u->src[1]->op != TG_CONST || u->src[0]->vmin < 0 ||
+	    (c = u->src[1]->arg.v.i) <= 0)
+		return (qa){ 0, 0 };
+	g = a.d ? gcd64(a.d, c) : c;
+	if (a.q > PERIOD_MAX / (c / g))
+		return (qa){ 0, 0 };
+	return (qa){ a.q * (c / g), u->op == TG_MOD ? 0 : a.d / g };
+}
+
+/* The form of u from its sources' forms. */
+static qa form_node(const tg_uop *u, const tg_uop *x, tg_uop *const *order,
+                    const qa *f, size_t i)
+{
+	qa s[3] = { { 1, 0 }, { 1, 0 }, { 1, 0 } }, all = { 1, 0 };
+	size_t j;
+
+	if (u == x)
+		return (qa){ 1, 1 };
+	for (j = 0; j < u->nsrc && j < 3; j++) {
+		s[j] = form_of(u->src[j], order, f, i);
+		if (!s[j].q || !(all.q = lcm64(all.q, s[j].q)))
+			return (qa){ 0, 0 };
+		if (s[j].d)
+			all.d = 1;
+	}
+	if (u->nsrc > 3)
+		return (qa){ 0, 0 };
+	if (!all.d)   /* a function of periodic values is periodic */
+		return (qa){ all.q, 0 };
+	switch (u->op) {
+	case TG_ADD:
+		return form_add(s[0], s[1]);
+	case TG_MUL:
+		for (j = 0; j < 2; j++)
+			if (u->src[1 - j]->op == TG_CONST && !s[1 - j].d)
+				return (qa){ s[j].q,
+				             s[j].d * u->src[1 - j]->arg.v.i };
+		return (qa){ 0, 0 };
+	case TG_IDIV:
+	case TG_MOD:
+		return s[1].d ? (qa){ 0, 0 } : form_div(u, s[0]);
+	default:
+		return (qa){ 0, 0 };
+	}
+}
+
+/* The period of u along x: the q of its form, 0 when it has none. */
+static int64_t expr_period(const tg_uop *u, const tg_uop *x)
+{
+	size_t n, i;
+	tg_uop **order = tg_uop_toposort(u, &n);
+	qa *f = order ? malloc(n * sizeof *f) : NULL;
+	int64_t q;
+
+	if (!f) {
+		free(order);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		f[i] = form_node(order[i], x, order, f, i);
+	q = f[n - 1].q;
+	free(f);
+	free(order);
+	return q;
+}
+
+int tg_st_axis_period(tg_ir *ir, const tg_st *st, size_t axis,
+                      int64_t *period)
+{
+	tg_uop *idx, *valid, *x;
+	int64_t a, b;
+	int rc;
+
+	*period = 0;
+	if (axis >= tg_st_ndim(st))
+		return tg_error(TG_EINVAL, "axis_period: axis %zu out of "
+		                "range for %zu dims", axis, tg_st_ndim(st));
+	x = tg_st_idx_var(ir, st, axis);
+	if ((rc = tg_st_expr_idxs(ir, st, NULL, &idx, &valid)))
+		return rc;
+	if ((a = expr_period(idx, x)) < 0 || (b = expr_period(valid, x)) < 0)
+		return tg_error_oom("axis_period");
+	*period = a && b ? lcm64(a, b) : 0;
+	return 0;
 }

@@ -284,6 +284,14 @@ int tg_st_unit_stride_axes(tg_ir *ir, const tg_st *st, int ignore_valid,
 /* Whether the valid expression depends on axis. */
 int tg_st_axis_is_masked(tg_ir *ir, const tg_st *st, size_t axis,
                          int *out);
+/* The period of st's reads along axis: the least q with index(x + q)
+ * = index(x) + d (one d for every x) and valid(x + q) = valid(x), the
+ * other axes held: 1 for an affine axis, a block's length where the
+ * axis is divided or taken modulo (a block format's block index, its
+ * nibble plane); 0 when there is none up to 4096 (a mask along the
+ * axis, a product of two axes). */
+int tg_st_axis_period(tg_ir *ir, const tg_st *st, size_t axis,
+                      int64_t *period);
 /* One past the largest buffer offset read (0 when nothing is valid or
  * the shape is empty). */
 int tg_st_real_size(tg_ir *ir, const tg_st *st, int64_t *out);
