@@ -40,9 +40,10 @@ PACKAGES="
 #                 float32 (tests/llm/reference.py).  4.47.1 is the last
 #                 release that runs on PyTorch 1.13 (later ones need
 #                 torch.device as a context manager, 2.0, and from 4.51
-#                 refuse torch < 2.1); it needs tokenizers 0.21 and
-#                 accelerate 0.34 (the last for torch < 2) to load GGUF,
-#                 and jinja2 for chat templates.  PyPI's torch would
+#                 refuse torch < 2.1); it needs tokenizers 0.21 (whose
+#                 ids on test_llm_tokenizer's corpus are byte for byte
+#                 those of 0.22.1) and accelerate 0.34 (the last for
+#                 torch < 2) to load GGUF, and jinja2 for chat templates.  PyPI's torch would
 #                 bring gigabytes of CUDA libraries.
 #   llama-cpp-python  llama.cpp, built from source for this CPU (its
 #                 instruction sets but AMX, no BLAS, CPU only; the

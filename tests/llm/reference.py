@@ -130,9 +130,10 @@ class Transformers:
     """transformers in float32, eager attention, the whole sequence run
     again at each step (no KV cache: the plainest forward pass)."""
 
-    def __init__(self, path, threads):
+    def __init__(self, path, threads, dtype="float32"):
         import torch
         self.torch = torch
+        self.dtype = getattr(torch, dtype)
         torch.set_num_threads(threads)
         torch.manual_seed(0)
         self.path = path
@@ -150,7 +151,7 @@ class Transformers:
         self.model = AutoModelForCausalLM.from_pretrained(
             d, gguf_file=f, torch_dtype=self.torch.float32,
             attn_implementation="eager")
-        self.model.eval()
+        self.model.to(self.dtype).eval()
 
     def tokenize(self, text):
         return self.tok.encode(text, add_special_tokens=False)
@@ -166,7 +167,7 @@ class Transformers:
             with self.torch.no_grad():
                 x = self.torch.tensor([ids], dtype=self.torch.long)
                 out = self.model(input_ids=x, use_cache=False).logits
-            ids.append((yield out[0, -1].to(self.torch.float32).numpy()))
+            ids.append((yield out[0, -1].numpy()))
 
 
 def parse_ids(s):
@@ -239,7 +240,7 @@ def greedy(backend, prompt, n, keep):
     gen = backend.steps(prompt, n)
     logits = next(gen)
     while True:
-        logits = np.asarray(logits, dtype=np.float32)
+        logits = np.asarray(logits)
         if len(rows) < keep:
             rows.append(logits.copy())
         tok = int(np.argmax(logits))
@@ -282,6 +283,9 @@ def parse_args():
     ap.add_argument("--logits-steps", type=int, default=4, metavar="K",
                     help="how many steps' logits --logits keeps (4)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--dtype", choices=["float32", "float64"],
+                    default="float32",
+                    help="transformers: the precision it runs in")
     ap.add_argument("--kv-f16", action="store_true",
                     help="llamacpp: llama.cpp's default F16 KV cache")
     ap.add_argument("--plain", action="store_true",
@@ -321,7 +325,7 @@ def main():
             max([n for _, n in jobs] + [0])
         be = LlamaCpp(args.model, args.threads, need, args.kv_f16)
     else:
-        be = Transformers(args.model, args.threads)
+        be = Transformers(args.model, args.threads, args.dtype)
 
     if args.tokenize is not None:
         ids = be.tokenize(args.tokenize)
