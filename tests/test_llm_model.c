@@ -41,6 +41,21 @@ static char modelpath[600], tinydir[600];
 enum { MAX_TINY = 32 };
 static char tiny[MAX_TINY][64], badf[MAX_TINY][64], bad_msg[MAX_TINY][256];
 static int ntiny, nbad;
+
+/* SmolLM2 against transformers (tests/llm/reference.py): the prompts,
+ * text or a one-message chat, and what the reference made of them. */
+enum { NHF = 6, HF_STEPS = 32, HF_LOGIT_STEPS = 4 };
+static const struct { const char *text; int chat; } hf_prompts[NHF] = {
+	{ "The capital of France is", 0 },
+	{ "Once upon a time, there was a little robot who", 0 },
+	{ "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n", 0 },
+	{ "1, 2, 3, 5, 8, 13,", 0 },
+	{ "What is the tallest mountain in the world?", 1 },
+	{ "Write a haiku about the sea.", 1 },
+};
+static int32_t hf_prompt[NHF][256], hf_tokens[NHF][HF_STEPS];
+static size_t hf_nprompt[NHF];
+static char hfdir[700];
 /* the sequence ref_forward.py computes (make_models.py's advice: the
  * MoE routers' choices are clear for it) */
 static const int32_t seq[12] = { 1, 9906, 314, 2088, 17, 28, 100, 4000,
@@ -311,6 +326,75 @@ START_TEST(bad_calls)
 }
 END_TEST
 
+/* ---- SmolLM2 against transformers ---- */
+
+/* The prompt's ids as tgcore makes them: the text's tokens, or the
+ * chat template's text tokenized with its special tokens. */
+static size_t own_prompt(int i, int32_t *ids, size_t max)
+{
+	tg_llm_chat *chat;
+	tg_llm_message msg = { "user", hf_prompts[i].text };
+	char text[4096];
+	long n;
+
+	if (!hf_prompts[i].chat)
+		return encode(hf_prompts[i].text, ids, max);
+	ck_assert_ptr_nonnull(chat = tg_llm_chat_from_gguf(gf));
+	ck_assert_int_lt(tg_llm_chat_format(chat, &msg, 1, 1, text, sizeof text),
+	                 (long)sizeof text);
+	tg_llm_chat_free(chat);
+	n = tg_llm_tokenize(tok, text, strlen(text), TG_LLM_PARSE_SPECIAL, ids,
+	                    max);
+	ck_assert_int_gt(n, 0);
+	return (size_t)n;
+}
+
+/* The prompt's ids are transformers' (its tokenizer, its chat
+ * template); 32 greedy steps give its tokens, and the first four
+ * steps' logits agree to 1e-3 (both float32 on the dequantized
+ * weights; logits reach 20 to 37). */
+START_TEST(smollm2_matches_transformers)
+{
+	size_t V = (size_t)n_vocab, n;
+	int32_t ids[256], t;
+	float *lg = malloc(V * sizeof *lg), *ref = malloc(HF_LOGIT_STEPS * V *
+	                                                  sizeof *ref);
+	char path[800];
+	tg_llm_context *c;
+	FILE *f;
+	double scale, d;
+
+	n = own_prompt(_i, ids, 256);
+	ck_assert_uint_eq(n, hf_nprompt[_i]);
+	ck_assert_mem_eq(ids, hf_prompt[_i], n * sizeof *ids);
+	snprintf(path, sizeof path, "%s/logits.f32", hfdir);
+	ck_assert_ptr_nonnull(f = fopen(path, "rb"));
+	ck_assert_int_eq(fseek(f, (long)((size_t)_i * HF_LOGIT_STEPS * V *
+	                                 sizeof *ref), SEEK_SET), 0);
+	ck_assert_uint_eq(fread(ref, sizeof *ref, HF_LOGIT_STEPS * V, f),
+	                  HF_LOGIT_STEPS * V);
+	fclose(f);
+	ck_assert_ptr_nonnull(c = tg_llm_context_new(model, 512, 1));
+	ck_assert_int_eq(tg_llm_prefill(c, ids, n, lg, 0), 0);
+	for (int s = 0; s < HF_STEPS; s++) {
+		if (s < HF_LOGIT_STEPS) {
+			d = max_diff(&ref[(size_t)s * V], lg, n_vocab, &scale);
+			worst = fmax(worst, d / scale);
+			ck_assert_msg(d <= 1e-3, "prompt %d, step %d: logits differ "
+			              "from transformers' by %g (largest %g)", _i, s,
+			              d, scale);
+		}
+		t = argmax(lg, n_vocab);
+		ck_assert_msg(t == hf_tokens[_i][s], "prompt %d, step %d: token "
+		              "%d, transformers' %d", _i, s, t, hf_tokens[_i][s]);
+		ck_assert_int_eq(tg_llm_decode(c, &t, lg), 0);
+	}
+	tg_llm_context_free(c);
+	free(lg);
+	free(ref);
+}
+END_TEST
+
 /* ---- the small models against the numpy reference ---- */
 
 static float *read_ref(const char *name, size_t n)
@@ -512,7 +596,7 @@ static int read_list(const char *file, char (*names)[64],
 static uint64_t scripts_hash(const char *src)
 {
 	static const char *const names[] = { "make_models.py", "ref_forward.py",
-	                                      "bad_models.py" };
+	                                      "bad_models.py", "reference.py" };
 	uint64_t h = 14695981039346656037u;
 	char path[800];
 
@@ -574,6 +658,78 @@ read:
 	return ntiny > 0 && nbad > 0 ? 0 : 1;
 }
 
+/* Reads reference.py's "prompt N ids..." and "tokens N ids..." lines,
+ * a pair per prompt in order. */
+static int read_plain(FILE *f)
+{
+	char word[16];
+	int n, np = 0, nt = 0;
+
+	while (fscanf(f, "%15s %d", word, &n) == 2 && n >= 0) {
+		int prompt = !strcmp(word, "prompt");
+		int i = prompt ? np++ : nt++;
+		int32_t *dst = prompt ? hf_prompt[i] : hf_tokens[i];
+
+		if (i >= NHF || n > (prompt ? 256 : HF_STEPS))
+			return -1;
+		for (int k = 0; k < n; k++)
+			if (fscanf(f, "%d", &dst[k]) != 1)
+				return -1;
+		if (prompt)
+			hf_nprompt[i] = (size_t)n;
+		else if (n != HF_STEPS)
+			return -1;
+	}
+	return np == NHF && nt == NHF ? 0 : -1;
+}
+
+/* transformers' prompts, greedy tokens and first logits for the six
+ * prompts, into TG_DEPS_DIR/cache/hf-HASH (a minute of PyTorch), or
+ * from there; 0 or 1. */
+static int run_transformers(const char *py, const char *deps,
+                            const char *src)
+{
+	char jobs[800], cmd[8000], out[800];
+	uint64_t h = scripts_hash(src) ^ 0x9e3779b97f4a7c15u;
+	FILE *f;
+
+	for (int i = 0; i < NHF; i++)
+		for (const char *p = hf_prompts[i].text; *p; p++)
+			h = (h ^ (uint8_t)*p) * 1099511628211u;
+	snprintf(hfdir, sizeof hfdir, "%s/cache/hf-%016llx", deps,
+	         (unsigned long long)h);
+	snprintf(out, sizeof out, "%s/tokens.txt", hfdir);
+	if (access(out, R_OK)) {
+		snprintf(cmd, sizeof cmd, "mkdir -p '%s'", hfdir);
+		snprintf(jobs, sizeof jobs, "%s/prompts.jsonl", hfdir);
+		if (system(cmd) || !(f = fopen(jobs, "w")))
+			return 1;
+		for (int i = 0; i < NHF; i++) {
+			fprintf(f, hf_prompts[i].chat ? "{\"chat\": [{\"role\": "
+			        "\"user\", \"content\": \"" : "{\"text\": \"");
+			for (const char *p = hf_prompts[i].text; *p; p++)
+				fprintf(f, *p == '"' || *p == '\\' ? "\\%c"
+				        : *p == '\n' ? "\\n" : "%c", *p);
+			fprintf(f, hf_prompts[i].chat ? "\"}]}\n" : "\"}\n");
+		}
+		fclose(f);
+		snprintf(cmd, sizeof cmd, "'%s' '%s/llm/reference.py' '%s' "
+		         "--backend transformers --batch '%s' -n %d --logits "
+		         "'%s/logits.f32' --logits-steps %d --plain >'%s.new' && "
+		         "mv '%s.new' '%s'", py, src, modelpath, jobs, HF_STEPS,
+		         hfdir, HF_LOGIT_STEPS, out, out, out);
+		if (system(cmd))
+			return fprintf(stderr, "FAIL: %s\n", cmd), 1;
+	}
+	if (!(f = fopen(out, "r")))
+		return 1;
+	if (read_plain(f))
+		return fclose(f), fprintf(stderr, "FAIL: %s: not six prompts "
+		                          "of %d tokens\n", out, HF_STEPS), 1;
+	fclose(f);
+	return 0;
+}
+
 /* The model and the references' Python; 0, 77 (skip) or 1. */
 static int find_deps(void)
 {
@@ -583,8 +739,12 @@ static int find_deps(void)
 	snprintf(modelpath, sizeof modelpath,
 	         "%s/models/SmolLM2-135M-Instruct.Q4_1.gguf", deps ? deps : "");
 	snprintf(py, sizeof py, "%s/venv/bin/python", deps ? deps : "");
-	if (deps && !access(modelpath, R_OK) && !access(py, X_OK))
-		return make_tiny(py, deps);
+	if (deps && !access(modelpath, R_OK) && !access(py, X_OK)) {
+		const char *src = getenv("TG_TEST_SRCDIR");
+
+		return make_tiny(py, deps) ||
+		       run_transformers(py, deps, src ? src : "tests");
+	}
 	fprintf(stderr, "%s: no %s or %s (run deps.sh)\n",
 	        getenv("TG_TEST_REQUIRE_DEPS") ? "FAIL" : "SKIP", modelpath, py);
 	return getenv("TG_TEST_REQUIRE_DEPS") ? 1 : 77;
@@ -631,6 +791,7 @@ static Suite *llm_model_suite(int on_device)
 	tcase_add_test(tc, padded_batch_matches_each_alone);
 	tcase_add_test(tc, prefill_after_decode_appends);
 	tcase_add_test(tc, bad_calls);
+	tcase_add_loop_test(tc, smollm2_matches_transformers, 0, NHF);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(t, 600);
 	tcase_add_loop_test(t, tiny_matches_the_reference, 0, ntiny);
