@@ -41,47 +41,61 @@ static tg_tensor *zeros(tg_dev *dev, size_t nd, const int64_t *shape)
 	return t && !tg_realize(t) ? t : (tg_tensor_unref(t), NULL);
 }
 
-/* cos and sin of position p times each pair's frequency, in double:
+/* The frequency of each pair of dimensions, in double:
  * base^(-2i/rope_dim), divided by llama3's factor where the file has
- * them, positions divided by the linear scale. */
-static int rope_tables(tg_llm_context *c)
+ * them and by the linear scale; into freq (rope_dim/2). */
+static int rope_freqs(const tg_llm_context *c, double *freq)
 {
 	const llm_hparams *hp = &c->m->hp;
-	int64_t half = hp->rope_dim / 2, n = c->n_ctx * half;
-	float *cs = malloc((size_t)n * sizeof *cs);
-	float *sn = malloc((size_t)n * sizeof *sn), ff[4096];
-	int rc = TG_ENOMEM;
+	int64_t half = hp->rope_dim / 2;
+	float *ff = malloc((size_t)half * sizeof *ff);
+	int rc = 0;
 
-	if (!cs || !sn || half > 4096)
-		goto out;
+	if (!ff)
+		return tg_set_error(TG_ENOMEM, "llm_context_new: out of memory");
 	for (int64_t i = 0; i < half; i++)
 		ff[i] = 1;
-	if (c->m->rope_freqs &&
-	    (rc = tg_tensor_data(c->m->rope_freqs, ff, (size_t)half * 4)))
-		goto out;
-	for (int64_t p = 0; p < c->n_ctx; p++)
-		for (int64_t i = 0; i < half; i++) {
-			double th = (double)p / hp->rope_scale *
-			            pow(hp->rope_base, -2.0 * (double)i /
-			                               (double)hp->rope_dim) /
-			            ff[i];
+	if (c->m->rope_freqs)
+		rc = tg_tensor_data(c->m->rope_freqs, ff, (size_t)half * sizeof *ff);
+	for (int64_t i = 0; !rc && i < half; i++)
+		freq[i] = pow(hp->rope_base, -2.0 * (double)i /
+		                             (double)hp->rope_dim) /
+		          ff[i] / hp->rope_scale;
+	free(ff);
+	return rc;
+}
 
-			cs[p * half + i] = (float)cos(th);
-			sn[p * half + i] = (float)sin(th);
-		}
-	c->cos = llm_own(tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
-	                       (int64_t[]){ c->n_ctx, half }, cs));
-	c->sin = llm_own(tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
-	                       (int64_t[]){ c->n_ctx, half }, sn));
-	rc = c->cos && c->sin && !tg_realize(c->cos) && !tg_realize(c->sin)
-	     ? 0 : tg_last_status();
-out:
+/* cos and sin of each position times each pair's frequency. */
+static int rope_tables(tg_llm_context *c)
+{
+	int64_t half = c->m->hp.rope_dim / 2, n = c->n_ctx * half;
+	float *cs = malloc((size_t)n * sizeof *cs);
+	float *sn = malloc((size_t)n * sizeof *sn);
+	double *freq = malloc((size_t)half * sizeof *freq);
+	int rc;
+
+	if (!cs || !sn || !freq)
+		rc = tg_set_error(TG_ENOMEM, "llm_context_new: out of memory for "
+		                  "the RoPE tables");
+	else if (!(rc = rope_freqs(c, freq))) {
+		for (int64_t p = 0; p < c->n_ctx; p++)
+			for (int64_t i = 0; i < half; i++) {
+				double th = (double)p * freq[i];
+
+				cs[p * half + i] = (float)cos(th);
+				sn[p * half + i] = (float)sin(th);
+			}
+		c->cos = llm_own(tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
+		                               (int64_t[]){ c->n_ctx, half }, cs));
+		c->sin = llm_own(tg_tensor_new(c->m->dev, TG_FLOAT32, 2,
+		                               (int64_t[]){ c->n_ctx, half }, sn));
+		rc = c->cos && c->sin && !tg_realize(c->cos) &&
+		     !tg_realize(c->sin) ? 0 : tg_last_status();
+	}
 	free(cs);
 	free(sn);
-	return rc == TG_ENOMEM && !c->cos
-	       ? tg_set_error(rc, "llm_context_new: out of memory for the "
-	                      "RoPE tables")
-	       : rc;
+	free(freq);
+	return rc;
 }
 
 static int caches(tg_llm_context *c)
@@ -294,7 +308,9 @@ static int upload_mask(tg_llm_context *c)
 }
 
 /* Checks tokens (n_seq x n): ids in the vocabulary, or -1 (padding)
- * where there are several sequences; marks padding in the mask. */
+ * where there are several sequences; then sets the mask of their
+ * places to what they are, padding or not (a place keeps no mark from
+ * a call that failed there before). */
 static int check_tokens(tg_llm_context *c, const char *op,
                         const int32_t *tokens, int64_t n)
 {
@@ -312,10 +328,14 @@ static int check_tokens(tg_llm_context *c, const char *op,
 				                    (int)t, (long long)b, (long long)i,
 				                    (long long)c->m->hp.n_vocab,
 				                    c->n_seq > 1 ? "; -1 pads" : "");
-			if (t == -1) {
-				c->host_mask[b * c->n_ctx + c->pos + i] = PAD_MASK;
-				dirty = 1;
-			}
+		}
+	for (int64_t b = 0; c->host_mask && b < c->n_seq; b++)
+		for (int64_t i = 0; i < n; i++) {
+			float *at = &c->host_mask[b * c->n_ctx + c->pos + i];
+			float v = tokens[b * n + i] == -1 ? PAD_MASK : 0;
+
+			dirty |= *at != v;
+			*at = v;
 		}
 	return dirty ? upload_mask(c) : 0;
 }
@@ -447,13 +467,11 @@ int tg_llm_prefill(tg_llm_context *c, const int32_t *tokens, size_t n,
 		return rc;
 	for (size_t off = 0; off < n; off += PREFILL_MAX) {
 		size_t len = n - off < PREFILL_MAX ? n - off : PREFILL_MAX;
-		int64_t start = c->pos;
 
-		if ((rc = prefill_chunk(c, tokens, n, off, len, logits, flags))) {
-			/* the tokens before this chunk stay */
-			c->pos = start;
+		/* a chunk that fails leaves the position where it was: the
+		 * chunks before it stay in the cache */
+		if ((rc = prefill_chunk(c, tokens, n, off, len, logits, flags)))
 			return tg_set_error(rc, "llm_prefill: %s", tg_last_error());
-		}
 	}
 	return 0;
 }
