@@ -13,36 +13,20 @@ import sys
 
 import gguf
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_models import gguf_fields  # noqa: E402
+
 VT = gguf.GGUFValueType
-
-
-def fields(r):
-    """The keys as (key, value, vtype, subtype), GGUF.* and the
-    architecture left out (the writer adds them)."""
-    out = []
-    for key, f in r.fields.items():
-        if key.startswith("GGUF.") or key == "general.architecture":
-            continue
-        vt = f.types[0]
-        if vt == VT.ARRAY:
-            st = f.types[1]
-            if st == VT.STRING:
-                val = [bytes(f.parts[i]) for i in f.data]
-            else:
-                val = [f.parts[i][0].item() for i in f.data]
-            out.append((key, val, vt, st))
-        elif vt == VT.STRING:
-            out.append((key, bytes(f.parts[f.data[0]]), vt, None))
-        else:
-            out.append((key, f.parts[f.data[0]][0].item(), vt, None))
-    return out
 
 
 def copy(r, path, arch="llama", set_keys=None, drop_keys=(),
          drop_tensors=()):
     set_keys = dict(set_keys or {})
     w = gguf.GGUFWriter(path, arch)
-    for key, val, vt, st in fields(r):
+    # GGUF.* and the architecture: the writer adds them
+    for key, val, vt, st in gguf_fields(
+            r, lambda k: not k.startswith("GGUF.") and
+            k != "general.architecture"):
         if key in drop_keys:
             continue
         if key in set_keys:

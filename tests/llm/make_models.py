@@ -351,10 +351,16 @@ def llama3_factors(m, n_rot, base):
 def tokenizer_fields(path):
     """Every tokenizer.* key of the SmolLM2 file as (key, value, vtype,
     subtype), in the file's order."""
-    r = gguf.GGUFReader(path)
+    return gguf_fields(gguf.GGUFReader(path),
+                       lambda key: key.startswith("tokenizer."))
+
+
+def gguf_fields(r, keep):
+    """The keys of GGUFReader r that keep(key) accepts, as (key, value,
+    vtype, subtype) for GGUFWriter.add_key_value, in the file's order."""
     out = []
     for key, f in r.fields.items():
-        if not key.startswith("tokenizer."):
+        if not keep(key):
             continue
         vt = f.types[0]
         if vt == VT.ARRAY:
